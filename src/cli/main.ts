@@ -1,0 +1,35 @@
+// The `sealpost` CLI. Each subcommand lives in ./commands/ and registers
+// itself; this file only builds the program and maps errors to exit codes.
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { commandModules } from './commands/index.ts';
+import { reportError } from './common.ts';
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+  };
+  return pkg.version ?? '0.0.0';
+}
+
+export function buildProgram(): Command {
+  const program = new Command('sealpost')
+    .description('Sealpost mail server: sealed bodies on IPFS, message records on Solana')
+    .version(packageVersion())
+    // Throw instead of exiting so every error leaves through reportError;
+    // subcommands inherit this because it is set before they are added.
+    .exitOverride()
+    .showHelpAfterError('(run with --help for usage)');
+  for (const module of commandModules) module.register(program);
+  return program;
+}
+
+export async function main(argv: string[] = process.argv): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (err) {
+    process.exitCode = reportError(err);
+  }
+}
+
+await main();

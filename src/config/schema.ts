@@ -1,0 +1,34 @@
+// The root schema: one strict table per section. Every section may be absent
+// (`prefault({})` parses the empty table so its defaults apply).
+import * as z from 'zod';
+import { apiSchema } from './sections/api.ts';
+import { chainSchema } from './sections/chain.ts';
+import { domaindSchema } from './sections/domaind.ts';
+import { ipfsSchema } from './sections/ipfs.ts';
+import { mailHostsSchema } from './sections/mail-hosts.ts';
+import { pindSchema } from './sections/pind.ts';
+import { dnsSchema, logSchema, redisSchema, storeSchema } from './sections/runtime.ts';
+import { smtpSchema } from './sections/smtp.ts';
+import { spoolerSchema } from './sections/spooler.ts';
+
+const section = <T extends z.ZodType>(schema: T) => schema.prefault({} as z.input<T>);
+
+export const configSchema = z.strictObject({
+  smtp: section(smtpSchema),
+  spooler: section(spoolerSchema),
+  mail_hosts: section(mailHostsSchema),
+  chain: section(chainSchema),
+  ipfs: section(ipfsSchema),
+  api: section(apiSchema),
+  domaind: section(domaindSchema),
+  pind: section(pindSchema),
+  store: section(storeSchema),
+  redis: section(redisSchema),
+  log: section(logSchema),
+  dns: section(dnsSchema),
+});
+
+export type ConfigInput = z.output<typeof configSchema>;
+
+/** Section names in the order docs and generated files list them. */
+export const SECTION_ORDER = Object.keys(configSchema.shape) as (keyof ConfigInput)[];

@@ -1,0 +1,15 @@
+// [api]: the account API (/v1, /v1/admin) and the key files it needs.
+import * as z from 'zod';
+import { bool, filePath, host, httpUrl, port } from '../fields.ts';
+
+export const apiSchema = z.strictObject({
+  host: host().default('127.0.0.1'),
+  port: port().default(8080),
+  public_url: httpUrl().optional(),
+  open_registration: bool().default(true),
+  admin_token_file: filePath().optional(),
+  credential_key_file: filePath().optional(),
+  jwt_secret_file: filePath().optional(),
+});
+
+export type ApiInput = z.output<typeof apiSchema>;

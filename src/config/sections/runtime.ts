@@ -1,0 +1,35 @@
+// [store], [redis], [log], [dns]: process-wide infrastructure.
+import * as z from 'zod';
+import { filePath, hostPort, oneOf, redisUrl, text } from '../fields.ts';
+
+export const storeSchema = z.strictObject({
+  url: text()
+    .refine((v) => /^sqlite:./.test(v) || /^postgres(ql)?:\/\/./.test(v), {
+      error: 'expected "sqlite:PATH" or a "postgres://" URL',
+    })
+    .optional(),
+  data_dir: filePath().optional(),
+});
+
+export const redisSchema = z.strictObject({
+  url: redisUrl().optional(),
+  prefix: text()
+    .regex(/^[A-Za-z0-9_.-]+$/, { error: 'expected letters, digits, "_", "." or "-"' })
+    .default('sealpost'),
+});
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+export const logSchema = z.strictObject({
+  level: oneOf(LOG_LEVELS).default('info'),
+  format: oneOf(['json', 'pretty']).default('json'),
+});
+
+export const dnsSchema = z.strictObject({
+  resolvers: z.array(hostPort(53), { error: 'expected an array of "HOST[:PORT]" strings' }).default([]),
+});
+
+export type StoreInput = z.output<typeof storeSchema>;
+export type RedisInput = z.output<typeof redisSchema>;
+export type LogInput = z.output<typeof logSchema>;
+export type DnsInput = z.output<typeof dnsSchema>;

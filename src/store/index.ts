@@ -1,0 +1,12 @@
+// Public surface of the accounts store.
+export * from './accounts-repo.ts';
+export { MIGRATIONS, MigrationError, migrateToLatest } from './migrations/index.ts';
+export {
+  type OpenStoreOptions,
+  openStore,
+  type Store,
+  type StoreDialect,
+  sqlitePathFromUrl,
+} from './open-store.ts';
+export type * from './types.ts';
+export { toBool } from './types.ts';

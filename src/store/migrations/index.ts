@@ -1,0 +1,41 @@
+// The one migration set, listed in code (no directory scanning, so it works
+// the same under tsx, bundlers and tests). Names sort in apply order; append
+// new migrations, never edit an applied one.
+import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
+import * as m0001 from './0001-accounts.ts';
+
+export const MIGRATIONS: Record<string, Migration> = {
+  '0001-accounts': m0001,
+};
+
+export class MigrationError extends Error {
+  override readonly cause: unknown;
+  constructor(message: string, cause: unknown) {
+    super(message);
+    this.name = 'MigrationError';
+    this.cause = cause;
+  }
+}
+
+/**
+ * Applies every pending migration. `schema` names the PostgreSQL schema that
+ * holds Kysely's bookkeeping tables (its existence check would otherwise see
+ * same-named tables in other schemas); leave it undefined for SQLite.
+ */
+export async function migrateToLatest<DB>(db: Kysely<DB>, schema?: string): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => MIGRATIONS },
+    migrationTableSchema: schema,
+  });
+  const result = await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
+    const why = result.error instanceof Error ? result.error.message : String(result.error);
+    throw new MigrationError(
+      `store migration ${failed ?? ''} failed: ${why}`.replace('  ', ' '),
+      result.error,
+    );
+  }
+  return result;
+}
