@@ -1,0 +1,177 @@
+import type { PublicKey } from '@solana/web3.js';
+import { describe, expect, it } from 'vitest';
+import { sampleOf } from '../test-samples.ts';
+import {
+  ACCOUNT_LAYOUTS,
+  ACCOUNT_TAGS,
+  type AccountKind,
+  DecodeError,
+  decodeAccount,
+  decodeEmail,
+  decodeMailbox,
+  EMAIL_CID_OFFSET,
+  EMAIL_FIXED_SIZE,
+  EMAIL_RECIPIENT_OFFSET,
+  EMAIL_RENT_PAYER_OFFSET,
+  EMAIL_SENDER_OFFSET,
+  emailLayout,
+  emailSize,
+  encodeAccount,
+  encodeMailbox,
+  encodeMailDomain,
+  FROMBOX_RECIPIENT_OFFSET,
+  fromboxLayout,
+  type Layout,
+  MAIL_DOMAIN_AUTHORITY_OFFSET,
+  MAIL_DOMAIN_DOMAIN_OFFSET,
+  MAILBOX_DOMAIN_OFFSET,
+  type MailAccount,
+  mailboxLayout,
+  mailDomainLayout,
+  mailDomainSize,
+  participantBeaconLayout,
+  postofficeLayout,
+  rentExemptLamports,
+} from './index.ts';
+import { defineLayout } from './layout.ts';
+
+// Sizes and tags exactly as docs/protocol.md lists them (fixed part for string-tailed kinds).
+const EXPECTED: Record<AccountKind, [tag: number, size: number]> = {
+  Mailbox: [1, 91],
+  MailboxKey: [2, 74],
+  Email: [3, 194],
+  Frombox: [4, 114],
+  Alias: [5, 106],
+  MailDomain: [6, 107],
+  Postoffice: [7, 154],
+  AliasListing: [8, 139],
+  DomainListing: [9, 90],
+  AliasEscrow: [10, 122],
+  AliasBid: [11, 82],
+  ParticipantBeacon: [12, 155],
+  SenderAttestation: [13, 74],
+  SenderReputation: [14, 50],
+  PinLease: [15, 74],
+  PendingMailboxClose: [16, 42],
+  PendingDeactivation: [17, 42],
+  PendingReclaim: [18, 106],
+};
+
+describe('account codecs', () => {
+  for (const kind of Object.keys(EXPECTED) as AccountKind[]) {
+    const [tag, size] = EXPECTED[kind];
+    it(`${kind}: tag ${tag}, size ${size}, round-trips`, () => {
+      const layout = ACCOUNT_LAYOUTS[kind] as unknown as Layout<MailAccount>;
+      expect(layout.tag).toBe(tag);
+      expect(ACCOUNT_TAGS[kind]).toBe(tag);
+      expect(layout.fixedSize).toBe(size);
+      for (const seed of [1, 2, 3]) {
+        const value = sampleOf(layout, seed);
+        const bytes = encodeAccount(value);
+        expect(bytes[0]).toBe(tag);
+        if (layout.isFixed) expect(bytes.length).toBe(size);
+        expect(decodeAccount(bytes)).toEqual(value);
+        expect(layout.decode(bytes)).toEqual(value);
+      }
+    });
+  }
+
+  it('puts fields at the documented offsets', () => {
+    const mb = sampleOf(mailboxLayout);
+    const bytes = encodeMailbox(mb);
+    expect(bytes.subarray(1, 33)).toEqual(new Uint8Array(mb.owner.toBytes()));
+    expect(new DataView(bytes.buffer).getBigUint64(33, true)).toBe(mb.mailCount);
+    expect(new DataView(bytes.buffer).getBigUint64(41, true)).toBe(mb.defaultPostage);
+    expect(bytes.subarray(MAILBOX_DOMAIN_OFFSET, MAILBOX_DOMAIN_OFFSET + 32)).toEqual(
+      new Uint8Array(mb.domain.toBytes()),
+    );
+    expect(bytes[81]).toBe(mb.noIpfs ? 1 : 0);
+    expect(new DataView(bytes.buffer).getBigInt64(82, true)).toBe(mb.createdAt);
+    expect(bytes[90]).toBe(mb.bump);
+    expect(mailboxLayout.offsets).toEqual({
+      owner: 1,
+      mailCount: 33,
+      defaultPostage: 41,
+      domain: 49,
+      noIpfs: 81,
+      createdAt: 82,
+      bump: 90,
+    });
+    expect(emailLayout.offsets).toMatchObject({
+      recipient: EMAIL_RECIPIENT_OFFSET,
+      sender: EMAIL_SENDER_OFFSET,
+      fromHash: 65,
+      index: 97,
+      epoch: 105,
+      bountyLamports: 113,
+      expiresAt: 121,
+      replyToHash: 129,
+      rentPayer: EMAIL_RENT_PAYER_OFFSET,
+      bump: 193,
+      cid: EMAIL_CID_OFFSET,
+    });
+    expect(fromboxLayout.offsets.recipient).toBe(FROMBOX_RECIPIENT_OFFSET);
+    expect(fromboxLayout.offsets.bump).toBe(113);
+    expect(mailDomainLayout.offsets).toMatchObject({
+      authority: MAIL_DOMAIN_AUTHORITY_OFFSET,
+      domain: MAIL_DOMAIN_DOMAIN_OFFSET,
+    });
+    expect(postofficeLayout.offsets).toMatchObject({
+      stampFeeLamports: 129,
+      settlementSurchargeLamports: 137,
+      bump: 153,
+    });
+    expect(participantBeaconLayout.offsets).toMatchObject({ bump: 57, detailCidLen: 58, detailCid: 59 });
+  });
+
+  it('sizes string-tailed accounts as fixed part + 4 + byte length', () => {
+    const email = { ...sampleOf(emailLayout), cid: 'bafkreigh2akiscaildc' };
+    expect(emailLayout.encode(email).length).toBe(emailSize(email.cid));
+    expect(emailSize('x')).toBe(EMAIL_FIXED_SIZE + 5);
+    expect(emailSize('é')).toBe(200);
+    const domain = { ...sampleOf(mailDomainLayout), domain: 'mail.example.org' };
+    expect(encodeMailDomain(domain).length).toBe(mailDomainSize(domain.domain));
+    expect(mailDomainSize('a.b')).toBe(114);
+    expect(rentExemptLamports(91)).toBe((128n + 91n) * 6960n);
+  });
+
+  it('refuses a wrong tag, short data and trailing bytes', () => {
+    const bytes = encodeMailbox(sampleOf(mailboxLayout));
+    expect(() => decodeEmail(bytes)).toThrow(/Email: wrong tag 1 \(expected 3\)/);
+    expect(() => decodeMailbox(bytes.subarray(0, 90))).toThrow(DecodeError);
+    expect(() => decodeMailbox(bytes.subarray(0, 90))).toThrow(/too short/);
+    expect(() => decodeMailbox(Uint8Array.of(...bytes, 0))).toThrow(/1 trailing bytes/);
+    expect(() => decodeMailbox(new Uint8Array(0))).toThrow(/empty/);
+    expect(() => decodeAccount(Uint8Array.of(0, 1, 2))).toThrow(/unknown kind tag 0/);
+    expect(() => decodeAccount(Uint8Array.of(19))).toThrow(/unknown kind tag 19/);
+    const email = emailLayout.encode(sampleOf(emailLayout, 2));
+    expect(() => decodeEmail(email.subarray(0, email.length - 1))).toThrow(/too short/);
+    expect(() => decodeEmail(Uint8Array.of(...email, 7))).toThrow(/trailing/);
+  });
+
+  it('refuses non-canonical bools and invalid UTF-8', () => {
+    const bytes = encodeMailbox(sampleOf(mailboxLayout));
+    bytes[81] = 2;
+    expect(() => decodeMailbox(bytes)).toThrow(/invalid bool/);
+    const email = emailLayout.encode({ ...sampleOf(emailLayout), cid: 'ab' });
+    email[EMAIL_CID_OFFSET + 4] = 0xff;
+    expect(() => decodeEmail(email)).toThrow(/UTF-8/);
+  });
+
+  it('ties each field type to its TS type at compile time', () => {
+    // @ts-expect-error a key field cannot be described as a hash
+    const bad = defineLayout<{ kind: 'X'; a: PublicKey }>('X', 250, { a: 'hash' });
+    expect(bad.fixedSize).toBe(33);
+  });
+
+  it('range-checks values on encode', () => {
+    const mb = sampleOf(mailboxLayout);
+    expect(() => encodeMailbox({ ...mb, mailCount: -1n })).toThrow(/mailCount/);
+    expect(() => encodeMailbox({ ...mb, mailCount: 1n << 64n })).toThrow(RangeError);
+    expect(() => encodeMailbox({ ...mb, createdAt: 1n << 63n })).toThrow(/i64/);
+    expect(() => encodeMailbox({ ...mb, bump: 256 })).toThrow(/u8/);
+    expect(() => encodeMailbox({ ...mb, owner: 'x' as unknown as PublicKey })).toThrow(/PublicKey/);
+    const email = sampleOf(emailLayout);
+    expect(() => emailLayout.encode({ ...email, fromHash: new Uint8Array(31) })).toThrow(/32 bytes/);
+  });
+});

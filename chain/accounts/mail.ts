@@ -1,0 +1,171 @@
+// Accounts 1–7 of docs/protocol.md: the ones the program writes in this version.
+// Keys are web3.js PublicKeys, hashes Uint8Arrays, u64/i64 bigints.
+import type { PublicKey } from '@solana/web3.js';
+import { defineLayout } from './layout.ts';
+
+export interface Mailbox {
+  kind: 'Mailbox';
+  owner: PublicKey;
+  /** Number of Email accounts ever created for this wallet; the next message's index. */
+  mailCount: bigint;
+  /** Lamports per stamp a first-contact sender pays; 0 = open mailbox. */
+  defaultPostage: bigint;
+  /** MailDomain account the mailbox belongs to; ZERO_KEY = none. */
+  domain: PublicKey;
+  noIpfs: boolean;
+  createdAt: bigint;
+  bump: number;
+}
+
+export const mailboxLayout = defineLayout<Mailbox>('Mailbox', 1, {
+  owner: 'key',
+  mailCount: 'u64',
+  defaultPostage: 'u64',
+  domain: 'key',
+  noIpfs: 'bool',
+  createdAt: 'i64',
+  bump: 'u8',
+});
+
+export interface MailboxKey {
+  kind: 'MailboxKey';
+  owner: PublicKey;
+  /** Delegated X25519 encryption key, shown base58 like a wallet. */
+  pubKey: PublicKey;
+  updatedAt: bigint;
+  bump: number;
+}
+
+export const mailboxKeyLayout = defineLayout<MailboxKey>('MailboxKey', 2, {
+  owner: 'key',
+  pubKey: 'key',
+  updatedAt: 'i64',
+  bump: 'u8',
+});
+
+export interface Email {
+  kind: 'Email';
+  recipient: PublicKey;
+  /** Wallet that signed SendMail: a domain authority (relayed) or the sender's wallet (direct). */
+  sender: PublicKey;
+  fromHash: Uint8Array;
+  index: bigint;
+  epoch: bigint;
+  bountyLamports: bigint;
+  expiresAt: bigint;
+  /** blake3 of the parent Email account's base58 address; zero = not a reply. */
+  replyToHash: Uint8Array;
+  rentPayer: PublicKey;
+  bump: number;
+  /** CIDv1 text, or `b3:` + 64 hex when the mailbox has no_ipfs. */
+  cid: string;
+}
+
+export const emailLayout = defineLayout<Email>('Email', 3, {
+  recipient: 'key',
+  sender: 'key',
+  fromHash: 'hash',
+  index: 'u64',
+  epoch: 'i64',
+  bountyLamports: 'u64',
+  expiresAt: 'i64',
+  replyToHash: 'hash',
+  rentPayer: 'key',
+  bump: 'u8',
+  cid: 'string',
+});
+
+export interface Frombox {
+  kind: 'Frombox';
+  fromHash: Uint8Array;
+  recipient: PublicKey;
+  /** Lamports a stamp must carry toward this recipient; 0 = this sender is allowed free. */
+  requiredPostage: bigint;
+  stamps: bigint;
+  /** Postage lamports held for the unspent stamps (paid in at purchase). */
+  postageEscrow: bigint;
+  createdAt: bigint;
+  updatedAt: bigint;
+  purchasedTotal: bigint;
+  bump: number;
+}
+
+export const fromboxLayout = defineLayout<Frombox>('Frombox', 4, {
+  fromHash: 'hash',
+  recipient: 'key',
+  requiredPostage: 'u64',
+  stamps: 'u64',
+  postageEscrow: 'u64',
+  createdAt: 'i64',
+  updatedAt: 'i64',
+  purchasedTotal: 'u64',
+  bump: 'u8',
+});
+
+export interface Alias {
+  kind: 'Alias';
+  nameHash: Uint8Array;
+  /** Target wallet. */
+  address: PublicKey;
+  /** Wallet that controls the alias (the creator). */
+  owner: PublicKey;
+  createdAt: bigint;
+  bump: number;
+}
+
+export const aliasLayout = defineLayout<Alias>('Alias', 5, {
+  nameHash: 'hash',
+  address: 'key',
+  owner: 'key',
+  createdAt: 'i64',
+  bump: 'u8',
+});
+
+export interface MailDomain {
+  kind: 'MailDomain';
+  isActive: boolean;
+  /** Key published at `_solana.authority.<domain>`; signs relayed SendMail. */
+  authority: PublicKey;
+  rentPayer: PublicKey;
+  nameHash: Uint8Array;
+  createdAt: bigint;
+  bump: number;
+  /** Lowercased DNS name. */
+  domain: string;
+}
+
+export const mailDomainLayout = defineLayout<MailDomain>('MailDomain', 6, {
+  isActive: 'bool',
+  authority: 'key',
+  rentPayer: 'key',
+  nameHash: 'hash',
+  createdAt: 'i64',
+  bump: 'u8',
+  domain: 'string',
+});
+
+export interface Postoffice {
+  kind: 'Postoffice';
+  admin: PublicKey;
+  /** DNSSEC root key-signing key digest (opaque here). */
+  rootKsk: Uint8Array;
+  /** The domain authorization service's key; signs CreateDomain. */
+  delegateAddress: PublicKey;
+  /** Opaque Merkle root committing to the postmaster key. */
+  commitmentRoot: Uint8Array;
+  stampFeeLamports: bigint;
+  settlementSurchargeLamports: bigint;
+  feesCollected: bigint;
+  bump: number;
+}
+
+export const postofficeLayout = defineLayout<Postoffice>('Postoffice', 7, {
+  admin: 'key',
+  rootKsk: 'hash',
+  delegateAddress: 'key',
+  commitmentRoot: 'hash',
+  stampFeeLamports: 'u64',
+  settlementSurchargeLamports: 'u64',
+  feesCollected: 'u64',
+  bump: 'u8',
+});

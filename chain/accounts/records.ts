@@ -1,0 +1,210 @@
+// Accounts 8–18 of docs/protocol.md: marketplace, beacon, attestation, lease
+// and pending records. This version defines their layouts but writes none.
+import type { PublicKey } from '@solana/web3.js';
+import { defineLayout } from './layout.ts';
+
+export interface AliasListing {
+  kind: 'AliasListing';
+  alias: PublicKey;
+  holder: PublicKey;
+  priceLamports: bigint;
+  createdAt: bigint;
+  expiresAt: bigint;
+  /** 0 fixed price, 1 auction. */
+  mode: number;
+  antisnipeWindowSecs: bigint;
+  highBidLamports: bigint;
+  highBidder: PublicKey;
+  bump: number;
+}
+
+export const aliasListingLayout = defineLayout<AliasListing>('AliasListing', 8, {
+  alias: 'key',
+  holder: 'key',
+  priceLamports: 'u64',
+  createdAt: 'i64',
+  expiresAt: 'i64',
+  mode: 'u8',
+  antisnipeWindowSecs: 'i64',
+  highBidLamports: 'u64',
+  highBidder: 'key',
+  bump: 'u8',
+});
+
+export interface DomainListing {
+  kind: 'DomainListing';
+  domain: PublicKey;
+  holder: PublicKey;
+  priceLamports: bigint;
+  createdAt: bigint;
+  expiresAt: bigint;
+  bump: number;
+}
+
+export const domainListingLayout = defineLayout<DomainListing>('DomainListing', 9, {
+  domain: 'key',
+  holder: 'key',
+  priceLamports: 'u64',
+  createdAt: 'i64',
+  expiresAt: 'i64',
+  bump: 'u8',
+});
+
+export interface AliasEscrow {
+  kind: 'AliasEscrow';
+  alias: PublicKey;
+  holder: PublicKey;
+  recipient: PublicKey;
+  feeLamports: bigint;
+  offeredAt: bigint;
+  expiresAt: bigint;
+  bump: number;
+}
+
+export const aliasEscrowLayout = defineLayout<AliasEscrow>('AliasEscrow', 10, {
+  alias: 'key',
+  holder: 'key',
+  recipient: 'key',
+  feeLamports: 'u64',
+  offeredAt: 'i64',
+  expiresAt: 'i64',
+  bump: 'u8',
+});
+
+export interface AliasBid {
+  kind: 'AliasBid';
+  listing: PublicKey;
+  bidder: PublicKey;
+  amountLamports: bigint;
+  bidAt: bigint;
+  bump: number;
+}
+
+export const aliasBidLayout = defineLayout<AliasBid>('AliasBid', 11, {
+  listing: 'key',
+  bidder: 'key',
+  amountLamports: 'u64',
+  bidAt: 'i64',
+  bump: 'u8',
+});
+
+/** Capacity of ParticipantBeacon.detail_cid. */
+export const BEACON_DETAIL_CID_CAPACITY = 96;
+
+export interface ParticipantBeacon {
+  kind: 'ParticipantBeacon';
+  owner: PublicKey;
+  /** Bitmap. */
+  tags: bigint;
+  createdAt: bigint;
+  updatedAt: bigint;
+  bump: number;
+  detailCidLen: number;
+  /** 96 bytes; the first detailCidLen are the CID text (see beaconDetailCid). */
+  detailCid: Uint8Array;
+}
+
+export const participantBeaconLayout = defineLayout<ParticipantBeacon>('ParticipantBeacon', 12, {
+  owner: 'key',
+  tags: 'u64',
+  createdAt: 'i64',
+  updatedAt: 'i64',
+  bump: 'u8',
+  detailCidLen: 'u8',
+  detailCid: { bytes: BEACON_DETAIL_CID_CAPACITY },
+});
+
+/** The CID text a beacon points at. */
+export function beaconDetailCid(beacon: ParticipantBeacon): string {
+  const len = Math.min(beacon.detailCidLen, BEACON_DETAIL_CID_CAPACITY);
+  return new TextDecoder().decode(beacon.detailCid.subarray(0, len));
+}
+
+export interface SenderAttestation {
+  kind: 'SenderAttestation';
+  domain: PublicKey;
+  wallet: PublicKey;
+  attestedAt: bigint;
+  bump: number;
+}
+
+export const senderAttestationLayout = defineLayout<SenderAttestation>('SenderAttestation', 13, {
+  domain: 'key',
+  wallet: 'key',
+  attestedAt: 'i64',
+  bump: 'u8',
+});
+
+export interface SenderReputation {
+  kind: 'SenderReputation';
+  wallet: PublicKey;
+  cumulativeSpendLamports: bigint;
+  updatedAt: bigint;
+  bump: number;
+}
+
+export const senderReputationLayout = defineLayout<SenderReputation>('SenderReputation', 14, {
+  wallet: 'key',
+  cumulativeSpendLamports: 'u64',
+  updatedAt: 'i64',
+  bump: 'u8',
+});
+
+export interface PinLease {
+  kind: 'PinLease';
+  /** blake3 of the leased CID. */
+  cidHash: Uint8Array;
+  holder: PublicKey;
+  createdAt: bigint;
+  bump: number;
+}
+
+export const pinLeaseLayout = defineLayout<PinLease>('PinLease', 15, {
+  cidHash: 'hash',
+  holder: 'key',
+  createdAt: 'i64',
+  bump: 'u8',
+});
+
+export interface PendingMailboxClose {
+  kind: 'PendingMailboxClose';
+  wallet: PublicKey;
+  requestedAt: bigint;
+  bump: number;
+}
+
+export const pendingMailboxCloseLayout = defineLayout<PendingMailboxClose>('PendingMailboxClose', 16, {
+  wallet: 'key',
+  requestedAt: 'i64',
+  bump: 'u8',
+});
+
+export interface PendingDeactivation {
+  kind: 'PendingDeactivation';
+  domain: PublicKey;
+  requestedAt: bigint;
+  bump: number;
+}
+
+export const pendingDeactivationLayout = defineLayout<PendingDeactivation>('PendingDeactivation', 17, {
+  domain: 'key',
+  requestedAt: 'i64',
+  bump: 'u8',
+});
+
+export interface PendingReclaim {
+  kind: 'PendingReclaim';
+  domain: PublicKey;
+  requestedAt: bigint;
+  authority: PublicKey;
+  payer: PublicKey;
+  bump: number;
+}
+
+export const pendingReclaimLayout = defineLayout<PendingReclaim>('PendingReclaim', 18, {
+  domain: 'key',
+  requestedAt: 'i64',
+  authority: 'key',
+  payer: 'key',
+  bump: 'u8',
+});

@@ -1,0 +1,123 @@
+// Chain-level RPC methods: slots, blockhashes, fees, rent, node info.
+import {
+  LAMPORTS_PER_SIGNATURE,
+  MAX_PERMITTED_DATA_LENGTH,
+  rentExemptMinimum,
+  SLOTS_PER_EPOCH,
+} from './constants.ts';
+import { DEVNET_FEATURE_SET, DEVNET_VERSION, type RpcMethod, withContext } from './rpc-context.ts';
+import { RpcCode, RpcError, rpcInvalid } from './rpc-errors.ts';
+import {
+  checkMinContextSlot,
+  commitmentParam,
+  configParam,
+  decodeBase64Strict,
+  integer,
+  param,
+  stringParam,
+} from './rpc-params.ts';
+import { decodeTransaction } from './transaction.ts';
+
+const slotMethod: RpcMethod = (params, { bank }) => {
+  const config = configParam(params, 0);
+  const slot = bank.slotAt(commitmentParam(config));
+  checkMinContextSlot(config, slot);
+  return slot;
+};
+
+function decodeMessage(text: string): { numRequiredSignatures: number; recentBlockhash: string } {
+  const bytes = decodeBase64Strict(text);
+  if (!bytes) throw rpcInvalid('invalid base64 encoding');
+  try {
+    // A message alone is a transaction with zero signatures in front.
+    const tx = decodeTransaction(new Uint8Array(Buffer.concat([Buffer.from([0]), bytes])));
+    return { numRequiredSignatures: tx.header.numRequiredSignatures, recentBlockhash: tx.recentBlockhash };
+  } catch (err) {
+    throw rpcInvalid(`failed to deserialize message: ${(err as Error).message}`);
+  }
+}
+
+export const chainMethods: Record<string, RpcMethod> = {
+  getSlot: slotMethod,
+  getBlockHeight: slotMethod,
+  getMaxRetransmitSlot: (_p, { bank }) => bank.slot,
+  getMaxShredInsertSlot: (_p, { bank }) => bank.slot,
+  getFirstAvailableBlock: () => 0,
+  minimumLedgerSlot: () => 0,
+  getTransactionCount: (_p, { bank }) => bank.transactionCount,
+  getGenesisHash: (_p, { bank }) => bank.genesisHash,
+  getVersion: () => ({ 'solana-core': DEVNET_VERSION, 'feature-set': DEVNET_FEATURE_SET }),
+  getIdentity: (_p, { bank }) => ({ identity: bank.faucetAddress }),
+  getSlotLeader: (_p, { bank }) => bank.faucetAddress,
+  getRecentPrioritizationFees: () => [],
+  getRecentPerformanceSamples: () => [],
+  getHealth: (_p, { bank }) => {
+    if (bank.halted) throw new RpcError(RpcCode.NodeUnhealthy, 'Node is unhealthy', { reason: bank.halted });
+    return 'ok';
+  },
+  getClusterNodes: (_p, { bank, rpcAddress }) => [
+    {
+      pubkey: bank.faucetAddress,
+      gossip: null,
+      tpu: null,
+      rpc: rpcAddress,
+      version: DEVNET_VERSION,
+      featureSet: DEVNET_FEATURE_SET,
+      shredVersion: 0,
+    },
+  ],
+  getLatestBlockhash: (params, { bank }) => {
+    const config = configParam(params, 0);
+    const commitment = commitmentParam(config);
+    const latest = bank.latestBlockhash(commitment);
+    checkMinContextSlot(config, bank.slotAt(commitment));
+    return withContext(bank.slotAt(commitment), {
+      blockhash: latest.blockhash,
+      lastValidBlockHeight: latest.lastValidBlockHeight,
+    });
+  },
+  isBlockhashValid: (params, { bank }) => {
+    const blockhash = stringParam(param(params, 0, 'blockhash'), 'blockhash');
+    const config = configParam(params, 1);
+    return withContext(bank.slotAt(commitmentParam(config)), bank.isBlockhashValid(blockhash));
+  },
+  getFeeForMessage: (params, { bank }) => {
+    const message = decodeMessage(stringParam(param(params, 0, 'message'), 'message'));
+    const config = configParam(params, 1);
+    const fee = bank.isBlockhashValid(message.recentBlockhash)
+      ? LAMPORTS_PER_SIGNATURE * BigInt(message.numRequiredSignatures)
+      : null;
+    return withContext(bank.slotAt(commitmentParam(config)), fee);
+  },
+  getMinimumBalanceForRentExemption: (params) => {
+    const length = integer(param(params, 0, 'data length'), 'data length', 0, MAX_PERMITTED_DATA_LENGTH);
+    configParam(params, 1);
+    return rentExemptMinimum(length);
+  },
+  getEpochInfo: (params, { bank }) => {
+    const slot = bank.slotAt(commitmentParam(configParam(params, 0)));
+    return {
+      absoluteSlot: slot,
+      blockHeight: slot,
+      epoch: Math.floor(slot / SLOTS_PER_EPOCH),
+      slotIndex: slot % SLOTS_PER_EPOCH,
+      slotsInEpoch: SLOTS_PER_EPOCH,
+      transactionCount: bank.transactionCount,
+    };
+  },
+  getEpochSchedule: () => ({
+    slotsPerEpoch: SLOTS_PER_EPOCH,
+    leaderScheduleSlotOffset: SLOTS_PER_EPOCH,
+    warmup: false,
+    firstNormalEpoch: 0,
+    firstNormalSlot: 0,
+  }),
+  getBlockTime: (params, { bank }) => {
+    const slot = integer(param(params, 0, 'slot'), 'slot');
+    const info = bank.slotInfo(slot);
+    if (!info || slot > bank.slotAt('confirmed')) {
+      throw new RpcError(RpcCode.BlockNotAvailable, `Block not available for slot ${slot}`);
+    }
+    return info.blockTime;
+  },
+};

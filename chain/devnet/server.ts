@@ -1,0 +1,179 @@
+// startDevnet: the bank (with System, ComputeBudget and the mail program),
+// JSON-RPC over HTTP on one port and PubSub over WebSocket on the next.
+import { createServer, type Server } from 'node:http';
+import bs58 from 'bs58';
+import { type Logger, pino } from 'pino';
+import { WebSocketServer } from 'ws';
+import { DEFAULT_PROGRAM_ID } from '../program-id.ts';
+import { Bank } from './bank.ts';
+import type { Program } from './program-api.ts';
+import { createRpcListener, DEFAULT_MAX_BODY_BYTES } from './rpc.ts';
+import { startPubsub } from './ws.ts';
+
+const SILENT = pino({ level: 'silent' });
+
+export interface DevnetOptions {
+  /** Directory of the ledger files (ledger.snapshot, ledger.log); created when missing. */
+  dataDir: string;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** JSON-RPC port; default 8899; 0 = a random free port P with P+1 free for the WebSocket. */
+  port?: number;
+  /** WebSocket port; default RPC port + 1; 0 = random. */
+  wsPort?: number;
+  /** The mail program's id; default DEFAULT_PROGRAM_ID. */
+  programId?: string;
+  /** Slot time; default 400 ms. */
+  slotMs?: number;
+  logger?: Logger;
+  /** Unix seconds; default the system clock. */
+  clock?: () => number;
+  /** Confirmed slots before finalized; default 32. */
+  finalizeDepth?: number;
+  /** Landed transactions kept in history; default 100 000. */
+  historyLimit?: number;
+  maxBodyBytes?: number;
+  /** false: run only the System and ComputeBudget programs. */
+  mailProgram?: boolean;
+}
+
+export interface Devnet {
+  rpcUrl: string;
+  wsUrl: string;
+  rpcPort: number;
+  wsPort: number;
+  programId: string;
+  bank: Bank;
+  /** Stops listening, persists the open slot and a snapshot, releases the ledger. Idempotent. */
+  close(): Promise<void>;
+}
+
+async function loadMailProgram(programId: string): Promise<Program> {
+  // Loaded lazily so a System-only devnet never pulls in the mail program's modules.
+  const { createMailProgram } = await import('./mail-program/index.ts');
+  return createMailProgram(programId);
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => {
+      server.off('listening', onListening);
+      reject(err);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** Binds the RPC and WebSocket servers; with port 0 retries until P and P+1 are both free. */
+async function bind(rpc: Server, ws: Server, host: string, port: number, wsPort: number | undefined) {
+  for (let attempt = 0; ; attempt++) {
+    const rpcPort = await listen(rpc, host, port);
+    try {
+      const boundWs = await listen(ws, host, wsPort ?? rpcPort + 1);
+      return { rpcPort, wsPort: boundWs };
+    } catch (err) {
+      await closeServer(rpc);
+      const code = (err as NodeJS.ErrnoException).code;
+      const retry =
+        port === 0 && wsPort === undefined && (code === 'EADDRINUSE' || code === 'ERR_SOCKET_BAD_PORT');
+      if (!retry || attempt >= 20) throw err;
+    }
+  }
+}
+
+function isAddress(text: string): boolean {
+  try {
+    return bs58.decode(text).length === 32;
+  } catch {
+    return false;
+  }
+}
+
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
+  const host = opts.host ?? '127.0.0.1';
+  const programId = opts.programId ?? DEFAULT_PROGRAM_ID;
+  if (!isAddress(programId))
+    throw new Error(`devnet: program id ${JSON.stringify(programId)} is not a base58 public key`);
+  const logger = opts.logger ?? SILENT;
+  const programs = opts.mailProgram === false ? [] : [await loadMailProgram(programId)];
+  const bank = Bank.open({
+    ledgerDir: opts.dataDir,
+    programs,
+    clock: opts.clock,
+    finalizeDepth: opts.finalizeDepth,
+    historyLimit: opts.historyLimit,
+    logger,
+  });
+  const rpcServer = createServer();
+  const wsServer = createServer((_req, res) => {
+    res.writeHead(426, { 'content-type': 'text/plain' });
+    res.end('WebSocket (Solana PubSub) only\n');
+  });
+  let ports: { rpcPort: number; wsPort: number };
+  try {
+    ports = await bind(rpcServer, wsServer, host, opts.port ?? 8899, opts.wsPort);
+  } catch (err) {
+    bank.close();
+    throw err;
+  }
+  const rpcAddress = `${urlHost(host)}:${ports.rpcPort}`;
+  rpcServer.on(
+    'request',
+    createRpcListener({ bank, logger, rpcAddress }, opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
+  );
+  const wss = new WebSocketServer({ server: wsServer, maxPayload: 1024 * 1024 });
+  const pubsub = startPubsub(wss, bank, logger);
+  bank.start(opts.slotMs ?? 400);
+
+  const rpcUrl = `http://${rpcAddress}`;
+  const wsUrl = `ws://${urlHost(host)}:${ports.wsPort}`;
+  logger.info(
+    {
+      rpcUrl,
+      wsUrl,
+      programId,
+      mailProgram: programs.length > 0,
+      slot: bank.slot,
+      genesisHash: bank.genesisHash,
+    },
+    'devnet listening',
+  );
+
+  let closing: Promise<void> | null = null;
+  return {
+    rpcUrl,
+    wsUrl,
+    rpcPort: ports.rpcPort,
+    wsPort: ports.wsPort,
+    programId,
+    bank,
+    close: () => {
+      closing ??= (async () => {
+        await pubsub.close();
+        await Promise.all([closeServer(rpcServer), closeServer(wsServer)]);
+        bank.close();
+        logger.info({ slot: bank.slot }, 'devnet stopped');
+      })();
+      return closing;
+    },
+  };
+}

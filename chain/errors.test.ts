@@ -1,0 +1,67 @@
+import { SendTransactionError } from '@solana/web3.js';
+import { describe, expect, it } from 'vitest';
+import { MAIL_ERRORS, mailErrorName, parseMailProgramError } from './errors.ts';
+import { DEFAULT_PROGRAM_ID } from './program-id.ts';
+
+describe('mail program errors', () => {
+  it('numbers the table as protocol.md does', () => {
+    const names = Object.keys(MAIL_ERRORS);
+    expect(names).toHaveLength(18);
+    names.forEach((n, i) => {
+      expect(MAIL_ERRORS[n as keyof typeof MAIL_ERRORS]).toBe(i);
+      expect(mailErrorName(i)).toBe(n);
+    });
+    expect(MAIL_ERRORS.PostageRequired).toBe(8);
+    expect(MAIL_ERRORS.DomainInactive).toBe(17);
+    expect(mailErrorName(99)).toBeUndefined();
+  });
+
+  it('reads a status InstructionError', () => {
+    expect(parseMailProgramError({ InstructionError: [1, { Custom: 8 }] })).toEqual({
+      code: 8,
+      name: 'PostageRequired',
+      instructionIndex: 1,
+    });
+    expect(parseMailProgramError({ err: { InstructionError: [0, { Custom: 9 }] } })?.name).toBe(
+      'BountyExpired',
+    );
+    expect(parseMailProgramError({ InstructionError: [0, 'InvalidAccountData'] })).toBeNull();
+  });
+
+  it('reads simulation logs, filtering by program', () => {
+    const logs = [
+      `Program ${DEFAULT_PROGRAM_ID} invoke [1]`,
+      'Program log: Instruction: SendMail',
+      `Program ${DEFAULT_PROGRAM_ID} failed: custom program error: 0xb`,
+    ];
+    expect(parseMailProgramError(logs)).toEqual({ code: 11, name: 'FromHashMismatch' });
+    expect(parseMailProgramError({ value: { err: null, logs } }, DEFAULT_PROGRAM_ID)?.code).toBe(11);
+    expect(parseMailProgramError(logs, '11111111111111111111111111111111')).toBeNull();
+  });
+
+  it('reads a SendTransactionError', () => {
+    const err = new SendTransactionError({
+      action: 'send',
+      signature: 'sig',
+      transactionMessage:
+        'Transaction simulation failed: Error processing Instruction 0: custom program error: 0x11',
+      logs: [`Program ${DEFAULT_PROGRAM_ID} failed: custom program error: 0x11`],
+    });
+    expect(parseMailProgramError(err, DEFAULT_PROGRAM_ID)).toEqual({ code: 17, name: 'DomainInactive' });
+    expect(
+      parseMailProgramError(
+        new Error('Transaction x failed ({"err":{"InstructionError":[2,{"Custom":4}]}})'),
+      ),
+    ).toEqual({
+      code: 4,
+      name: 'AlreadyExists',
+      instructionIndex: 2,
+    });
+  });
+
+  it('returns null for anything else', () => {
+    expect(parseMailProgramError(new Error('socket hang up'))).toBeNull();
+    expect(parseMailProgramError(null)).toBeNull();
+    expect(parseMailProgramError('custom program error: 0x63')).toBeNull();
+  });
+});

@@ -1,0 +1,187 @@
+// Instruction data: a one-byte tag, then the borsh arguments
+// (docs/protocol.md "Instructions"). The devnet program decodes with this too.
+import type { PublicKey } from '@solana/web3.js';
+import { DecodeError, defineLayout, type Input, type Layout } from './accounts/layout.ts';
+
+export { DecodeError } from './accounts/layout.ts';
+
+export interface InitPostofficeData {
+  kind: 'InitPostoffice';
+  rootKsk: Uint8Array;
+  delegateAddress: PublicKey;
+  commitmentRoot: Uint8Array;
+  stampFeeLamports: bigint;
+  settlementSurchargeLamports: bigint;
+}
+export interface CreateMailboxData {
+  kind: 'CreateMailbox';
+  defaultPostage: bigint;
+  /** MailDomain account; ZERO_KEY = none. */
+  domain: PublicKey;
+}
+export interface SetMailboxFlagsData {
+  kind: 'SetMailboxFlags';
+  noIpfs: boolean | null;
+  defaultPostage: bigint | null;
+}
+export interface PublishKeyData {
+  kind: 'PublishKey';
+  pubKey: PublicKey;
+}
+export interface RemoveKeyData {
+  kind: 'RemoveKey';
+}
+export interface CreateDomainData {
+  kind: 'CreateDomain';
+  domain: string;
+  authority: PublicKey;
+}
+export interface SendMailData {
+  kind: 'SendMail';
+  fromHash: Uint8Array;
+  cid: string;
+  bountyLamports: bigint;
+  expiresAt: bigint;
+  replyToHash: Uint8Array;
+}
+export interface DeleteMailData {
+  kind: 'DeleteMail';
+}
+export interface CreateAliasData {
+  kind: 'CreateAlias';
+  name: string;
+}
+export interface CreateFromboxData {
+  kind: 'CreateFrombox';
+  fromHash: Uint8Array;
+  requiredPostage: bigint;
+}
+export interface UpdateFromboxData {
+  kind: 'UpdateFrombox';
+  fromHash: Uint8Array;
+  requiredPostage: bigint;
+}
+export interface AddStampsData {
+  kind: 'AddStamps';
+  fromHash: Uint8Array;
+  stamps: bigint;
+}
+export interface BuyStampsData {
+  kind: 'BuyStamps';
+  stamps: bigint;
+  maxPriceLamports: bigint | null;
+}
+export interface TopUpStampsData {
+  kind: 'TopUpStamps';
+  stamps: bigint;
+  maxPriceLamports: bigint | null;
+}
+export interface ReclaimFromboxStampsData {
+  kind: 'ReclaimFromboxStamps';
+}
+export interface ClaimBountyData {
+  kind: 'ClaimBounty';
+}
+
+export type MailInstruction =
+  | InitPostofficeData
+  | CreateMailboxData
+  | SetMailboxFlagsData
+  | PublishKeyData
+  | RemoveKeyData
+  | CreateDomainData
+  | SendMailData
+  | DeleteMailData
+  | CreateAliasData
+  | CreateFromboxData
+  | UpdateFromboxData
+  | AddStampsData
+  | BuyStampsData
+  | TopUpStampsData
+  | ReclaimFromboxStampsData
+  | ClaimBountyData;
+
+export type InstructionKind = MailInstruction['kind'];
+
+type LayoutMap = { readonly [K in InstructionKind]: Layout<Extract<MailInstruction, { kind: K }>> };
+
+export const INSTRUCTION_LAYOUTS: LayoutMap = {
+  InitPostoffice: defineLayout<InitPostofficeData>('InitPostoffice', 0, {
+    rootKsk: 'hash',
+    delegateAddress: 'key',
+    commitmentRoot: 'hash',
+    stampFeeLamports: 'u64',
+    settlementSurchargeLamports: 'u64',
+  }),
+  CreateMailbox: defineLayout<CreateMailboxData>('CreateMailbox', 1, {
+    defaultPostage: 'u64',
+    domain: 'key',
+  }),
+  SetMailboxFlags: defineLayout<SetMailboxFlagsData>('SetMailboxFlags', 2, {
+    noIpfs: { option: 'bool' },
+    defaultPostage: { option: 'u64' },
+  }),
+  PublishKey: defineLayout<PublishKeyData>('PublishKey', 3, { pubKey: 'key' }),
+  RemoveKey: defineLayout<RemoveKeyData>('RemoveKey', 4, {}),
+  CreateDomain: defineLayout<CreateDomainData>('CreateDomain', 5, { domain: 'string', authority: 'key' }),
+  SendMail: defineLayout<SendMailData>('SendMail', 6, {
+    fromHash: 'hash',
+    cid: 'string',
+    bountyLamports: 'u64',
+    expiresAt: 'i64',
+    replyToHash: 'hash',
+  }),
+  DeleteMail: defineLayout<DeleteMailData>('DeleteMail', 7, {}),
+  CreateAlias: defineLayout<CreateAliasData>('CreateAlias', 8, { name: 'string' }),
+  CreateFrombox: defineLayout<CreateFromboxData>('CreateFrombox', 9, {
+    fromHash: 'hash',
+    requiredPostage: 'u64',
+  }),
+  UpdateFrombox: defineLayout<UpdateFromboxData>('UpdateFrombox', 10, {
+    fromHash: 'hash',
+    requiredPostage: 'u64',
+  }),
+  AddStamps: defineLayout<AddStampsData>('AddStamps', 11, { fromHash: 'hash', stamps: 'u64' }),
+  BuyStamps: defineLayout<BuyStampsData>('BuyStamps', 12, {
+    stamps: 'u64',
+    maxPriceLamports: { option: 'u64' },
+  }),
+  TopUpStamps: defineLayout<TopUpStampsData>('TopUpStamps', 13, {
+    stamps: 'u64',
+    maxPriceLamports: { option: 'u64' },
+  }),
+  ReclaimFromboxStamps: defineLayout<ReclaimFromboxStampsData>('ReclaimFromboxStamps', 14, {}),
+  ClaimBounty: defineLayout<ClaimBountyData>('ClaimBounty', 15, {}),
+};
+
+export const INSTRUCTION_TAGS = Object.fromEntries(
+  Object.values(INSTRUCTION_LAYOUTS).map((l) => [l.kind, l.tag]),
+) as { readonly [K in InstructionKind]: number };
+
+const BY_TAG: (Layout<MailInstruction> | undefined)[] = [];
+for (const l of Object.values(INSTRUCTION_LAYOUTS)) BY_TAG[l.tag] = l as unknown as Layout<MailInstruction>;
+
+/** Instruction data for `ix` (its kind picks the tag). */
+export function encodeInstruction(ix: MailInstruction): Uint8Array {
+  return (INSTRUCTION_LAYOUTS[ix.kind] as unknown as Layout<MailInstruction>).encode(ix);
+}
+
+/** Encodes arguments for one kind without spelling `kind` in the object. */
+export function encodeInstructionOf<K extends InstructionKind>(
+  kind: K,
+  args: Input<Extract<MailInstruction, { kind: K }>>,
+): Uint8Array {
+  return (INSTRUCTION_LAYOUTS[kind] as unknown as Layout<MailInstruction>).encode(
+    args as Input<MailInstruction>,
+  );
+}
+
+/** Decodes instruction data; throws DecodeError on an unknown tag, short, non-canonical or trailing data. */
+export function decodeInstruction(data: Uint8Array): MailInstruction {
+  const tag = data[0];
+  const layout = tag === undefined ? undefined : BY_TAG[tag];
+  if (!layout) {
+    throw new DecodeError(tag === undefined ? 'instruction: empty data' : `instruction: unknown tag ${tag}`);
+  }
+  return layout.decode(data);
+}

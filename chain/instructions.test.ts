@@ -1,0 +1,353 @@
+import { Keypair, PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
+import { describe, expect, it } from 'vitest';
+import type { Layout } from './accounts/layout.ts';
+import { ZERO_KEY } from './bytes.ts';
+import { fromHash, replyToHash } from './hash.ts';
+import {
+  addStampsInstruction,
+  buyStampsInstruction,
+  claimBountyInstruction,
+  createAliasInstruction,
+  createDomainInstruction,
+  createFromboxInstruction,
+  createMailboxInstruction,
+  DecodeError,
+  decodeInstruction,
+  deleteMailInstruction,
+  encodeInstruction,
+  encodeInstructionOf,
+  INSTRUCTION_LAYOUTS,
+  INSTRUCTION_TAGS,
+  type InstructionKind,
+  initPostofficeInstruction,
+  type MailInstruction,
+  publishKeyInstruction,
+  reclaimFromboxStampsInstruction,
+  removeKeyInstruction,
+  sendMailInstruction,
+  setMailboxFlagsInstruction,
+  topUpStampsInstruction,
+  updateFromboxInstruction,
+} from './instructions.ts';
+import {
+  aliasAddress,
+  domainAddress,
+  emailAddress,
+  fromboxAddress,
+  mailboxAddress,
+  mailboxKeyAddress,
+  postofficeAddress,
+} from './pda.ts';
+import { DEFAULT_PROGRAM_ID } from './program-id.ts';
+import { sampleOf } from './test-samples.ts';
+
+const programId = new PublicKey(DEFAULT_PROGRAM_ID);
+const SYSTEM = SystemProgram.programId;
+const a = Keypair.generate().publicKey;
+const b = Keypair.generate().publicKey;
+const c = Keypair.generate().publicKey;
+
+const TAGS: Record<InstructionKind, number> = {
+  InitPostoffice: 0,
+  CreateMailbox: 1,
+  SetMailboxFlags: 2,
+  PublishKey: 3,
+  RemoveKey: 4,
+  CreateDomain: 5,
+  SendMail: 6,
+  DeleteMail: 7,
+  CreateAlias: 8,
+  CreateFrombox: 9,
+  UpdateFrombox: 10,
+  AddStamps: 11,
+  BuyStamps: 12,
+  TopUpStamps: 13,
+  ReclaimFromboxStamps: 14,
+  ClaimBounty: 15,
+};
+
+type Flags = [PublicKey, 's' | 'w' | 'sw' | ''];
+
+function shape(ix: TransactionInstruction): Flags[] {
+  return ix.keys.map((k) => [k.pubkey, `${k.isSigner ? 's' : ''}${k.isWritable ? 'w' : ''}` as Flags[1]]);
+}
+
+describe('instruction data', () => {
+  for (const kind of Object.keys(TAGS) as InstructionKind[]) {
+    it(`${kind} has tag ${TAGS[kind]} and round-trips`, () => {
+      const layout = INSTRUCTION_LAYOUTS[kind] as unknown as Layout<MailInstruction>;
+      expect(INSTRUCTION_TAGS[kind]).toBe(TAGS[kind]);
+      for (const seed of [1, 2]) {
+        const value = sampleOf(layout, seed);
+        const data = encodeInstruction(value);
+        expect(data[0]).toBe(TAGS[kind]);
+        expect(decodeInstruction(data)).toEqual(value);
+      }
+    });
+  }
+
+  it('encodes SendMail args in borsh order', () => {
+    const data = encodeInstructionOf('SendMail', {
+      fromHash: new Uint8Array(32).fill(1),
+      cid: 'abc',
+      bountyLamports: 5n,
+      expiresAt: -2n,
+      replyToHash: new Uint8Array(32).fill(2),
+    });
+    expect(data.length).toBe(1 + 32 + 4 + 3 + 8 + 8 + 32);
+    expect(Array.from(data.subarray(33, 40))).toEqual([3, 0, 0, 0, 97, 98, 99]);
+    expect(new DataView(data.buffer).getBigUint64(40, true)).toBe(5n);
+    expect(new DataView(data.buffer).getBigInt64(48, true)).toBe(-2n);
+  });
+
+  it('encodes options as a flag byte', () => {
+    expect(
+      Array.from(encodeInstructionOf('SetMailboxFlags', { noIpfs: null, defaultPostage: null })),
+    ).toEqual([2, 0, 0]);
+    expect(Array.from(encodeInstructionOf('SetMailboxFlags', { noIpfs: true, defaultPostage: 1n }))).toEqual([
+      2, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0,
+    ]);
+    expect(Array.from(encodeInstructionOf('BuyStamps', { stamps: 2n, maxPriceLamports: null }))).toEqual([
+      12, 2, 0, 0, 0, 0, 0, 0, 0, 0,
+    ]);
+  });
+
+  it('refuses unknown tags, short, trailing and non-canonical data', () => {
+    expect(() => decodeInstruction(new Uint8Array(0))).toThrow(DecodeError);
+    expect(() => decodeInstruction(Uint8Array.of(16))).toThrow(/unknown tag 16/);
+    expect(() => decodeInstruction(Uint8Array.of(4, 0))).toThrow(/trailing/);
+    expect(() => decodeInstruction(Uint8Array.of(12, 1, 0, 0))).toThrow(/too short/);
+    expect(() => decodeInstruction(Uint8Array.of(2, 2, 0))).toThrow(/option flag/);
+    expect(() => decodeInstruction(Uint8Array.of(2, 1, 2, 0))).toThrow(/invalid bool/);
+    expect(() => decodeInstruction(Uint8Array.of(8, 5, 0, 0, 0, 97))).toThrow(/too short/);
+  });
+});
+
+describe('instruction builders', () => {
+  const P = postofficeAddress(programId)[0];
+  const mb = (o: PublicKey) => mailboxAddress(programId, o)[0];
+
+  it('InitPostoffice', () => {
+    const ix = initPostofficeInstruction({
+      programId,
+      admin: a,
+      delegateAddress: b,
+      stampFeeLamports: 10n,
+      settlementSurchargeLamports: 20n,
+    });
+    expect(ix.programId.equals(programId)).toBe(true);
+    expect(shape(ix)).toEqual([
+      [a, 'sw'],
+      [P, 'w'],
+      [SYSTEM, ''],
+    ]);
+    expect(decodeInstruction(ix.data)).toMatchObject({ kind: 'InitPostoffice', stampFeeLamports: 10n });
+  });
+
+  it('CreateMailbox with and without a domain', () => {
+    const plain = createMailboxInstruction({ programId, owner: a });
+    expect(shape(plain)).toEqual([
+      [a, 'sw'],
+      [a, 's'],
+      [mb(a), 'w'],
+      [SYSTEM, ''],
+    ]);
+    expect(decodeInstruction(plain.data)).toEqual({
+      kind: 'CreateMailbox',
+      defaultPostage: 0n,
+      domain: ZERO_KEY,
+    });
+    const d = domainAddress(programId, 'example.org')[0];
+    const withDomain = createMailboxInstruction({
+      programId,
+      owner: a,
+      payer: b,
+      defaultPostage: 7n,
+      domain: 'Example.ORG',
+    });
+    expect(shape(withDomain)).toEqual([
+      [b, 'sw'],
+      [a, 's'],
+      [mb(a), 'w'],
+      [SYSTEM, ''],
+      [d, ''],
+    ]);
+    expect(decodeInstruction(withDomain.data)).toEqual({
+      kind: 'CreateMailbox',
+      defaultPostage: 7n,
+      domain: d,
+    });
+  });
+
+  it('SetMailboxFlags, PublishKey, RemoveKey', () => {
+    const flags = setMailboxFlagsInstruction({ programId, owner: a, noIpfs: true });
+    expect(shape(flags)).toEqual([
+      [a, 's'],
+      [mb(a), 'w'],
+    ]);
+    expect(decodeInstruction(flags.data)).toEqual({
+      kind: 'SetMailboxFlags',
+      noIpfs: true,
+      defaultPostage: null,
+    });
+    const mk = mailboxKeyAddress(programId, a)[0];
+    const pub = publishKeyInstruction({ programId, owner: a, pubKey: c.toBase58() });
+    expect(shape(pub)).toEqual([
+      [a, 'sw'],
+      [mb(a), ''],
+      [mk, 'w'],
+      [SYSTEM, ''],
+    ]);
+    expect(decodeInstruction(pub.data)).toEqual({ kind: 'PublishKey', pubKey: c });
+    expect(shape(removeKeyInstruction({ programId, owner: a }))).toEqual([
+      [a, 'sw'],
+      [mk, 'w'],
+    ]);
+  });
+
+  it('CreateDomain normalizes the name', () => {
+    const ix = createDomainInstruction({ programId, delegate: a, domain: 'Mail.Example.org.', authority: b });
+    const d = domainAddress(programId, 'mail.example.org')[0];
+    expect(shape(ix)).toEqual([
+      [a, 'sw'],
+      [P, ''],
+      [d, 'w'],
+      [SYSTEM, ''],
+    ]);
+    expect(decodeInstruction(ix.data)).toEqual({
+      kind: 'CreateDomain',
+      domain: 'mail.example.org',
+      authority: b,
+    });
+    expect(() =>
+      createDomainInstruction({ programId, delegate: a, domain: '-bad-', authority: b }),
+    ).toThrow();
+  });
+
+  it('SendMail direct and relayed', () => {
+    const fh = fromHash(a);
+    const direct = sendMailInstruction({
+      programId,
+      sender: a,
+      recipient: b,
+      index: 3n,
+      fromHash: fh,
+      cid: 'bafy',
+      bountyLamports: 9n,
+      expiresAt: 100n,
+      replyToHash: replyToHash(c),
+    });
+    const email = emailAddress(programId, b, 3n)[0];
+    const fb = fromboxAddress(programId, fh, b)[0];
+    expect(shape(direct)).toEqual([
+      [a, 'sw'],
+      [mb(b), 'w'],
+      [email, 'w'],
+      [fb, 'w'],
+      [b, 'w'],
+      [P, ''],
+      [SYSTEM, ''],
+    ]);
+    expect(decodeInstruction(direct.data)).toEqual({
+      kind: 'SendMail',
+      fromHash: fh,
+      cid: 'bafy',
+      bountyLamports: 9n,
+      expiresAt: 100n,
+      replyToHash: replyToHash(c),
+    });
+    const relayed = sendMailInstruction({
+      programId,
+      sender: c,
+      recipient: b,
+      index: 0n,
+      fromHash: fromHash('x@y.z'),
+      cid: 'bafy',
+      domain: 'y.z',
+    });
+    expect(relayed.keys).toHaveLength(8);
+    expect(shape(relayed)[7]).toEqual([domainAddress(programId, 'y.z')[0], '']);
+    expect(decodeInstruction(relayed.data)).toMatchObject({
+      bountyLamports: 0n,
+      expiresAt: 0n,
+      replyToHash: new Uint8Array(32),
+    });
+  });
+
+  it('DeleteMail and ClaimBounty by address or index', () => {
+    const email = emailAddress(programId, b, 4n)[0];
+    const byIndex = deleteMailInstruction({ programId, signer: b, recipient: b, index: 4n, rentPayer: a });
+    const byAddress = deleteMailInstruction({ programId, signer: b, email, rentPayer: a });
+    expect(shape(byIndex)).toEqual([
+      [b, 's'],
+      [email, 'w'],
+      [a, 'w'],
+    ]);
+    expect(shape(byAddress)).toEqual(shape(byIndex));
+    expect(shape(claimBountyInstruction({ programId, recipient: b, index: 4n }))).toEqual([
+      [b, 'sw'],
+      [email, 'w'],
+    ]);
+    expect(shape(claimBountyInstruction({ programId, recipient: b, email }))).toEqual([
+      [b, 'sw'],
+      [email, 'w'],
+    ]);
+  });
+
+  it('CreateAlias normalizes and derives', () => {
+    const ix = createAliasInstruction({ programId, owner: a, name: 'Bob.Smith@example.org' });
+    expect(shape(ix)).toEqual([
+      [a, 'sw'],
+      [mb(a), ''],
+      [aliasAddress(programId, 'bob.smith')[0], 'w'],
+      [SYSTEM, ''],
+    ]);
+    expect(decodeInstruction(ix.data)).toEqual({ kind: 'CreateAlias', name: 'bob.smith' });
+  });
+
+  it('frombox and stamp instructions', () => {
+    const fh = fromHash('alice@example.org');
+    const fb = fromboxAddress(programId, fh, a)[0];
+    expect(
+      shape(createFromboxInstruction({ programId, owner: a, fromHash: fh, requiredPostage: 1n })),
+    ).toEqual([
+      [a, 'sw'],
+      [mb(a), ''],
+      [fb, 'w'],
+      [SYSTEM, ''],
+    ]);
+    expect(
+      shape(updateFromboxInstruction({ programId, owner: a, fromHash: fh, requiredPostage: 1n })),
+    ).toEqual([
+      [a, 's'],
+      [mb(a), ''],
+      [fb, 'w'],
+    ]);
+    expect(
+      shape(addStampsInstruction({ programId, payer: c, recipient: a, fromHash: fh, stamps: 2n })),
+    ).toEqual([
+      [c, 'sw'],
+      [mb(a), ''],
+      [fb, 'w'],
+      [P, 'w'],
+      [SYSTEM, ''],
+    ]);
+    const own = fromboxAddress(programId, fromHash(c), a)[0];
+    const buy = buyStampsInstruction({ programId, buyer: c, recipient: a, stamps: 2n, maxPriceLamports: 5n });
+    expect(shape(buy)).toEqual([
+      [c, 'sw'],
+      [mb(a), ''],
+      [own, 'w'],
+      [P, 'w'],
+      [SYSTEM, ''],
+    ]);
+    expect(decodeInstruction(buy.data)).toEqual({ kind: 'BuyStamps', stamps: 2n, maxPriceLamports: 5n });
+    const top = topUpStampsInstruction({ programId, buyer: c, recipient: a, stamps: 1n });
+    expect(decodeInstruction(top.data)).toEqual({ kind: 'TopUpStamps', stamps: 1n, maxPriceLamports: null });
+    expect(shape(reclaimFromboxStampsInstruction({ programId, sender: c, recipient: a }))).toEqual([
+      [c, 'sw'],
+      [mb(a), ''],
+      [own, 'w'],
+    ]);
+  });
+});

@@ -1,0 +1,209 @@
+// web3.js instruction builders for all 16 mail-program instructions, with the
+// account lists and signer/writable flags of docs/protocol.md. Builders derive
+// every PDA themselves from named parameters.
+import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
+import { type Key, toPublicKey, ZERO_KEY } from './bytes.ts';
+import { normalizeAlias, normalizeDomain } from './hash.ts';
+import { ix, readonly, signer, signerW, system, writable, ZERO_HASH } from './ix-helpers.ts';
+import {
+  aliasAddress,
+  domainAddress,
+  emailAddress,
+  fromboxAddress,
+  mailboxAddress,
+  mailboxKeyAddress,
+  postofficeAddress,
+} from './pda.ts';
+
+export * from './instruction-data.ts';
+export * from './stamp-instructions.ts';
+
+/** An Email account named by its address or by (recipient, index). */
+export type EmailRef = { email: Key } | { recipient: Key; index: bigint };
+
+function emailOf(programId: Key, ref: EmailRef): PublicKey {
+  return 'email' in ref ? toPublicKey(ref.email) : emailAddress(programId, ref.recipient, ref.index)[0];
+}
+
+export interface InitPostofficeParams {
+  programId: Key;
+  /** Signer; pays rent and becomes admin. */
+  admin: Key;
+  delegateAddress: Key;
+  stampFeeLamports: bigint;
+  settlementSurchargeLamports: bigint;
+  rootKsk?: Uint8Array;
+  commitmentRoot?: Uint8Array;
+}
+
+export function initPostofficeInstruction(p: InitPostofficeParams): TransactionInstruction {
+  return ix(p.programId, [signerW(p.admin), writable(postofficeAddress(p.programId)[0]), system()], {
+    kind: 'InitPostoffice',
+    rootKsk: p.rootKsk ?? ZERO_HASH,
+    delegateAddress: toPublicKey(p.delegateAddress),
+    commitmentRoot: p.commitmentRoot ?? ZERO_HASH,
+    stampFeeLamports: p.stampFeeLamports,
+    settlementSurchargeLamports: p.settlementSurchargeLamports,
+  });
+}
+
+export interface CreateMailboxParams {
+  programId: Key;
+  owner: Key;
+  /** Pays rent; defaults to the owner. */
+  payer?: Key;
+  /** Lamports per stamp for first-contact senders; default 0 (open). */
+  defaultPostage?: bigint;
+  /** Domain name the mailbox belongs to (its MailDomain must be active). */
+  domain?: string;
+}
+
+export function createMailboxInstruction(p: CreateMailboxParams): TransactionInstruction {
+  const payer = p.payer ?? p.owner;
+  const mailDomain = p.domain === undefined ? null : domainAddress(p.programId, normalizeDomain(p.domain))[0];
+  const keys = [signerW(payer), signer(p.owner), writable(mailboxAddress(p.programId, p.owner)[0]), system()];
+  if (mailDomain) keys.push(readonly(mailDomain));
+  return ix(p.programId, keys, {
+    kind: 'CreateMailbox',
+    defaultPostage: p.defaultPostage ?? 0n,
+    domain: mailDomain ?? ZERO_KEY,
+  });
+}
+
+export interface SetMailboxFlagsParams {
+  programId: Key;
+  owner: Key;
+  /** Left unchanged when omitted. */
+  noIpfs?: boolean;
+  /** Left unchanged when omitted. */
+  defaultPostage?: bigint;
+}
+
+export function setMailboxFlagsInstruction(p: SetMailboxFlagsParams): TransactionInstruction {
+  return ix(p.programId, [signer(p.owner), writable(mailboxAddress(p.programId, p.owner)[0])], {
+    kind: 'SetMailboxFlags',
+    noIpfs: p.noIpfs ?? null,
+    defaultPostage: p.defaultPostage ?? null,
+  });
+}
+
+export interface PublishKeyParams {
+  programId: Key;
+  owner: Key;
+  /** Delegated X25519 public key (32 bytes, as a key or base58). */
+  pubKey: Key;
+}
+
+export function publishKeyInstruction(p: PublishKeyParams): TransactionInstruction {
+  const keys = [
+    signerW(p.owner),
+    readonly(mailboxAddress(p.programId, p.owner)[0]),
+    writable(mailboxKeyAddress(p.programId, p.owner)[0]),
+    system(),
+  ];
+  return ix(p.programId, keys, { kind: 'PublishKey', pubKey: toPublicKey(p.pubKey) });
+}
+
+export function removeKeyInstruction(p: { programId: Key; owner: Key }): TransactionInstruction {
+  return ix(p.programId, [signerW(p.owner), writable(mailboxKeyAddress(p.programId, p.owner)[0])], {
+    kind: 'RemoveKey',
+  });
+}
+
+export interface CreateDomainParams {
+  programId: Key;
+  /** The postoffice's delegate_address; signs and pays rent. */
+  delegate: Key;
+  /** DNS name (normalized here: lowercased, root dot dropped). */
+  domain: string;
+  authority: Key;
+}
+
+export function createDomainInstruction(p: CreateDomainParams): TransactionInstruction {
+  const domain = normalizeDomain(p.domain);
+  const keys = [
+    signerW(p.delegate),
+    readonly(postofficeAddress(p.programId)[0]),
+    writable(domainAddress(p.programId, domain)[0]),
+    system(),
+  ];
+  return ix(p.programId, keys, { kind: 'CreateDomain', domain, authority: toPublicKey(p.authority) });
+}
+
+export interface SendMailParams {
+  programId: Key;
+  /** Signer and payer: the domain authority (relayed) or the sender's wallet (direct). */
+  sender: Key;
+  /** Recipient wallet. */
+  recipient: Key;
+  /** The recipient mailbox's current mail_count. */
+  index: bigint;
+  /** blake3 of the envelope from (relayed) or of the sender wallet's base58 (direct); see fromHash(). */
+  fromHash: Uint8Array;
+  cid: string;
+  bountyLamports?: bigint;
+  expiresAt?: bigint;
+  /** replyToHash(parent Email address); omitted = not a reply. */
+  replyToHash?: Uint8Array;
+  /** Relayed sends: the signing authority's domain name (adds the MailDomain account). */
+  domain?: string;
+}
+
+export function sendMailInstruction(p: SendMailParams): TransactionInstruction {
+  const keys = [
+    signerW(p.sender),
+    writable(mailboxAddress(p.programId, p.recipient)[0]),
+    writable(emailAddress(p.programId, p.recipient, p.index)[0]),
+    writable(fromboxAddress(p.programId, p.fromHash, p.recipient)[0]),
+    writable(p.recipient),
+    readonly(postofficeAddress(p.programId)[0]),
+    system(),
+  ];
+  if (p.domain !== undefined) keys.push(readonly(domainAddress(p.programId, normalizeDomain(p.domain))[0]));
+  return ix(p.programId, keys, {
+    kind: 'SendMail',
+    fromHash: p.fromHash,
+    cid: p.cid,
+    bountyLamports: p.bountyLamports ?? 0n,
+    expiresAt: p.expiresAt ?? 0n,
+    replyToHash: p.replyToHash ?? ZERO_HASH,
+  });
+}
+
+export type DeleteMailParams = EmailRef & {
+  programId: Key;
+  /** The email's recipient or sender. */
+  signer: Key;
+  /** The Email's rent_payer (gets rent and any unclaimed bounty). */
+  rentPayer: Key;
+};
+
+export function deleteMailInstruction(p: DeleteMailParams): TransactionInstruction {
+  const keys = [signer(p.signer), writable(emailOf(p.programId, p)), writable(p.rentPayer)];
+  return ix(p.programId, keys, { kind: 'DeleteMail' });
+}
+
+export interface CreateAliasParams {
+  programId: Key;
+  owner: Key;
+  /** Alias as typed; normalized here (throws when invalid). */
+  name: string;
+}
+
+export function createAliasInstruction(p: CreateAliasParams): TransactionInstruction {
+  const name = normalizeAlias(p.name);
+  const keys = [
+    signerW(p.owner),
+    readonly(mailboxAddress(p.programId, p.owner)[0]),
+    writable(aliasAddress(p.programId, name)[0]),
+    system(),
+  ];
+  return ix(p.programId, keys, { kind: 'CreateAlias', name });
+}
+
+export type ClaimBountyParams = { programId: Key; recipient: Key } & ({ email: Key } | { index: bigint });
+
+export function claimBountyInstruction(p: ClaimBountyParams): TransactionInstruction {
+  const email = 'email' in p ? toPublicKey(p.email) : emailAddress(p.programId, p.recipient, p.index)[0];
+  return ix(p.programId, [signerW(p.recipient), writable(email)], { kind: 'ClaimBounty' });
+}

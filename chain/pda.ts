@@ -1,0 +1,127 @@
+// PDA derivation for every account kind (docs/protocol.md seed table).
+// Each returns web3.js's [address, canonical bump].
+import { PublicKey } from '@solana/web3.js';
+import { type Key, keyBytes, toPublicKey, u64Le, utf8 } from './bytes.ts';
+import { aliasNameHash, domainNameHash } from './hash.ts';
+
+export type Pda = [PublicKey, number];
+
+/** Seed prefixes, one per kind. */
+export const SEED = {
+  mailbox: 'mailbox',
+  mailboxKey: 'mailbox_key',
+  email: 'email',
+  frombox: 'frombox',
+  alias: 'alias',
+  domain: 'domain',
+  postoffice: 'postoffice',
+  aliasListing: 'alias_listing',
+  domainListing: 'domain_listing',
+  aliasEscrow: 'alias_escrow',
+  aliasBid: 'alias_bid',
+  beacon: 'beacon',
+  attestation: 'attestation',
+  reputation: 'reputation',
+  pinLease: 'pin_lease',
+  pendingClose: 'pending_close',
+  pendingDeactivation: 'pending_deactivation',
+  pendingReclaim: 'pending_reclaim',
+} as const;
+
+// The seed lists, shared with the devnet program so both sides derive alike.
+export const seeds = {
+  mailbox: (owner: Uint8Array): Uint8Array[] => [utf8(SEED.mailbox), owner],
+  mailboxKey: (owner: Uint8Array): Uint8Array[] => [utf8(SEED.mailboxKey), owner],
+  email: (recipient: Uint8Array, index: bigint): Uint8Array[] => [utf8(SEED.email), recipient, u64Le(index)],
+  frombox: (fromHash: Uint8Array, recipient: Uint8Array): Uint8Array[] => [
+    utf8(SEED.frombox),
+    fromHash,
+    recipient,
+  ],
+  alias: (nameHash: Uint8Array): Uint8Array[] => [utf8(SEED.alias), nameHash],
+  domain: (nameHash: Uint8Array): Uint8Array[] => [utf8(SEED.domain), nameHash],
+  postoffice: (): Uint8Array[] => [utf8(SEED.postoffice)],
+};
+
+function find(programId: Key, list: Uint8Array[]): Pda {
+  return PublicKey.findProgramAddressSync(list, toPublicKey(programId));
+}
+
+function hash32(h: Uint8Array, what: string): Uint8Array {
+  if (h.length !== 32) throw new TypeError(`${what} must be 32 bytes`);
+  return h;
+}
+
+export function mailboxAddress(programId: Key, owner: Key): Pda {
+  return find(programId, seeds.mailbox(keyBytes(owner)));
+}
+
+export function mailboxKeyAddress(programId: Key, owner: Key): Pda {
+  return find(programId, seeds.mailboxKey(keyBytes(owner)));
+}
+
+export function emailAddress(programId: Key, recipient: Key, index: bigint): Pda {
+  return find(programId, seeds.email(keyBytes(recipient), index));
+}
+
+export function fromboxAddress(programId: Key, fromHash: Uint8Array, recipient: Key): Pda {
+  return find(programId, seeds.frombox(hash32(fromHash, 'fromHash'), keyBytes(recipient)));
+}
+
+/** The Alias PDA of an already normalized alias (see normalizeAlias). */
+export function aliasAddress(programId: Key, normalizedAlias: string): Pda {
+  return find(programId, seeds.alias(aliasNameHash(normalizedAlias)));
+}
+
+/** The MailDomain PDA of a domain name (lowercased here). */
+export function domainAddress(programId: Key, domain: string): Pda {
+  return find(programId, seeds.domain(domainNameHash(domain)));
+}
+
+export function postofficeAddress(programId: Key): Pda {
+  return find(programId, seeds.postoffice());
+}
+
+export function aliasListingAddress(programId: Key, alias: Key): Pda {
+  return find(programId, [utf8(SEED.aliasListing), keyBytes(alias)]);
+}
+
+export function domainListingAddress(programId: Key, domain: Key): Pda {
+  return find(programId, [utf8(SEED.domainListing), keyBytes(domain)]);
+}
+
+export function aliasEscrowAddress(programId: Key, alias: Key): Pda {
+  return find(programId, [utf8(SEED.aliasEscrow), keyBytes(alias)]);
+}
+
+export function aliasBidAddress(programId: Key, listing: Key, bidder: Key): Pda {
+  return find(programId, [utf8(SEED.aliasBid), keyBytes(listing), keyBytes(bidder)]);
+}
+
+export function beaconAddress(programId: Key, owner: Key): Pda {
+  return find(programId, [utf8(SEED.beacon), keyBytes(owner)]);
+}
+
+export function attestationAddress(programId: Key, domain: Key, wallet: Key): Pda {
+  return find(programId, [utf8(SEED.attestation), keyBytes(domain), keyBytes(wallet)]);
+}
+
+export function reputationAddress(programId: Key, wallet: Key): Pda {
+  return find(programId, [utf8(SEED.reputation), keyBytes(wallet)]);
+}
+
+export function pinLeaseAddress(programId: Key, cidHash: Uint8Array, holder: Key): Pda {
+  return find(programId, [utf8(SEED.pinLease), hash32(cidHash, 'cidHash'), keyBytes(holder)]);
+}
+
+export function pendingCloseAddress(programId: Key, wallet: Key): Pda {
+  return find(programId, [utf8(SEED.pendingClose), keyBytes(wallet)]);
+}
+
+export function pendingDeactivationAddress(programId: Key, domain: Key): Pda {
+  return find(programId, [utf8(SEED.pendingDeactivation), keyBytes(domain)]);
+}
+
+export function pendingReclaimAddress(programId: Key, domain: Key): Pda {
+  return find(programId, [utf8(SEED.pendingReclaim), keyBytes(domain)]);
+}

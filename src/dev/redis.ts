@@ -1,0 +1,95 @@
+// `sealpost dev` needs Redis (BullMQ has no embedded form). Use the one at
+// REDIS_URL when it answers; otherwise start a private redis-server when the
+// binary exists; otherwise fail with instructions.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+export interface DevRedis {
+  url: string;
+  /** True when this process started the server (and stops it on close). */
+  started: boolean;
+  close(): Promise<void>;
+}
+
+export async function redisAnswers(url: string, timeoutMs = 1500): Promise<boolean> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+export async function ensureRedis(opts: {
+  url: string;
+  dataDir: string;
+  binary?: string;
+}): Promise<DevRedis> {
+  if (await redisAnswers(opts.url)) {
+    return { url: opts.url, started: false, close: async () => {} };
+  }
+  const parsed = new URL(opts.url);
+  const port = Number(parsed.port || 6379);
+  const host = parsed.hostname || '127.0.0.1';
+  if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(host)) {
+    throw new Error(
+      `Redis at ${opts.url} does not answer, and it is not a loopback address this command could start a server on. Start Redis there or set REDIS_URL.`,
+    );
+  }
+  const dir = join(opts.dataDir, 'redis');
+  mkdirSync(dir, { recursive: true });
+  const binary = opts.binary ?? 'redis-server';
+  let child: ChildProcess;
+  try {
+    child = spawn(
+      binary,
+      ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--appendonly', 'yes', '--save', ''],
+      { stdio: 'ignore' },
+    );
+  } catch (err) {
+    throw redisMissing(opts.url, err);
+  }
+  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
+  for (let i = 0; i < 50; i++) {
+    const failed = await Promise.race([spawnError, sleep(100).then(() => null)]);
+    if (failed) throw redisMissing(opts.url, failed);
+    if (await redisAnswers(opts.url, 300)) {
+      return {
+        url: opts.url,
+        started: true,
+        close: async () => {
+          if (child.exitCode !== null) return;
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGTERM');
+          await exited;
+        },
+      };
+    }
+  }
+  child.kill('SIGKILL');
+  throw redisMissing(opts.url, new Error('redis-server did not answer within 5 s'));
+}
+
+function redisMissing(url: string, cause: unknown): Error {
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return new Error(
+    `Redis does not answer at ${url} and no redis-server could be started (${why}). ` +
+      'Install Redis (Debian: apt-get install redis-server) or start one and set REDIS_URL=redis://HOST:PORT.',
+  );
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,89 @@
+// A devnet on random loopback ports with a temp ledger, plus the little
+// client conveniences the chain tests share. Stopped and removed after each test.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  Connection,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  type PublicKey,
+  sendAndConfirmTransaction,
+  Transaction,
+  type TransactionInstruction,
+} from '@solana/web3.js';
+import { pino } from 'pino';
+import { afterEach } from 'vitest';
+import { type Devnet, type DevnetOptions, startDevnet } from '../../chain/devnet/server.ts';
+import { parseMailProgramError } from '../../chain/errors.ts';
+
+const open: { devnet: Devnet; dir: string }[] = [];
+
+afterEach(async () => {
+  for (const { devnet, dir } of open.splice(0)) {
+    await devnet.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+export interface TestChain {
+  devnet: Devnet;
+  dataDir: string;
+  connection: Connection;
+  programId: string;
+  /** A new keypair funded with `sol` SOL (default 10). */
+  funded(sol?: number): Promise<Keypair>;
+  airdrop(to: PublicKey, lamports: number): Promise<void>;
+  /** Sends and confirms; throws web3.js's error on failure. */
+  send(ixs: TransactionInstruction[], signers: Keypair[]): Promise<string>;
+  /** Sends expecting the mail program to refuse; resolves to the error's name (e.g. 'PostageRequired'). */
+  refusal(ixs: TransactionInstruction[], signers: Keypair[]): Promise<string>;
+  balance(key: PublicKey): Promise<number>;
+}
+
+export async function startTestChain(opts: Partial<DevnetOptions> = {}): Promise<TestChain> {
+  const dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sealpost-devnet-'));
+  const devnet = await startDevnet({
+    host: '127.0.0.1',
+    port: 0,
+    slotMs: 40,
+    logger: pino({ level: 'silent' }),
+    ...opts,
+    dataDir: dir,
+  });
+  open.push({ devnet, dir });
+  const connection = new Connection(devnet.rpcUrl, { commitment: 'confirmed', wsEndpoint: devnet.wsUrl });
+  const airdrop = async (to: PublicKey, lamports: number) => {
+    const signature = await connection.requestAirdrop(to, lamports);
+    const latest = await connection.getLatestBlockhash('confirmed');
+    await connection.confirmTransaction({ signature, ...latest }, 'confirmed');
+  };
+  const send = (ixs: TransactionInstruction[], signers: Keypair[]) =>
+    sendAndConfirmTransaction(connection, new Transaction().add(...ixs), signers, {
+      commitment: 'confirmed',
+    });
+  return {
+    devnet,
+    dataDir: dir,
+    connection,
+    programId: devnet.programId,
+    airdrop,
+    async funded(sol = 10) {
+      const kp = Keypair.generate();
+      await airdrop(kp.publicKey, sol * LAMPORTS_PER_SOL);
+      return kp;
+    },
+    send,
+    async refusal(ixs, signers) {
+      try {
+        await send(ixs, signers);
+      } catch (err) {
+        const parsed = parseMailProgramError(err);
+        if (parsed) return parsed.name;
+        throw err;
+      }
+      throw new Error('transaction succeeded but a refusal was expected');
+    },
+    balance: (key) => connection.getBalance(key, 'confirmed'),
+  };
+}
