@@ -1,0 +1,120 @@
+// Filesystem blob store under the data directory. Two areas:
+//  - `spool/<id>`: raw inbound messages between the SMTP 250 and sealing;
+//    named by message id, deleted when every recipient's job is done.
+//  - `sha256/<aa>/<hex>`: content-addressed sealed bodies kept for IMAP/POP
+//    and no_ipfs mail; the key is the blob's identity, so writes are idempotent.
+//  - `dmarc_rua/<aa>/<hex>`: ingested DMARC aggregate reports as JSON, also
+//    content-addressed (putContent(bytes, 'dmarc_rua')).
+// Every write goes to a temp file, is fsynced, renamed into place and the
+// directory fsynced, so a crash leaves either the whole blob or nothing.
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+
+const KEY_RE = /^((sha256|dmarc_rua)\/[0-9a-f]{2}\/[0-9a-f]{64}|spool\/[0-9A-Za-z._-]{1,80})$/;
+
+/** Content-addressed areas: sealed bodies (`sha256`) and ingested DMARC reports (`dmarc_rua`). */
+export type ContentArea = 'sha256' | 'dmarc_rua';
+
+export class BlobTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`blob exceeds ${limit} bytes`);
+    this.name = 'BlobTooLargeError';
+  }
+}
+
+export interface PutResult {
+  key: string;
+  size: number;
+  sha256: string;
+}
+
+export class BlobStore {
+  constructor(readonly root: string) {}
+
+  private path(key: string): string {
+    if (!KEY_RE.test(key)) throw new Error(`invalid blob key ${JSON.stringify(key)}`);
+    return join(this.root, key);
+  }
+
+  /** Streams `source` into `spool/<id>`; throws BlobTooLargeError (and leaves nothing) past `maxBytes`. */
+  async putSpool(
+    id: string,
+    source: AsyncIterable<Uint8Array>,
+    maxBytes = Number.POSITIVE_INFINITY,
+  ): Promise<PutResult> {
+    return this.writeAtomic(`spool/${id}`, source, maxBytes);
+  }
+
+  /** Stores bytes under their sha256; storing the same bytes again is a no-op. */
+  async putContent(bytes: Uint8Array, area: ContentArea = 'sha256'): Promise<PutResult> {
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const key = `${area}/${sha256.slice(0, 2)}/${sha256}`;
+    if (await this.exists(key)) return { key, size: bytes.length, sha256 };
+    return this.writeAtomic(key, [bytes], Number.POSITIVE_INFINITY);
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await stat(this.path(key));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+
+  read(key: string): Promise<Buffer> {
+    return readFile(this.path(key));
+  }
+
+  stream(key: string): Readable {
+    return createReadStream(this.path(key));
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.path(key), { force: true });
+  }
+
+  private async writeAtomic(
+    key: string,
+    source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+    maxBytes: number,
+  ): Promise<PutResult> {
+    const final = this.path(key);
+    const dir = dirname(final);
+    await mkdir(dir, { recursive: true });
+    const tmp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
+    const hash = createHash('sha256');
+    const fh = await open(tmp, 'wx', 0o600);
+    let size = 0;
+    try {
+      for await (const chunk of source) {
+        size += chunk.length;
+        if (size > maxBytes) throw new BlobTooLargeError(maxBytes);
+        hash.update(chunk);
+        await fh.write(chunk);
+      }
+      await fh.sync();
+    } catch (err) {
+      await fh.close().catch(() => {});
+      await unlink(tmp).catch(() => {});
+      throw err;
+    }
+    await fh.close();
+    await rename(tmp, final);
+    await fsyncDir(dir);
+    return { key, size, sha256: hash.digest('hex') };
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,153 @@
+// `sealpost pind`: the pin daemon (pin surface + /ipfs/{cid} gateway), and
+// the local admin commands that are the only way pins are ever removed
+// (`pind rm`, `pind gc`) or listed (`pind ls`).
+import type { Command } from 'commander';
+import { InvalidCidError, normalizeCid } from '../../../pinning/cid.ts';
+import { acquireLock, DataDirLockedError } from '../../../pinning/pind/lock.ts';
+import { PindConfigError, startPind } from '../../../pinning/pind/server.ts';
+import { PindStore } from '../../../pinning/pind/store.ts';
+import { createLogger } from '../../log.ts';
+import { addServerOptions, CliError, EXIT_USAGE, type Listen, loadCliConfig } from '../common.ts';
+
+interface DaemonOpts {
+  config?: string;
+  dataDir?: string;
+  listen: Listen[];
+}
+
+function pindDataDir(opts: { config?: string; dataDir?: string }): string {
+  return loadCliConfig(opts).config.pind.data_dir;
+}
+
+async function runDaemon(opts: DaemonOpts): Promise<void> {
+  if (opts.listen.length > 2) {
+    throw new CliError('pind takes at most two --listen: the pin surface, then the gateway', EXIT_USAGE);
+  }
+  const { config } = loadCliConfig(opts);
+  const cfg = config.pind;
+  const [first, second] = opts.listen;
+  const pin = first ?? { host: cfg.host, port: cfg.port };
+  // One --listen: both roles there. None: the two addresses of [pind].
+  const gateway = first ? second : { host: cfg.gateway_host, port: cfg.gateway_port };
+  const logger = createLogger({ name: 'pind', level: config.log.level, format: config.log.format });
+  let pind: Awaited<ReturnType<typeof startPind>>;
+  try {
+    pind = await startPind({
+      dataDir: cfg.data_dir,
+      pin,
+      gateway,
+      authToken: cfg.auth_token,
+      maxPinBytes: cfg.max_pin_bytes,
+      logger,
+    });
+  } catch (err) {
+    if (err instanceof PindConfigError) throw new CliError(err.message, EXIT_USAGE);
+    if (err instanceof DataDirLockedError) throw new CliError(err.message);
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
+      throw new CliError(`cannot listen: ${e.message}`);
+    }
+    throw err;
+  }
+  process.stdout.write(
+    `pind\n  pin surface  ${pind.pinUrl}\n  gateway      ${pind.gatewayUrl}\n  data dir     ${cfg.data_dir}\n`,
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  logger.info('shutting down');
+  await pind.close();
+}
+
+function parseCids(texts: string[]): string[] {
+  return texts.map((t) => {
+    try {
+      return normalizeCid(t);
+    } catch (err) {
+      if (err instanceof InvalidCidError) throw new CliError(err.message, EXIT_USAGE);
+      throw err;
+    }
+  });
+}
+
+/**
+ * Runs a block sweep holding the daemon's lock, so no daemon writes blocks
+ * meanwhile; null when a daemon is running (the sweep must wait).
+ */
+async function sweep(
+  store: PindStore,
+  dataDir: string,
+): Promise<Awaited<ReturnType<PindStore['gc']>> | null> {
+  let release: () => void;
+  try {
+    release = acquireLock(dataDir);
+  } catch (err) {
+    if (err instanceof DataDirLockedError) return null;
+    throw err;
+  }
+  try {
+    return await store.gc();
+  } finally {
+    release();
+  }
+}
+
+const RUNNING =
+  'pind is running on this data directory: blocks stay on disk until `sealpost pind gc` runs with the daemon stopped';
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('pind')
+    .description('run the pin daemon: pin surface (POST /pins) and gateway (GET /ipfs/{cid})');
+  addServerOptions(cmd, {
+    listen: 'address; once: both roles there; twice: pin surface, then gateway (default [pind])',
+  }).action((opts: DaemonOpts) => runDaemon(opts));
+
+  addServerOptions(
+    cmd
+      .command('rm <cid...>')
+      .description('remove pins (the only way pins are released); unreferenced blocks are deleted too'),
+    { listen: false },
+  ).action(async (cids: string[], _opts: unknown, sub: Command) => {
+    const dataDir = pindDataDir(sub.optsWithGlobals());
+    const wanted = parseCids(cids);
+    const store = await PindStore.open(dataDir);
+    let missing = 0;
+    for (const cid of wanted) {
+      if (await store.removePin(cid)) process.stdout.write(`removed ${cid}\n`);
+      else {
+        missing++;
+        process.stderr.write(`not pinned: ${cid}\n`);
+      }
+    }
+    const swept = await sweep(store, dataDir);
+    if (swept) process.stderr.write(`deleted ${swept.removedBlocks} unreferenced block(s)\n`);
+    else process.stderr.write(`${RUNNING}\n`);
+    if (missing > 0) throw new CliError(`${missing} of ${wanted.length} CID(s) were not pinned`);
+  });
+
+  addServerOptions(
+    cmd
+      .command('gc')
+      .description('delete blocks no pin references and leftovers of interrupted uploads (daemon stopped)'),
+    { listen: false },
+  ).action(async (_opts: unknown, sub: Command) => {
+    const dataDir = pindDataDir(sub.optsWithGlobals());
+    const store = await PindStore.open(dataDir);
+    const swept = await sweep(store, dataDir);
+    if (!swept) throw new CliError(`pind is running on ${dataDir}; stop it before \`pind gc\``);
+    process.stdout.write(
+      `deleted ${swept.removedBlocks} block(s) and ${swept.removedTemp} temp file(s); kept ${swept.keptBlocks} block(s)\n`,
+    );
+  });
+
+  addServerOptions(cmd.command('ls').description('list pins: CID, size in bytes, pin time'), {
+    listen: false,
+  }).action(async (_opts: unknown, sub: Command) => {
+    const store = await PindStore.open(pindDataDir(sub.optsWithGlobals()));
+    for await (const record of store.listPins()) {
+      process.stdout.write(`${record.cid} ${record.size} ${record.pinned_at}\n`);
+    }
+  });
+}

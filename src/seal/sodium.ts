@@ -1,0 +1,39 @@
+// libsodium (the WebAssembly build, same code in Node and the browser) and
+// the two things its JS wrapper leaves to the caller: waiting for the module
+// to load, and releasing secretstream state.
+import sodium from 'libsodium-wrappers';
+
+export type Sodium = typeof sodium;
+
+/** Resolves once libsodium's WebAssembly module is loaded; cheap to call again. */
+export async function sodiumReady(): Promise<void> {
+  await sodium.ready;
+}
+
+/** libsodium, loaded. Every async entry point of src/seal goes through here. */
+export async function loadSodium(): Promise<Sodium> {
+  await sodium.ready;
+  return sodium;
+}
+
+/** Secretstream state as the wrapper hands it out: a pointer into the module's heap. */
+export type StreamState = ReturnType<Sodium['crypto_secretstream_xchacha20poly1305_init_pull']>;
+
+interface WasmHeap {
+  HEAPU8?: Uint8Array;
+  _free?: (ptr: number) => void;
+}
+
+/**
+ * The wrapper mallocs 52 bytes of state per stream (holding key material)
+ * and never frees it; a long-running server would leak it per message. The
+ * state is wiped and freed here. Typed loosely on purpose: the heap handle is
+ * not part of the wrapper's declared API, so a build without it just skips.
+ */
+export function releaseStreamState(s: Sodium, state: StreamState): void {
+  const ptr = state as unknown;
+  const heap = (s as unknown as { libsodium?: WasmHeap }).libsodium;
+  if (typeof ptr !== 'number' || !heap) return;
+  heap.HEAPU8?.fill(0, ptr, ptr + 52);
+  heap._free?.(ptr);
+}
