@@ -47,11 +47,171 @@ export interface KvMetaTable {
   updated_at: number;
 }
 
+export interface MailboxesTable {
+  /** ULID. */
+  id: string;
+  wallet: string;
+  /** `INBOX` for delivered mail. */
+  name: string;
+  uid_validity: number;
+  uid_next: number;
+  created_at: number;
+}
+
+export interface MessagesTable {
+  /** The delivery job's id (`<msgid>.<n>`): one row per delivered copy. */
+  id: string;
+  wallet: string;
+  mailbox_id: string;
+  uid: number;
+  /** Blob store key of the sealed bytes. */
+  blob_key: string;
+  size: number;
+  received_at: number;
+  /** CIDv1, or the `b3:` marker under no_ipfs; null until published. */
+  cid: string | null;
+  /** Whether the operator pin holds this CID (released on delete). */
+  pinned_by_operator: ColumnType<SqlBool, 0 | 1 | undefined, 0 | 1>;
+  /** Email account index (u64 as decimal text) and address on chain. */
+  chain_index: string | null;
+  email_address: string | null;
+  tx_signature: string | null;
+  /** This deployment signed the SendMail (so its DeleteMail may close it). */
+  published_by_us: ColumnType<SqlBool, 0 | 1 | undefined, 0 | 1>;
+  /** JSON array of IMAP flags. */
+  flags: ColumnType<string, string | undefined, string>;
+  deleted_at: number | null;
+}
+
+export interface ReaderWrapsTable {
+  message_id: string;
+  /** e.g. `imap`: which operator-kept reader key the wrap opens with. */
+  reader_id: string;
+  wallet: string;
+  /** base64 of the crypto_box_seal of the content key to that reader. */
+  wrap: string;
+  created_at: number;
+}
+
+/** An account's IMAP/POP reader key (migration 0007-reader-keys). */
+export interface ReaderKeysTable {
+  wallet: string;
+  /** `imap.<ULID>`: new for every new key, the `reader_id` of its wraps. */
+  reader_id: string;
+  /** base64 of the X25519 public key. */
+  public_key: string;
+  /** credential-seal `v1:` text of the secret locked under the mail password (src/reader-keys/lock.ts). */
+  locked_secret: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Per-account counters of the mail store (migration 0007-reader-keys). */
+export interface MailCountersTable {
+  wallet: string;
+  /** Last UIDVALIDITY given to a new folder; the next is larger. */
+  last_uid_validity: number;
+}
+
+/** Session epoch of an account (migration 0003-api): JWTs carry the epoch they were issued under. */
+export interface AccountSessionsTable {
+  wallet: string;
+  epoch: number;
+  updated_at: number;
+}
+
+/** Do-not-disturb schedule of an account (migration 0003-api). */
+export interface DndSchedulesTable {
+  wallet: string;
+  /** JSON text of the schedule (docs/api.md). */
+  schedule: string;
+  updated_at: number;
+}
+
+export interface SenderEvaluationsTable {
+  id: string;
+  at: number;
+  source_ip: string;
+  helo: string;
+  mail_from: string;
+  header_from: string | null;
+  spf: string;
+  dkim: string | null;
+  dmarc: string | null;
+  dmarc_policy: string | null;
+  disposition: string;
+}
+
+export interface DmarcReportsTable {
+  /** ULID. */
+  id: string;
+  org_name: string;
+  /** The reporter's report id; unique together with org_name. */
+  report_id: string;
+  /** policy_published domain (lowercase ASCII). */
+  domain: string;
+  /** Report period, Unix ms. */
+  date_begin: number;
+  date_end: number;
+  reporter_email: string | null;
+  /** JSON of the published policy (p, sp, adkim, aspf, pct, fo). */
+  policy: string;
+  record_count: number;
+  /** Sum of the records' counts. */
+  message_count: number;
+  /** `dmarc_rua/…` blob holding the parsed report as JSON. */
+  blob_key: string;
+  /** Message-ID of the mail that carried it. */
+  source_message_id: string | null;
+  /** When it was ingested (retention runs on this). */
+  received_at: number;
+}
+
+export interface DmarcReportRecordsTable {
+  report_row_id: string;
+  seq: number;
+  source_ip: string;
+  count: number;
+  disposition: string;
+  /** policy_evaluated dkim / spf: pass or fail. */
+  dkim: string;
+  spf: string;
+  header_from: string;
+  envelope_from: string | null;
+  /** JSON {dkim: [{domain, selector?, result}], spf: [{domain, scope?, result}]}. */
+  auth_results: string;
+  date_begin: number;
+  date_end: number;
+  ingested_at: number;
+}
+
+export interface TlsrptPendingTable {
+  /** ULID. */
+  id: string;
+  policy_domain: string;
+  recorded_at: number;
+  /** RFC 8460 result type, or `success`. */
+  result_type: string;
+  /** JSON text, or null. */
+  detail: string | null;
+}
+
 export interface Database {
+  sender_evaluations: SenderEvaluationsTable;
+  dmarc_reports: DmarcReportsTable;
+  dmarc_report_records: DmarcReportRecordsTable;
+  tlsrpt_pending: TlsrptPendingTable;
   accounts: AccountsTable;
+  mailboxes: MailboxesTable;
+  messages: MessagesTable;
+  reader_wraps: ReaderWrapsTable;
   pin_providers: PinProvidersTable;
   audit_events: AuditEventsTable;
   kv_meta: KvMetaTable;
+  account_sessions: AccountSessionsTable;
+  dnd_schedules: DndSchedulesTable;
+  reader_keys: ReaderKeysTable;
+  mail_counters: MailCountersTable;
 }
 
 export function toBool(value: SqlBool): boolean {

@@ -3,9 +3,19 @@
 // new migrations, never edit an applied one.
 import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
 import * as m0001 from './0001-accounts.ts';
+import * as m0002 from './0002-mail.ts';
+import * as m0003 from './0003-api.ts';
+import * as m0004 from './0004-dmarc.ts';
+import * as m0005 from './0005-sender-evaluations.ts';
+import * as m0007 from './0007-reader-keys.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-accounts': m0001,
+  '0002-mail': m0002,
+  '0003-api': m0003,
+  '0004-dmarc': m0004,
+  '0005-sender-evaluations': m0005,
+  '0007-reader-keys': m0007,
 };
 
 export class MigrationError extends Error {

@@ -1,0 +1,96 @@
+// Queue names and job payloads of the inbound pipeline. Jobs carry
+// references (spool key, wallet, envelope), never message bodies; each
+// finished stage writes its result into `stages` so a retry resumes there.
+export const QUEUE_DELIVER = 'deliver';
+/** Parent of a message's delivery jobs: removes the raw spool file once all are done. */
+export const QUEUE_SPOOL = 'spool';
+export const QUEUE_RECIPIENT_PIN = 'recipient-pin';
+/** DSNs waiting for the outbound spooler. */
+export const QUEUE_OUTBOUND = 'outbound';
+
+export interface Envelope {
+  /** MAIL FROM; '' is the null sender. */
+  from: string;
+  /** RCPT TO as given. */
+  to: string;
+}
+
+export interface StageResults {
+  /** resolve: the X25519 key the body is sealed to and where it came from. */
+  resolve?: { publicKey: string; source: 'mailbox_key' | 'wallet'; noIpfs: boolean };
+  /** seal: the sealed body in the blob store. */
+  seal?: { blobKey: string; size: number; wraps: { readerId: string; wrap: string }[] };
+  /** pin: the CID (operator pin) or the b3: marker under no_ipfs. */
+  pin?: { cid: string; pinned: boolean };
+  /** submit: recorded before sending, so a retry asks the chain first. */
+  submit?: {
+    signature: string;
+    index: string;
+    emailAddress: string;
+    lastValidBlockHeight: number;
+    /** The signed transaction (base64), resent as is while its blockhash is valid. */
+    tx: string;
+    confirmed?: boolean;
+  };
+  /** store: the message row. */
+  store?: { messageId: string };
+  /** recipient-pin: whether a best-effort job was queued (never awaited). */
+  recipientPin?: { queued: boolean };
+}
+
+export interface DeliverJobData {
+  msgid: string;
+  spoolKey: string;
+  envelope: Envelope;
+  wallet: string;
+  form: 'wallet' | 'alias' | 'postmaster';
+  receivedAt: number;
+  size: number;
+  remoteIp: string;
+  stages: StageResults;
+}
+
+export interface SpoolJobData {
+  msgid: string;
+  spoolKey: string;
+}
+
+export interface RecipientPinJobData {
+  msgid: string;
+  wallet: string;
+  blobKey: string;
+  cid: string;
+}
+
+/** Releases of the operator's pin (admin sweep, message deletion). Drained only where the chain pipeline runs. */
+export const QUEUE_UNPIN = 'unpin';
+/** DeleteMail for Email accounts this deployment published (closes the account on chain). */
+export const QUEUE_DELETE_MAIL = 'delete-mail';
+
+export interface UnpinJobData {
+  cid: string;
+  wallet: string;
+  messageId: string;
+}
+
+export interface DeleteMailJobData {
+  wallet: string;
+  /** base58 address of the Email account. */
+  emailAddress: string;
+  messageId: string;
+}
+
+/** A message waiting for the outbound spooler (DSNs from the pipeline, submitted mail). */
+export interface OutboundJobData {
+  msgid: string;
+  /** Envelope sender; '' for a DSN. */
+  from: string;
+  to: string[];
+  /** Blob store key of the raw RFC 5322 message. */
+  blobKey: string;
+  /** `report`: a TLS-RPT report the spooler sends (DKIM-signed at intake like DSNs). */
+  kind: 'dsn' | 'submission' | 'report';
+  createdAt: number;
+  /** RFC 3461 requests from submission: NOTIFY (absent: failures and delays) and ENVID. */
+  dsn?: { notify?: 'NEVER' | ('SUCCESS' | 'FAILURE' | 'DELAY')[]; envid?: string };
+}

@@ -1,0 +1,239 @@
+// One delivery job, stage by stage. Each finished stage is written into the
+// job's data before the next starts, so a retried (or crashed and re-run)
+// job resumes after the last finished stage. Stages: resolve → seal → pin →
+// submit (SendMail) → store → queue the recipient's own pin (best effort).
+import type { Connection, Keypair } from '@solana/web3.js';
+import type { Queue } from 'bullmq';
+import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Pinner } from '../pinning/types.ts';
+import type { BlobStore } from '../src/blobs/blob-store.ts';
+import type { Logger } from '../src/log.ts';
+import { type PipelineMetrics, timeStage } from '../src/metrics/types.ts';
+import type { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
+import { bounce } from './bounce.ts';
+import { PendingError, PermanentDeliveryError } from './errors.ts';
+import type { DeliverJobData, OutboundJobData, RecipientPinJobData, StageResults } from './jobs.ts';
+import { pinStage } from './stages/pin.ts';
+import { resolveStage } from './stages/resolve.ts';
+import { type ReaderKey, sealStage } from './stages/seal.ts';
+import { storeStage } from './stages/store.ts';
+import { submitSendMail } from './stages/submit.ts';
+
+export interface PipelineDeps {
+  connection: Connection;
+  programId: string;
+  authority: Keypair;
+  redis: Redis;
+  /** Redis key prefix for the pipeline's own keys (locks). */
+  prefix: string;
+  blobs: BlobStore;
+  operatorPin: Pinner;
+  messages: MessagesRepo;
+  accounts: AccountsRepo;
+  recipientPins: Queue<RecipientPinJobData>;
+  outbound: Queue<OutboundJobData>;
+  localDomains: string[];
+  hostname: string;
+  logger: Logger;
+  readerKeys?: (wallet: string) => Promise<ReaderKey[]>;
+  /** Called after a copy is stored (e.g. DMARC report ingest); its errors are logged, never fail delivery. */
+  afterStore?: (data: DeliverJobData, stages: StageResults) => Promise<void>;
+  pinTimeoutMs?: number;
+  confirmTimeoutMs?: number;
+  /** Stage latencies and failures for /metrics (src/metrics). */
+  metrics?: PipelineMetrics;
+}
+
+export interface DeliverResult {
+  emailAddress: string;
+  cid: string;
+  signature: string;
+}
+
+function recipientDomain(deps: PipelineDeps, to: string): string {
+  const at = to.lastIndexOf('@');
+  const domain =
+    at >= 0
+      ? to
+          .slice(at + 1)
+          .toLowerCase()
+          .replace(/\.$/, '')
+      : '';
+  if (domain && deps.localDomains.includes(domain)) return domain;
+  const first = deps.localDomains[0];
+  if (!first) throw new PermanentDeliveryError('NoLocalDomain', 'no local domain configured');
+  return first;
+}
+
+export async function runDelivery(
+  deps: PipelineDeps,
+  copyId: string,
+  data: DeliverJobData,
+  save: (data: DeliverJobData) => Promise<void>,
+): Promise<DeliverResult> {
+  const stages = data.stages;
+  const checkpoint = () => save({ ...data, stages });
+  const log = deps.logger.child({ msgid: data.msgid, copy: copyId });
+
+  if (!stages.resolve) {
+    stages.resolve = await timeStage(deps.metrics, 'resolve', () => resolveStage(deps, data.wallet));
+    await checkpoint();
+  }
+  if (!stages.seal) {
+    const resolved = stages.resolve;
+    stages.seal = await timeStage(deps.metrics, 'seal', () =>
+      sealStage(deps, {
+        spoolKey: data.spoolKey,
+        wallet: data.wallet,
+        envelope: data.envelope,
+        receivedAt: data.receivedAt,
+        resolve: resolved,
+      }),
+    );
+    await checkpoint();
+  }
+  if (!stages.pin) {
+    const sealed = stages.seal;
+    const noIpfs = stages.resolve.noIpfs;
+    stages.pin = await timeStage(deps.metrics, 'pin', () =>
+      pinStage(
+        { blobs: deps.blobs, operatorPin: deps.operatorPin, timeoutMs: deps.pinTimeoutMs },
+        sealed,
+        noIpfs,
+      ),
+    );
+    await checkpoint();
+  }
+  if (!stages.submit?.confirmed) {
+    const cid = stages.pin.cid;
+    stages.submit = await timeStage(deps.metrics, 'submit', () =>
+      submitSendMail(
+        {
+          connection: deps.connection,
+          programId: deps.programId,
+          authority: deps.authority,
+          redis: deps.redis,
+          lockPrefix: deps.prefix,
+          confirmTimeoutMs: deps.confirmTimeoutMs,
+        },
+        {
+          wallet: data.wallet,
+          envelopeFrom: data.envelope.from,
+          domain: recipientDomain(deps, data.envelope.to),
+          cid,
+          previous: stages.submit,
+          checkpoint: async (submit) => {
+            stages.submit = submit;
+            await checkpoint();
+          },
+        },
+      ),
+    );
+    await checkpoint();
+  }
+  if (!stages.store) {
+    const done = { seal: stages.seal, pin: stages.pin, submit: stages.submit };
+    stages.store = await timeStage(deps.metrics, 'store', () =>
+      storeStage(deps.messages, { copyId, wallet: data.wallet, receivedAt: data.receivedAt, stages: done }),
+    );
+    await checkpoint();
+    if (deps.afterStore) {
+      await deps
+        .afterStore(data, stages)
+        .catch((err: Error) => log.warn({ err: err.message }, 'after-store hook failed'));
+    }
+  }
+  if (!stages.recipientPin) {
+    // Rule 4: no_ipfs wins over the recipient's provider. Rule 5: only mail
+    // delivered while a provider is configured is pinned there.
+    const provider = stages.resolve.noIpfs ? undefined : await deps.accounts.getPinProvider(data.wallet);
+    if (provider) {
+      await deps.recipientPins.add(
+        'recipient-pin',
+        { msgid: data.msgid, wallet: data.wallet, blobKey: stages.seal.blobKey, cid: stages.pin.cid },
+        {
+          jobId: `rp-${copyId}`,
+          attempts: 3,
+          backoff: { type: 'exponential', delay: 2000 },
+          removeOnComplete: 1000,
+          removeOnFail: 5000,
+        },
+      );
+    }
+    stages.recipientPin = { queued: Boolean(provider) };
+    await checkpoint();
+  }
+  log.info(
+    {
+      wallet: data.wallet,
+      email: stages.submit.emailAddress,
+      cid: stages.pin.cid,
+      sig: stages.submit.signature,
+    },
+    'delivered',
+  );
+  return {
+    emailAddress: stages.submit.emailAddress,
+    cid: stages.pin.cid,
+    signature: stages.submit.signature,
+  };
+}
+
+/** The BullMQ processor: runs the stages and, when the job finally fails, bounces it. */
+export async function processDeliverJob(
+  deps: PipelineDeps,
+  job: Job<DeliverJobData>,
+  token?: string,
+): Promise<DeliverResult> {
+  const copyId = job.id ?? `${job.data.msgid}.?`;
+  try {
+    return await runDelivery(deps, copyId, job.data, (d) => job.updateData(d));
+  } catch (err) {
+    if (err instanceof PendingError && token) {
+      // The transaction may still land: look again shortly without spending an attempt.
+      await job.moveToDelayed(Date.now() + err.retryAfterMs, token);
+      throw new DelayedError();
+    }
+    const permanent = err instanceof UnrecoverableError;
+    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const log = deps.logger.child({ msgid: job.data.msgid, copy: copyId });
+    const message = err instanceof Error ? err.message : String(err);
+    if (permanent || lastAttempt) {
+      // A SendMail that may still land must not be bounced: its outcome decides.
+      if (!permanent && job.data.stages.submit && !job.data.stages.submit.confirmed) throw err;
+      // 5.4.7: the retry budget ran out (RFC 3463 "delivery time expired").
+      const status = permanent ? permanentStatus(err) : '5.4.7';
+      const outcome = await bounce(
+        { blobs: deps.blobs, outbound: deps.outbound, hostname: deps.hostname },
+        copyId,
+        job.data,
+        { status, diagnostic: publicReason(err) },
+      );
+      log.error({ err: message, bounce: outcome }, 'delivery failed permanently');
+      if (!permanent) throw new UnrecoverableError(message);
+    } else {
+      log.warn({ err: message, attempt: job.attemptsMade + 1 }, 'delivery attempt failed; will retry');
+    }
+    throw err;
+  }
+}
+
+function permanentStatus(err: unknown): string {
+  if (err instanceof PermanentDeliveryError) {
+    if (err.code === 'NoMailbox') return '5.1.1';
+    if (err.code === 'PostageRequired') return '5.7.1';
+    if (err.code === 'NoIpfs') return '5.3.0';
+  }
+  return '5.3.0';
+}
+
+/** What the sender may learn: the failure kind, never internal detail. */
+function publicReason(err: unknown): string {
+  if (err instanceof PermanentDeliveryError) {
+    if (err.code === 'NoMailbox') return 'the recipient wallet has no mailbox';
+    if (err.code === 'PostageRequired') return 'the recipient requires postage and no stamp was available';
+    return `the chain refused the message (${err.code})`;
+  }
+  return 'the message could not be published in time';
+}

@@ -1,0 +1,184 @@
+// The BullMQ workers of the inbound side: deliveries, spool cleanup, the
+// recipients' own pins, operator pin releases and DeleteMail. One call
+// starts them all; `close()` stops taking jobs and waits for running ones.
+import type { Connection, Keypair } from '@solana/web3.js';
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Pinner } from '../pinning/types.ts';
+import type { BlobStore } from '../src/blobs/blob-store.ts';
+import type { Logger } from '../src/log.ts';
+import type { PipelineMetrics } from '../src/metrics/types.ts';
+import type { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
+import { deliveryBackoff } from './backoff.ts';
+import { closeEmailAccount, releaseOperatorPin, removeSpool } from './cleanup.ts';
+import {
+  type DeleteMailJobData,
+  type DeliverJobData,
+  type OutboundJobData,
+  QUEUE_DELETE_MAIL,
+  QUEUE_DELIVER,
+  QUEUE_OUTBOUND,
+  QUEUE_RECIPIENT_PIN,
+  QUEUE_SPOOL,
+  QUEUE_UNPIN,
+  type RecipientPinJobData,
+  type SpoolJobData,
+  type UnpinJobData,
+} from './jobs.ts';
+import { type PipelineDeps, processDeliverJob } from './pipeline.ts';
+import { pinForRecipient } from './recipient-pin.ts';
+import type { ReaderKey } from './stages/seal.ts';
+
+export interface InboundWorkerOptions {
+  /** A connection factory: BullMQ workers each need their own blocking connection. */
+  redis: () => Redis;
+  prefix: string;
+  connection: Connection;
+  programId: string;
+  authority: Keypair;
+  blobs: BlobStore;
+  operatorPin: Pinner;
+  messages: MessagesRepo;
+  accounts: AccountsRepo;
+  credentialKey: Uint8Array;
+  localDomains: string[];
+  hostname: string;
+  logger: Logger;
+  concurrency?: number;
+  recipientPinTimeoutMs?: number;
+  pinTimeoutMs?: number;
+  confirmTimeoutMs?: number;
+  readerKeys?: (wallet: string) => Promise<ReaderKey[]>;
+  afterStore?: PipelineDeps['afterStore'];
+  recipientPinner?: Parameters<typeof pinForRecipient>[0]['pinnerFor'];
+  /** Stage latencies, deliveries and pin failures for /metrics. */
+  metrics?: PipelineMetrics;
+}
+
+export interface InboundWorkers {
+  deliver: Worker<DeliverJobData>;
+  close(): Promise<void>;
+}
+
+export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<InboundWorkers> {
+  const log = opts.logger.child({ component: 'pipeline' });
+  const connections: Redis[] = [];
+  const conn = () => {
+    const c = opts.redis();
+    connections.push(c);
+    return c;
+  };
+  const shared = conn();
+  const recipientPins = new Queue<RecipientPinJobData>(QUEUE_RECIPIENT_PIN, {
+    connection: shared,
+    prefix: opts.prefix,
+  });
+  const outbound = new Queue<OutboundJobData>(QUEUE_OUTBOUND, { connection: shared, prefix: opts.prefix });
+  const deps: PipelineDeps = {
+    connection: opts.connection,
+    programId: opts.programId,
+    authority: opts.authority,
+    redis: shared,
+    prefix: opts.prefix,
+    blobs: opts.blobs,
+    operatorPin: opts.operatorPin,
+    messages: opts.messages,
+    accounts: opts.accounts,
+    recipientPins,
+    outbound,
+    localDomains: opts.localDomains,
+    hostname: opts.hostname,
+    logger: log,
+    readerKeys: opts.readerKeys,
+    afterStore: opts.afterStore,
+    pinTimeoutMs: opts.pinTimeoutMs,
+    confirmTimeoutMs: opts.confirmTimeoutMs,
+    metrics: opts.metrics,
+  };
+  // A crashed worker's jobs are picked up again within seconds, and however
+  // often a job is interrupted it is retried (stages resume), never failed
+  // for stalling.
+  const common = {
+    prefix: opts.prefix,
+    autorun: true,
+    lockDuration: 15_000,
+    stalledInterval: 5_000,
+    maxStalledCount: 1_000_000,
+  } as const;
+
+  const deliver = new Worker<DeliverJobData>(
+    QUEUE_DELIVER,
+    (job, token) => processDeliverJob(deps, job, token),
+    {
+      ...common,
+      connection: conn(),
+      concurrency: opts.concurrency ?? 32,
+      settings: { backoffStrategy: deliveryBackoff },
+    },
+  );
+  const spool = new Worker<SpoolJobData>(QUEUE_SPOOL, (job) => removeSpool(opts.blobs, job.data), {
+    ...common,
+    connection: conn(),
+    concurrency: 8,
+  });
+  const recipient = new Worker<RecipientPinJobData>(
+    QUEUE_RECIPIENT_PIN,
+    (job) =>
+      pinForRecipient(
+        {
+          accounts: opts.accounts,
+          blobs: opts.blobs,
+          credentialKey: opts.credentialKey,
+          logger: log,
+          timeoutMs: opts.recipientPinTimeoutMs ?? 30_000,
+          pinnerFor: opts.recipientPinner,
+        },
+        job.data,
+      ),
+    { ...common, connection: conn(), concurrency: 8 },
+  );
+  recipient.on('failed', (job, err) => {
+    // Logged and dropped: a recipient's provider never affects delivery.
+    log.warn({ msgid: job?.data.msgid, wallet: job?.data.wallet, err: err.message }, 'recipient pin failed');
+    opts.metrics?.recipientPinFailed();
+  });
+  deliver.on('completed', () => opts.metrics?.delivery('delivered'));
+  deliver.on('failed', (job, err) => {
+    // Counted once, when the job is given up (bounced), not on every retried attempt.
+    if (err instanceof UnrecoverableError || (job && job.attemptsMade >= (job.opts.attempts ?? 1)))
+      opts.metrics?.delivery('failed');
+  });
+  const unpin = new Worker<UnpinJobData>(
+    QUEUE_UNPIN,
+    (job) => releaseOperatorPin(opts.operatorPin, job.data),
+    {
+      ...common,
+      connection: conn(),
+      concurrency: 4,
+    },
+  );
+  const deleteMail = new Worker<DeleteMailJobData>(
+    QUEUE_DELETE_MAIL,
+    (job) =>
+      closeEmailAccount(
+        { connection: opts.connection, programId: opts.programId, authority: opts.authority },
+        job.data,
+      ),
+    { ...common, connection: conn(), concurrency: 4 },
+  );
+  const workers = [deliver, spool, recipient, unpin, deleteMail];
+  for (const w of workers) {
+    w.on('error', (err) => log.warn({ queue: w.name, err: err.message }, 'worker error'));
+  }
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+
+  return {
+    deliver,
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      await recipientPins.close();
+      await outbound.close();
+      await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
+    },
+  };
+}

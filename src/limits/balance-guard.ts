@@ -1,0 +1,115 @@
+// The authority balance guard. Every relayed message costs the domain
+// authority a SendMail fee and an Email account's rent, so the MX stops
+// taking new mail (4xx, the sender retries later) while the authority's
+// balance is below `[chain] min_authority_lamports`. The balance is read by a
+// poller every few seconds and cached, so MAIL FROM never waits on the chain.
+//
+// An unknown balance (no successful read yet, or the last one is stale)
+// does not defer mail: the pipeline re-checks on chain and retries, and an
+// RPC hiccup must not turn into a mail outage. Only a known low balance does.
+import type { Logger } from '../log.ts';
+import type { CostGuardMetrics } from './metrics.ts';
+
+export interface BalanceGuardOptions {
+  /** Reads the authority's balance in lamports (production: Connection.getBalance). */
+  read: () => Promise<number>;
+  /** Floor; 0 turns deferral off (the balance is still polled for the metric). */
+  minLamports: number;
+  intervalMs: number;
+  logger: Logger;
+  metrics?: CostGuardMetrics;
+  /** A read older than this counts as unknown; default 12 intervals (at least 60 s). */
+  staleMs?: number;
+  now?: () => number;
+}
+
+export type BalanceCheck = { ok: true } | { ok: false; lamports: number; minLamports: number };
+
+export class BalanceGuard {
+  private lamports: number | undefined;
+  private readAt = 0;
+  private low = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private inFlight: Promise<void> | undefined;
+  private readonly now: () => number;
+  private readonly staleMs: number;
+  private readonly log: Logger;
+
+  constructor(private readonly opts: BalanceGuardOptions) {
+    this.now = opts.now ?? Date.now;
+    this.staleMs = opts.staleMs ?? Math.max(60_000, opts.intervalMs * 12);
+    this.log = opts.logger.child({ component: 'balance-guard' });
+  }
+
+  /**
+   * Reads once (so the first MAIL FROM already sees a balance; a slow RPC
+   * delays start-up by one interval at most), then polls.
+   */
+  async start(): Promise<void> {
+    let wait: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.refresh(),
+      new Promise<void>((resolve) => {
+        wait = setTimeout(resolve, this.opts.intervalMs);
+      }),
+    ]);
+    clearTimeout(wait);
+    this.timer = setInterval(() => void this.refresh(), this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One read; concurrent callers share it. Never throws (a failed read is logged and counted). */
+  refresh(): Promise<void> {
+    this.inFlight ??= this.readOnce().finally(() => {
+      this.inFlight = undefined;
+    });
+    return this.inFlight;
+  }
+
+  /** The cached verdict for a new transaction. */
+  check(): BalanceCheck {
+    if (this.opts.minLamports <= 0 || this.lamports === undefined) return { ok: true };
+    if (this.now() - this.readAt > this.staleMs) return { ok: true };
+    if (this.lamports >= this.opts.minLamports) return { ok: true };
+    return { ok: false, lamports: this.lamports, minLamports: this.opts.minLamports };
+  }
+
+  /** The last balance read, if any. */
+  get lastLamports(): number | undefined {
+    return this.lamports;
+  }
+
+  private async readOnce(): Promise<void> {
+    let lamports: number;
+    try {
+      lamports = await this.opts.read();
+    } catch (err) {
+      this.opts.metrics?.balanceReadErrors.inc();
+      this.log.warn({ err: (err as Error).message }, 'could not read the authority balance');
+      return;
+    }
+    this.lamports = lamports;
+    this.readAt = this.now();
+    this.opts.metrics?.balance.set(lamports);
+    const min = this.opts.minLamports;
+    const low = min > 0 && lamports < min;
+    this.opts.metrics?.low.set(low ? 1 : 0);
+    if (low && !this.low) {
+      this.log.error(
+        { alert: 'authority_balance_low', lamports, min_authority_lamports: min },
+        'ALERT: authority balance is below [chain] min_authority_lamports; the MX defers new mail with 451 until it is topped up',
+      );
+    } else if (!low && this.low) {
+      this.log.warn(
+        { alert: 'authority_balance_recovered', lamports, min_authority_lamports: min },
+        'authority balance is back above [chain] min_authority_lamports; the MX accepts mail again',
+      );
+    }
+    this.low = low;
+  }
+}

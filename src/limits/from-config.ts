@@ -1,0 +1,50 @@
+// Builds the MX's cost guard from the config: the publication windows of
+// `[limits]` on the MX's Redis connection and the balance guard polling the
+// authority's balance against `[chain] min_authority_lamports`.
+import type { Connection, PublicKey } from '@solana/web3.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/index.ts';
+import type { Logger } from '../log.ts';
+import { BalanceGuard } from './balance-guard.ts';
+import { CostGuard, publicationLimitsFromConfig } from './cost-guard.ts';
+import { costGuardMetrics, type MetricsRegistry } from './metrics.ts';
+
+export interface CostGuardParts {
+  config: Config;
+  redis: Redis;
+  connection: Connection;
+  authority: PublicKey;
+  /** Resolves local sender aliases (the MX's cached chain view). */
+  resolveAlias: (normalizedAlias: string) => Promise<string | null>;
+  logger: Logger;
+  metrics: MetricsRegistry;
+}
+
+export interface RunningCostGuard {
+  guard: CostGuard;
+  balance: BalanceGuard;
+  stop(): void;
+}
+
+export async function startCostGuard(parts: CostGuardParts): Promise<RunningCostGuard> {
+  const { config } = parts;
+  const metrics = costGuardMetrics(parts.metrics);
+  const balance = new BalanceGuard({
+    read: () => parts.connection.getBalance(parts.authority, config.chain.commitment),
+    minLamports: config.chain.min_authority_lamports,
+    intervalMs: config.limits.balance_check_secs * 1000,
+    logger: parts.logger,
+    metrics,
+  });
+  await balance.start();
+  const guard = new CostGuard({
+    redis: parts.redis,
+    prefix: config.redis.prefix,
+    limits: publicationLimitsFromConfig(config.limits),
+    localDomains: config.smtp.local_domains,
+    resolveAlias: parts.resolveAlias,
+    balance,
+    metrics,
+  });
+  return { guard, balance, stop: () => balance.stop() };
+}

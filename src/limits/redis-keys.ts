@@ -1,0 +1,110 @@
+// The one place that spells Redis key names outside BullMQ's own queues.
+// Every writer (API rate limits, login and step-up challenges, wallet leases,
+// the chain-publication windows of the cost guard) and the admin sweep that
+// removes a wallet's keys build names here, so a layout change cannot leave
+// keys the sweep no longer finds. Layout: docs/api.md "Redis keys".
+import bs58 from 'bs58';
+
+/** Scopes of rate windows. `wallet` windows belong to one wallet and go with its account. */
+export type RateScope = 'ip' | 'wallet';
+
+function isWallet(value: string): boolean {
+  try {
+    return bs58.decode(value).length === 32;
+  } catch {
+    return false;
+  }
+}
+
+// Glob metacharacters would widen a SCAN pattern beyond one wallet.
+function assertPatternSafe(value: string, what: string): void {
+  if (/[*?[\]\\]/.test(value) || value === '') throw new Error(`${what} is not usable in a key pattern`);
+}
+
+/**
+ * One fixed rate window: `<prefix>:rl:<scope>:<subject>:<bucket>:<window start ms>`.
+ * `bucket` names the limit (e.g. `api`, `auth`) so limits do not share counters.
+ */
+export function rateWindowKey(
+  prefix: string,
+  scope: RateScope,
+  subject: string,
+  bucket: string,
+  windowStart: number,
+): string {
+  return `${prefix}:rl:${scope}:${subject}:${bucket}:${windowStart}`;
+}
+
+/**
+ * A rolling window of one wallet (no window start in the name: the value is
+ * the window's own state, see src/limits/window.ts):
+ * `<prefix>:rl:wallet:<wallet>:<bucket>`. Matches `walletRateWindowPattern`,
+ * so the sweep removes it with the account.
+ */
+export function walletWindowKey(prefix: string, wallet: string, bucket: string): string {
+  return `${prefix}:rl:wallet:${wallet}:${bucket}`;
+}
+
+/** SCAN pattern of every rate window of one wallet. */
+export function walletRateWindowPattern(prefix: string, wallet: string): string {
+  assertPatternSafe(wallet, 'wallet');
+  return `${prefix}:rl:wallet:${wallet}:*`;
+}
+
+/** A lease held on behalf of a wallet: `<prefix>:lease:<wallet>:<name>`. */
+export function walletLeaseKey(prefix: string, wallet: string, name: string): string {
+  return `${prefix}:lease:${wallet}:${name}`;
+}
+
+/** SCAN pattern of every lease of one wallet. */
+export function walletLeasePattern(prefix: string, wallet: string): string {
+  assertPatternSafe(wallet, 'wallet');
+  return `${prefix}:lease:${wallet}:*`;
+}
+
+/**
+ * The form a sender address takes in a publication-window key: the domain is
+ * lowercased without a trailing dot; the local part is kept byte for byte
+ * when it is a base58 wallet (base58 is case-sensitive) and lowercased
+ * otherwise (aliases are case-insensitive).
+ */
+export function normalizeSenderAddress(address: string): string {
+  const at = address.lastIndexOf('@');
+  if (at <= 0 || at === address.length - 1) throw new Error(`not a mail address: ${JSON.stringify(address)}`);
+  const local = address.slice(0, at);
+  const domain = address
+    .slice(at + 1)
+    .toLowerCase()
+    .replace(/\.$/, '');
+  return `${isWallet(local) ? local : local.toLowerCase()}@${domain}`;
+}
+
+/** Per-sender chain-publication window: `<prefix>:pubwin:sender:<normalized address>`. */
+export function senderPublicationWindowKey(prefix: string, address: string): string {
+  return `${prefix}:pubwin:sender:${normalizeSenderAddress(address)}`;
+}
+
+/** The deployment-wide window of null-envelope-sender messages (never swept). */
+export function nullSenderPublicationWindowKey(prefix: string): string {
+  return `${prefix}:pubwin:null`;
+}
+
+/** The deployment-wide window of every chain publication the MX accepts (never swept). */
+export function overallPublicationWindowKey(prefix: string): string {
+  return `${prefix}:pubwin:all`;
+}
+
+/** Pending login challenges of a wallet (sorted set: nonce → expiry ms). */
+export function loginChallengeKey(prefix: string, wallet: string): string {
+  return `${prefix}:auth:login:${wallet}`;
+}
+
+/** The wallet's one outstanding step-up challenge (JSON `{nonce, exp}`). */
+export function stepUpChallengeKey(prefix: string, wallet: string): string {
+  return `${prefix}:auth:stepup:${wallet}`;
+}
+
+/** A per-IP token bucket (e.g. the MX's connection rate): `<prefix>:rl:ip:<ip>:<bucket>`. */
+export function ipBucketKey(prefix: string, ip: string, bucket: string): string {
+  return `${prefix}:rl:ip:${ip}:${bucket}`;
+}

@@ -1,0 +1,102 @@
+// The acceptance step behind the 250: the raw message is fsynced into the
+// spool, then one delivery job per recipient (children of one spool-cleanup
+// parent) is added to Redis in a single atomic flow. Only then does the MX
+// answer 250; any failure before that removes the spool file and answers 4xx.
+import type { FlowJob, FlowProducer } from 'bullmq';
+import { DELIVERY_BACKOFF } from '../../delivery/backoff.ts';
+import {
+  type DeliverJobData,
+  type Envelope,
+  QUEUE_DELIVER,
+  QUEUE_SPOOL,
+  type SpoolJobData,
+} from '../../delivery/jobs.ts';
+import { type BlobStore, BlobTooLargeError } from '../blobs/blob-store.ts';
+import type { ResolvedRecipient } from './recipients.ts';
+import { replies, SmtpReply } from './smtp-error.ts';
+
+export interface AcceptInput {
+  msgid: string;
+  from: string;
+  recipients: ResolvedRecipient[];
+  remoteIp: string;
+  receivedAt: number;
+  source: AsyncIterable<Uint8Array>;
+  maxBytes: number;
+  /** Checks the spooled message before anything is queued; throws an SmtpReply to refuse it. */
+  verify?: (message: Buffer) => Promise<void>;
+  /** Further jobs added in the same atomic step (submission: the outbound job for remote recipients). */
+  alsoQueue?: FlowJob[];
+}
+
+export interface AcceptDeps {
+  blobs: BlobStore;
+  flow: FlowProducer;
+  /** Attempts per delivery job before it is given up (and bounced). */
+  attempts: number;
+  backoffMs: number;
+}
+
+export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promise<{ size: number }> {
+  const spoolKey = `spool/${input.msgid}`;
+  let size: number;
+  try {
+    ({ size } = await deps.blobs.putSpool(input.msgid, input.source, input.maxBytes));
+  } catch (err) {
+    if (err instanceof BlobTooLargeError) throw replies.tooBig(input.maxBytes);
+    if (err instanceof SmtpReply) throw err;
+    throw replies.storageFailed();
+  }
+  if (input.verify) {
+    try {
+      await input.verify(await deps.blobs.read(spoolKey));
+    } catch (err) {
+      await deps.blobs.delete(spoolKey).catch(() => {});
+      throw err;
+    }
+  }
+  try {
+    const parent: SpoolJobData = { msgid: input.msgid, spoolKey };
+    const spoolFlow: FlowJob = {
+      name: 'spool-cleanup',
+      queueName: QUEUE_SPOOL,
+      data: parent,
+      opts: { jobId: input.msgid, removeOnComplete: 1000, removeOnFail: 5000 },
+      children: input.recipients.map((r, i) => {
+        const envelope: Envelope = { from: input.from, to: r.address };
+        const data: DeliverJobData = {
+          msgid: input.msgid,
+          spoolKey,
+          envelope,
+          wallet: r.wallet,
+          form: r.form,
+          receivedAt: input.receivedAt,
+          size,
+          remoteIp: input.remoteIp,
+          stages: {},
+        };
+        return {
+          name: 'deliver',
+          queueName: QUEUE_DELIVER,
+          data,
+          opts: {
+            jobId: `${input.msgid}.${i}`,
+            attempts: deps.attempts,
+            // Capped exponential (delivery/backoff.ts): a chain or pin outage of hours is ridden out.
+            backoff: { type: DELIVERY_BACKOFF, delay: deps.backoffMs },
+            // A recipient that finally fails (and is bounced) must not keep the spool file forever.
+            ignoreDependencyOnFailure: true,
+            removeOnComplete: 1000,
+            removeOnFail: 5000,
+          },
+        };
+      }),
+    };
+    // One MULTI for the spool flow and any extra jobs: all are queued or none.
+    await deps.flow.addBulk([spoolFlow, ...(input.alsoQueue ?? [])]);
+  } catch {
+    await deps.blobs.delete(spoolKey).catch(() => {});
+    throw replies.queueUnavailable();
+  }
+  return { size };
+}

@@ -1,0 +1,338 @@
+// The MX listener: smtp-server configured for inbound mail from the world.
+// It accepts RCPT only for local domains and recipients that resolve on
+// chain, applies the postage gate, and answers 250 only after acceptMessage
+// has the message on disk and its jobs in Redis.
+import { readFileSync } from 'node:fs';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
+import { type CostGuard, type Reservation, senderLabel } from '../limits/cost-guard.ts';
+import { ipBucketKey } from '../limits/redis-keys.ts';
+import type { WindowLimiter } from '../limits/window.ts';
+import type { Logger } from '../log.ts';
+import { newMessageId, withContext } from '../log.ts';
+import type { SmtpMetrics, SmtpPhase } from '../metrics/types.ts';
+import { type AcceptDeps, acceptMessage } from './accept.ts';
+import type { ChainView } from './chain-view.ts';
+import { closeSmtp, listenSmtp } from './listen.ts';
+import { checkedChunks } from './message-checks.ts';
+import { postageGate, type RecipientPolicy, type ResolvedRecipient, resolveRecipient } from './recipients.ts';
+import type { SenderAuth, SenderEvaluation } from './sender-auth.ts';
+import { replies, SmtpReply, toSmtpReply } from './smtp-error.ts';
+
+export interface MxOptions {
+  host: string;
+  port: number;
+  hostname: string;
+  policy: RecipientPolicy;
+  maxMessageBytes: number;
+  maxRecipients: number;
+  maxConnectionsPerIp: number;
+  socketTimeoutMs: number;
+  tls?: { certFile: string; keyFile: string };
+  chain: ChainView;
+  accept: AcceptDeps;
+  logger: Logger;
+  /** Per-IP connection rate (shared through Redis by every MX); absent means none. */
+  connectionRate?: { limiter: WindowLimiter; prefix: string; perMinute: number };
+  /** SPF / dmarc-lite checks; absent means none. */
+  senderAuth?: SenderAuth;
+  /** Receives every sender evaluation (stored with its source IP, pruned by retention). */
+  onEvaluation?: (e: SenderEvaluation) => void;
+  /** How to buy stamps, shown in the gated-first-contact reply. */
+  stampHelpUrl?: string;
+  /** Chain-publication windows and the authority balance floor (docs/cost-guard.md); absent means none. */
+  costGuard?: CostGuard;
+  /** Replies by phase and code, and the accept latency, for /metrics. */
+  metrics?: SmtpMetrics;
+  now?: () => number;
+}
+
+export interface MxServer {
+  port: number;
+  /** Stops accepting, lets sessions finish for `drainMs`, then closes the rest with 421. */
+  close(drainMs?: number): Promise<void>;
+}
+
+interface SessionState {
+  msgid: string;
+  recipients: ResolvedRecipient[];
+  spf?: string;
+  /** Cost-guard units held for this transaction's recipients: kept by the 250, refunded otherwise. */
+  reservations?: Reservation[];
+}
+
+export async function startMx(opts: MxOptions): Promise<MxServer> {
+  const now = opts.now ?? Date.now;
+  const perIp = new Map<string, number>();
+  const counted = new WeakSet<SMTPServerSession>();
+  const state = new WeakMap<SMTPServerSession, SessionState>();
+  let closing = false;
+  const log = opts.logger.child({ component: 'mx' });
+
+  const sessionState = (session: SMTPServerSession): SessionState => {
+    let s = state.get(session);
+    if (!s) {
+      s = { msgid: newMessageId(), recipients: [] };
+      state.set(session, s);
+    }
+    return s;
+  };
+
+  const tls = opts.tls
+    ? { key: readFileSync(opts.tls.keyFile), cert: readFileSync(opts.tls.certFile) }
+    : undefined;
+
+  const server = new SMTPServer({
+    name: opts.hostname,
+    banner: 'Sealpost ESMTP',
+    size: opts.maxMessageBytes,
+    rejectOversized: true,
+    authOptional: true,
+    disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    hideSTARTTLS: !tls,
+    ...(tls ?? {}),
+    disableReverseLookup: true,
+    socketTimeout: opts.socketTimeoutMs,
+    closeTimeout: 5000,
+    logger: false,
+
+    onConnect(session, done) {
+      const callback = (reply?: SmtpReply) => {
+        opts.metrics?.reply('connect', reply ? reply.responseCode : 220);
+        done(reply);
+      };
+      if (closing) return callback(replies.shuttingDown());
+      const ip = session.remoteAddress;
+      const count = (perIp.get(ip) ?? 0) + 1;
+      if (count > opts.maxConnectionsPerIp) return callback(replies.tooManyConnections());
+      perIp.set(ip, count);
+      counted.add(session);
+      const rate = opts.connectionRate;
+      if (!rate || rate.perMinute <= 0) return callback();
+      rate.limiter
+        .take([{ key: ipBucketKey(rate.prefix, ip, 'mx-connect'), limit: rate.perMinute, windowMs: 60_000 }])
+        .then((r) => callback(r.ok ? undefined : replies.tooManyConnections()))
+        // Redis trouble must not close the door: acceptance answers 4xx on its own if Redis is gone.
+        .catch(() => callback());
+    },
+
+    onClose(session) {
+      // Only sessions that were counted at connect give their place back.
+      if (counted.delete(session)) {
+        const ip = session.remoteAddress;
+        const count = (perIp.get(ip) ?? 1) - 1;
+        if (count <= 0) perIp.delete(ip);
+        else perIp.set(ip, count);
+      }
+      releaseReservations(state.get(session));
+      state.delete(session);
+    },
+
+    onMailFrom(address, session, done) {
+      const callback = (reply?: SmtpReply) => done(tally('mail', reply));
+      // A new transaction on the same connection gets a fresh message id.
+      releaseReservations(state.get(session));
+      const s: SessionState = { msgid: newMessageId(), recipients: [] };
+      state.set(session, s);
+      const balance = opts.costGuard?.checkBalance();
+      if (balance && !balance.ok) {
+        log.info({ lamports: balance.lamports }, 'new mail deferred: authority balance low');
+        return callback(new SmtpReply(451, '4.3.2', 'Not accepting new mail now, try again later'));
+      }
+      const auth = opts.senderAuth;
+      if (!auth || auth.mode === 'none') return callback();
+      const input = {
+        ip: session.remoteAddress,
+        helo: session.hostNameAppearsAs ?? '',
+        mailFrom: address.address,
+      };
+      auth
+        .checkMailFrom(input)
+        .then((outcome) => {
+          s.spf = outcome.result;
+          if (outcome.reply) {
+            record(input, { spf: outcome.result, disposition: outcome.reply.temporary ? 'defer' : 'reject' });
+            return callback(outcome.reply);
+          }
+          if (auth.mode === 'spf') record(input, { spf: outcome.result, disposition: 'accept' });
+          callback();
+        })
+        .catch((err: Error) => {
+          log.warn({ err: err.message }, 'SPF check failed');
+          callback(new SmtpReply(451, '4.7.24', 'Temporary SPF validation error, try again later'));
+        });
+    },
+
+    onRcptTo(address: SMTPServerAddress, session, done) {
+      const callback = (reply?: SmtpReply) => done(tally('rcpt', reply));
+      const s = sessionState(session);
+      if (s.recipients.length >= opts.maxRecipients)
+        return callback(replies.tooManyRecipients(opts.maxRecipients));
+      const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+      rcpt(address.address, from)
+        .then(async (recipient) => {
+          const guard = opts.costGuard;
+          if (guard) {
+            const held = await guard.reserve(from, recipient.wallet);
+            if (!held.ok) {
+              const reason = `cost guard: ${held.reason} window full (${held.key}), sender ${senderLabel(from)}`;
+              throw Object.assign(replies.rateLimited(held.retryAfterSecs), { reason });
+            }
+            s.reservations = [...(s.reservations ?? []), held.reservation];
+          }
+          s.recipients.push(recipient);
+          callback();
+        })
+        .catch((err) => {
+          const reply = toSmtpReply(err);
+          withContext(log, { msgid: s.msgid }).info(
+            { rcpt: address.address, code: reply.responseCode, reason: reply.reason ?? reply.message },
+            'recipient refused',
+          );
+          callback(reply);
+        });
+    },
+
+    onData(stream, session, done) {
+      const dataEnd = { at: 0 };
+      stream.once('end', () => {
+        dataEnd.at = performance.now();
+      });
+      const callback = (reply: SmtpReply | null, text?: string) => {
+        tally('data', reply ?? undefined);
+        if (!reply) opts.metrics?.accepted((performance.now() - (dataEnd.at || performance.now())) / 1000);
+        done(reply, text);
+      };
+      const s = sessionState(session);
+      const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+      const mlog = withContext(log, { msgid: s.msgid });
+      if (s.recipients.length === 0) {
+        stream.resume();
+        stream.once('end', () => callback(replies.noRecipients()));
+        return;
+      }
+      acceptMessage(opts.accept, {
+        msgid: s.msgid,
+        from,
+        recipients: s.recipients,
+        remoteIp: session.remoteAddress,
+        receivedAt: now(),
+        verify: dmarcCheck(session, s, from),
+        // Stopping early (too big, disk error) must not destroy the SMTP data
+        // stream: it has to run to the end of DATA before the reply is sent.
+        source: checkedChunks(stream.iterator({ destroyOnReturn: false })),
+        maxBytes: opts.maxMessageBytes,
+      })
+        .then(({ size }) => {
+          if (stream.sizeExceeded) throw replies.tooBig(opts.maxMessageBytes);
+          mlog.info({ from, rcpts: s.recipients.map((r) => r.address), size }, 'message accepted');
+          // The 250 commits the cost-guard units taken at RCPT.
+          s.reservations = undefined;
+          callback(null, `2.0.0 Ok: queued as ${s.msgid}`);
+        })
+        .catch((err) => {
+          // Drain whatever the client still sends so the reply lands after DATA ends.
+          stream.resume();
+          releaseReservations(s);
+          const reply = toSmtpReply(err);
+          mlog.warn({ code: reply.responseCode, reason: reply.reason ?? reply.message }, 'message refused');
+          if (stream.readableEnded) callback(reply);
+          else stream.once('end', () => callback(reply));
+        });
+    },
+  });
+
+  /** Counts a reply (none: the 250 the callback sends) by its phase and code, and passes it on. */
+  function tally(phase: SmtpPhase, reply: SmtpReply | undefined): SmtpReply | undefined {
+    opts.metrics?.reply(phase, reply ? reply.responseCode : 250);
+    return reply;
+  }
+
+  /** Refunds the units of a transaction that ends without a 250. */
+  function releaseReservations(s: SessionState | undefined): void {
+    const held = s?.reservations;
+    if (!s || !held?.length || !opts.costGuard) return;
+    s.reservations = undefined;
+    opts.costGuard
+      .release(held)
+      .catch((err: Error) => log.warn({ err: err.message }, 'could not refund cost-guard windows'));
+  }
+
+  function record(
+    input: { ip: string; helo: string; mailFrom: string },
+    rest: Omit<SenderEvaluation, 'at' | 'sourceIp' | 'helo' | 'mailFrom'>,
+  ): void {
+    opts.onEvaluation?.({
+      at: now(),
+      sourceIp: input.ip,
+      helo: input.helo,
+      mailFrom: input.mailFrom,
+      ...rest,
+    });
+  }
+
+  /** dmarc-lite: evaluated on the spooled bytes before any job is queued. */
+  function dmarcCheck(session: SMTPServerSession, s: SessionState, from: string) {
+    const auth = opts.senderAuth;
+    if (auth?.mode !== 'dmarc-lite') return undefined;
+    return async (message: Buffer) => {
+      const input = { ip: session.remoteAddress, helo: session.hostNameAppearsAs ?? '', mailFrom: from };
+      let result: Awaited<ReturnType<SenderAuth['checkMessage']>>;
+      try {
+        result = await auth.checkMessage({ ...input, message });
+      } catch (err) {
+        throw Object.assign(
+          new SmtpReply(451, '4.7.5', 'Temporary sender verification failure, try again later'),
+          {
+            reason: (err as Error).message,
+          },
+        );
+      }
+      record(input, {
+        spf: s.spf ?? 'none',
+        ...result.evaluation,
+        disposition: result.reply ? 'reject' : 'accept',
+      });
+      if (result.reply) throw result.reply;
+    };
+  }
+
+  async function rcpt(address: string, from: string): Promise<ResolvedRecipient> {
+    let resolved: Awaited<ReturnType<typeof resolveRecipient>>;
+    let gate: Awaited<ReturnType<typeof postageGate>>;
+    try {
+      resolved = await resolveRecipient(address, opts.policy, opts.chain);
+      if (!resolved.ok) {
+        if (resolved.reason === 'not-local') throw replies.relayDenied();
+        if (resolved.reason === 'bad-address') throw replies.badAddress(resolved.detail ?? 'invalid');
+        throw replies.noSuchUser();
+      }
+      gate = await postageGate(from, resolved.recipient, opts.chain);
+    } catch (err) {
+      if (err instanceof SmtpReply) throw err;
+      throw Object.assign(replies.lookupFailed(), { reason: (err as Error).message });
+    }
+    if (!gate.ok) {
+      const help = opts.stampHelpUrl ? ` See ${opts.stampHelpUrl}` : '';
+      throw new SmtpReply(
+        550,
+        '5.7.1',
+        `Recipient ${resolved.recipient.wallet} asks first-contact senders for postage of ${gate.requiredPostage} lamports per message: ` +
+          `buy a stamp toward this wallet (BuyStamps, or AddStamps for blake3 of your sender address) and send again.${help}`,
+        'postage required',
+      );
+    }
+    return resolved.recipient;
+  }
+
+  server.on('error', (err) => log.warn({ err: err.message }, 'smtp error'));
+  const port = await listenSmtp(server, opts.host, opts.port);
+  log.info({ host: opts.host, port, tls: Boolean(tls) }, 'MX listening');
+
+  return {
+    port,
+    async close(drainMs = 5000) {
+      closing = true;
+      await closeSmtp(server, drainMs);
+    },
+  };
+}

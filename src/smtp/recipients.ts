@@ -1,0 +1,102 @@
+// RCPT TO: which wallet an address names, and whether the postage gate lets
+// this sender reach it. Returns results; the SMTP edge turns them into replies.
+import { fromHash, isBase58Key, isNormalizedAlias } from '../../chain/index.ts';
+import type { ChainView } from './chain-view.ts';
+
+export type AddressForm = 'wallet' | 'alias' | 'postmaster';
+
+export interface ResolvedRecipient {
+  /** The address as given in RCPT TO. */
+  address: string;
+  wallet: string;
+  form: AddressForm;
+  /** The postmaster wallet is exempt from the postage gate. */
+  exempt: boolean;
+}
+
+export type ResolveResult =
+  | { ok: true; recipient: ResolvedRecipient }
+  | { ok: false; reason: 'not-local' | 'unknown' | 'bad-address'; detail?: string };
+
+export interface RecipientPolicy {
+  localDomains: string[];
+  postmasterWallet?: string;
+}
+
+function splitAddress(address: string): { local: string; domain: string } | null {
+  const at = address.lastIndexOf('@');
+  if (at < 0) return address ? { local: address, domain: '' } : null;
+  const local = address.slice(0, at);
+  const domain = address
+    .slice(at + 1)
+    .toLowerCase()
+    .replace(/\.$/, '');
+  if (!local || !domain) return null;
+  return { local, domain };
+}
+
+export async function resolveRecipient(
+  address: string,
+  policy: RecipientPolicy,
+  chain: ChainView,
+): Promise<ResolveResult> {
+  const parts = splitAddress(address);
+  if (!parts) return { ok: false, reason: 'bad-address', detail: 'expected local@domain' };
+  const { local, domain } = parts;
+  // RFC 5321 4.5.1: "postmaster" without a domain must be accepted.
+  const isLocalDomain =
+    domain === '' ? local.toLowerCase() === 'postmaster' : policy.localDomains.includes(domain);
+  if (!isLocalDomain) return { ok: false, reason: 'not-local' };
+
+  if (local.toLowerCase() === 'postmaster') {
+    if (!policy.postmasterWallet) return { ok: false, reason: 'unknown' };
+    return {
+      ok: true,
+      recipient: { address, wallet: policy.postmasterWallet, form: 'postmaster', exempt: true },
+    };
+  }
+
+  // A wallet address keeps its case (base58 is case-sensitive).
+  if (isBase58Key(local)) {
+    const mailbox = await chain.mailbox(local);
+    if (!mailbox) return { ok: false, reason: 'unknown' };
+    return {
+      ok: true,
+      recipient: { address, wallet: local, form: 'wallet', exempt: local === policy.postmasterWallet },
+    };
+  }
+
+  const alias = local.toLowerCase();
+  if (!isNormalizedAlias(alias)) return { ok: false, reason: 'unknown' };
+  const wallet = await chain.alias(alias);
+  if (!wallet || !(await chain.mailbox(wallet))) return { ok: false, reason: 'unknown' };
+  return {
+    ok: true,
+    recipient: { address, wallet, form: 'alias', exempt: wallet === policy.postmasterWallet },
+  };
+}
+
+export type GateResult = { ok: true; postage: bigint } | { ok: false; requiredPostage: bigint };
+
+/**
+ * The postage gate of docs/protocol.md's SendMail rule, read from the chain:
+ * free for an open mailbox with no frombox, for an allowlisted sender
+ * (frombox with required_postage 0), or when a stamp is available.
+ */
+export async function postageGate(
+  envelopeFrom: string,
+  recipient: ResolvedRecipient,
+  chain: ChainView,
+): Promise<GateResult> {
+  if (recipient.exempt) return { ok: true, postage: 0n };
+  const mailbox = await chain.mailbox(recipient.wallet);
+  if (!mailbox) return { ok: false, requiredPostage: 0n };
+  const box = await chain.frombox(fromHash(envelopeFrom), recipient.wallet);
+  if (!box)
+    return mailbox.defaultPostage === 0n
+      ? { ok: true, postage: 0n }
+      : { ok: false, requiredPostage: mailbox.defaultPostage };
+  if (box.requiredPostage === 0n) return { ok: true, postage: 0n };
+  if (box.stamps > 0n) return { ok: true, postage: box.requiredPostage };
+  return { ok: false, requiredPostage: box.requiredPostage };
+}

@@ -1,0 +1,316 @@
+// The operator's mail store: mailboxes, delivered copies and their
+// per-reader wraps. Rows point at sealed bytes in the blob store; no
+// plaintext ever reaches this layer. Delivery is idempotent per copy id so a
+// retried pipeline job never stores a message twice.
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import { newSortableId } from '../log.ts';
+import type { Database, MailboxesTable, MessagesTable } from './types.ts';
+import { toBool } from './types.ts';
+
+export const INBOX = 'INBOX';
+
+export interface Mailbox {
+  id: string;
+  wallet: string;
+  name: string;
+  uidValidity: number;
+  uidNext: number;
+  createdAt: number;
+}
+
+export interface StoredMessage {
+  id: string;
+  wallet: string;
+  mailboxId: string;
+  uid: number;
+  blobKey: string;
+  size: number;
+  receivedAt: number;
+  cid: string | null;
+  pinnedByOperator: boolean;
+  chainIndex: string | null;
+  emailAddress: string | null;
+  txSignature: string | null;
+  publishedByUs: boolean;
+  flags: string[];
+  deletedAt: number | null;
+}
+
+export interface DeliveredCopy {
+  id: string;
+  wallet: string;
+  blobKey: string;
+  size: number;
+  receivedAt: number;
+  cid: string | null;
+  pinnedByOperator: boolean;
+  chainIndex: string | null;
+  emailAddress: string | null;
+  txSignature: string | null;
+  publishedByUs: boolean;
+  /** Wraps for operator-kept readers (base64), stored in the same transaction. */
+  wraps?: { readerId: string; wrap: string }[];
+}
+
+export interface ReaderWrap {
+  messageId: string;
+  readerId: string;
+  wallet: string;
+  wrap: string;
+  createdAt: number;
+}
+
+export function toMailbox(row: Selectable<MailboxesTable>): Mailbox {
+  return {
+    id: row.id,
+    wallet: row.wallet,
+    name: row.name,
+    uidValidity: Number(row.uid_validity),
+    uidNext: Number(row.uid_next),
+    createdAt: Number(row.created_at),
+  };
+}
+
+export function toMessage(row: Selectable<MessagesTable>): StoredMessage {
+  return {
+    id: row.id,
+    wallet: row.wallet,
+    mailboxId: row.mailbox_id,
+    uid: Number(row.uid),
+    blobKey: row.blob_key,
+    size: Number(row.size),
+    receivedAt: Number(row.received_at),
+    cid: row.cid,
+    pinnedByOperator: toBool(row.pinned_by_operator),
+    chainIndex: row.chain_index,
+    emailAddress: row.email_address,
+    txSignature: row.tx_signature,
+    publishedByUs: toBool(row.published_by_us),
+    flags: JSON.parse(row.flags) as string[],
+    deletedAt: row.deleted_at === null ? null : Number(row.deleted_at),
+  };
+}
+
+export class MessagesRepo {
+  private readonly db: Kysely<Database>;
+  private readonly now: () => number;
+
+  constructor(db: Kysely<Database>, opts: { now?: () => number } = {}) {
+    this.db = db;
+    this.now = opts.now ?? Date.now;
+  }
+
+  private async ensureMailboxIn(trx: Transaction<Database> | Kysely<Database>, wallet: string, name: string) {
+    const at = this.now();
+    await trx
+      .insertInto('mailboxes')
+      .values({
+        id: newSortableId(),
+        wallet,
+        name,
+        uid_validity: Math.floor(at / 1000),
+        uid_next: 1,
+        created_at: at,
+      })
+      .onConflict((oc) => oc.columns(['wallet', 'name']).doNothing())
+      .execute();
+    const row = await trx
+      .selectFrom('mailboxes')
+      .selectAll()
+      .where('wallet', '=', wallet)
+      .where('name', '=', name)
+      .executeTakeFirstOrThrow();
+    return toMailbox(row);
+  }
+
+  /** The named mailbox of an existing account, created when missing. */
+  async ensureMailbox(wallet: string, name = INBOX): Promise<Mailbox> {
+    return this.ensureMailboxIn(this.db, wallet, name);
+  }
+
+  /**
+   * Stores a delivered copy in the wallet's INBOX, creating the account
+   * (source `delivery`) and the mailbox on first delivery. A copy id that
+   * already exists is returned unchanged (`created: false`).
+   */
+  async storeDelivered(copy: DeliveredCopy): Promise<{ created: boolean; message: StoredMessage }> {
+    return this.db.transaction().execute(async (trx) => {
+      const existing = await trx
+        .selectFrom('messages')
+        .selectAll()
+        .where('id', '=', copy.id)
+        .executeTakeFirst();
+      if (existing) return { created: false, message: toMessage(existing) };
+      const at = this.now();
+      await trx
+        .insertInto('accounts')
+        .values({
+          wallet: copy.wallet,
+          created_at: at,
+          updated_at: at,
+          source: 'delivery',
+          mail_password_sealed: null,
+          timezone: null,
+          expose_dnd_schedule: 0,
+          disabled_at: null,
+        })
+        .onConflict((oc) => oc.column('wallet').doNothing())
+        .execute();
+      const mailbox = await this.ensureMailboxIn(trx, copy.wallet, INBOX);
+      const bumped = await trx
+        .updateTable('mailboxes')
+        .set((eb) => ({ uid_next: eb('uid_next', '+', 1) }))
+        .where('id', '=', mailbox.id)
+        .returning('uid_next')
+        .executeTakeFirstOrThrow();
+      const uid = Number(bumped.uid_next) - 1;
+      await trx
+        .insertInto('messages')
+        .values({
+          id: copy.id,
+          wallet: copy.wallet,
+          mailbox_id: mailbox.id,
+          uid,
+          blob_key: copy.blobKey,
+          size: copy.size,
+          received_at: copy.receivedAt,
+          cid: copy.cid,
+          pinned_by_operator: copy.pinnedByOperator ? 1 : 0,
+          chain_index: copy.chainIndex,
+          email_address: copy.emailAddress,
+          tx_signature: copy.txSignature,
+          published_by_us: copy.publishedByUs ? 1 : 0,
+          flags: '[]',
+          deleted_at: null,
+        })
+        .execute();
+      for (const w of copy.wraps ?? []) {
+        await trx
+          .insertInto('reader_wraps')
+          .values({
+            message_id: copy.id,
+            reader_id: w.readerId,
+            wallet: copy.wallet,
+            wrap: w.wrap,
+            created_at: at,
+          })
+          .execute();
+      }
+      const row = await trx
+        .selectFrom('messages')
+        .selectAll()
+        .where('id', '=', copy.id)
+        .executeTakeFirstOrThrow();
+      return { created: true, message: toMessage(row) };
+    });
+  }
+
+  async get(id: string): Promise<StoredMessage | undefined> {
+    const row = await this.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toMessage(row) : undefined;
+  }
+
+  async listMailboxes(wallet: string): Promise<Mailbox[]> {
+    const rows = await this.db
+      .selectFrom('mailboxes')
+      .selectAll()
+      .where('wallet', '=', wallet)
+      .orderBy('name')
+      .execute();
+    return rows.map(toMailbox);
+  }
+
+  /** Messages of a mailbox in UID order; keyset paging with `afterUid`. */
+  async listMessages(
+    mailboxId: string,
+    opts: { afterUid?: number; limit?: number } = {},
+  ): Promise<StoredMessage[]> {
+    const limit = Math.min(Math.max(opts.limit ?? 500, 1), 5000);
+    let q = this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('mailbox_id', '=', mailboxId)
+      .orderBy('uid')
+      .limit(limit);
+    if (opts.afterUid !== undefined) q = q.where('uid', '>', opts.afterUid);
+    return (await q.execute()).map(toMessage);
+  }
+
+  /** Every copy of a wallet (all mailboxes), oldest first; keyset paging by id. */
+  async listForWallet(
+    wallet: string,
+    opts: { after?: string; limit?: number } = {},
+  ): Promise<StoredMessage[]> {
+    const limit = Math.min(Math.max(opts.limit ?? 500, 1), 5000);
+    let q = this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('wallet', '=', wallet)
+      .orderBy('id')
+      .limit(limit);
+    if (opts.after !== undefined) q = q.where('id', '>', opts.after);
+    return (await q.execute()).map(toMessage);
+  }
+
+  async setFlags(id: string, flags: string[]): Promise<boolean> {
+    const r = await this.db
+      .updateTable('messages')
+      .set({ flags: JSON.stringify([...new Set(flags)].sort()) })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Removes one copy and its wraps; returns the removed row (for unpin/DeleteMail follow-ups). */
+  async delete(id: string): Promise<StoredMessage | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!row) return undefined;
+      await trx.deleteFrom('reader_wraps').where('message_id', '=', id).execute();
+      await trx.deleteFrom('messages').where('id', '=', id).execute();
+      return toMessage(row);
+    });
+  }
+
+  async addReaderWrap(messageId: string, wallet: string, readerId: string, wrap: string): Promise<void> {
+    await this.db
+      .insertInto('reader_wraps')
+      .values({ message_id: messageId, reader_id: readerId, wallet, wrap, created_at: this.now() })
+      .onConflict((oc) => oc.columns(['message_id', 'reader_id']).doUpdateSet({ wrap }))
+      .execute();
+  }
+
+  async getReaderWrap(messageId: string, readerId: string): Promise<ReaderWrap | undefined> {
+    const row = await this.db
+      .selectFrom('reader_wraps')
+      .selectAll()
+      .where('message_id', '=', messageId)
+      .where('reader_id', '=', readerId)
+      .executeTakeFirst();
+    return row
+      ? {
+          messageId: row.message_id,
+          readerId: row.reader_id,
+          wallet: row.wallet,
+          wrap: row.wrap,
+          createdAt: Number(row.created_at),
+        }
+      : undefined;
+  }
+
+  /** Deletes every wrap of a wallet (the admin sweep); returns how many went. */
+  async deleteReaderWrapsForWallet(wallet: string): Promise<number> {
+    const r = await this.db.deleteFrom('reader_wraps').where('wallet', '=', wallet).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  /** Deletes every mailbox and copy of a wallet (the admin sweep); returns how many copies went. */
+  async deleteAllForWallet(wallet: string): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('reader_wraps').where('wallet', '=', wallet).execute();
+      const r = await trx.deleteFrom('messages').where('wallet', '=', wallet).executeTakeFirst();
+      await trx.deleteFrom('mailboxes').where('wallet', '=', wallet).execute();
+      return Number(r.numDeletedRows);
+    });
+  }
+}
