@@ -1,0 +1,79 @@
+// Login JWTs: HS256 under the API's signing key, one hour, bound to the
+// wallet (`sub`) and to the account's session epoch (`sep`) so revoking all
+// sessions invalidates every token issued before. Verification pins the
+// algorithm: `none` and any other alg are refused before the signature.
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { ApiError } from '../errors.ts';
+
+export const TOKEN_LIFETIME_SECS = 3600;
+const ISSUER = 'sealpost';
+const AUDIENCE = 'sealpost-api';
+const ALG = 'HS256';
+
+export interface SessionClaims {
+  wallet: string;
+  epoch: number;
+}
+
+/** Verified tokens remembered (by their full text, signature included) to skip repeated HMAC checks. */
+const CACHE_MAX = 10_000;
+
+export class SessionTokens {
+  private readonly verified = new Map<string, SessionClaims & { expMs: number }>();
+
+  constructor(
+    private readonly key: Uint8Array,
+    private readonly now: () => number = Date.now,
+  ) {
+    if (key.length < 32) throw new Error(`JWT signing key must be at least 32 bytes, got ${key.length}`);
+  }
+
+  async issue(wallet: string, epoch: number): Promise<string> {
+    const iat = Math.floor(this.now() / 1000);
+    return new SignJWT({ sep: epoch })
+      .setProtectedHeader({ alg: ALG, typ: 'JWT' })
+      .setSubject(wallet)
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + TOKEN_LIFETIME_SECS)
+      .sign(this.key);
+  }
+
+  /** Verifies signature, algorithm, issuer, audience and expiry; throws a 401 ApiError. */
+  async verify(token: string): Promise<SessionClaims> {
+    const known = this.verified.get(token);
+    if (known && known.expMs > this.now()) return { wallet: known.wallet, epoch: known.epoch };
+    if (known) this.verified.delete(token);
+    return this.verifyFully(token);
+  }
+
+  private async verifyFully(token: string): Promise<SessionClaims> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: [ALG],
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        currentDate: new Date(this.now()),
+        requiredClaims: ['sub', 'exp', 'iat', 'sep'],
+      });
+      if (
+        typeof payload.sub !== 'string' ||
+        typeof payload.sep !== 'number' ||
+        typeof payload.exp !== 'number'
+      ) {
+        throw new ApiError(401, 'invalid_token', 'token claims are malformed');
+      }
+      const claims = { wallet: payload.sub, epoch: payload.sep };
+      if (this.verified.size >= CACHE_MAX) this.verified.clear();
+      this.verified.set(token, { ...claims, expMs: payload.exp * 1000 });
+      return claims;
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      if (err instanceof joseErrors.JWTExpired) {
+        throw new ApiError(401, 'token_expired', 'the token has expired; log in again');
+      }
+      throw new ApiError(401, 'invalid_token', 'the bearer token is not a valid session token');
+    }
+  }
+}

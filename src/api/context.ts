@@ -1,0 +1,59 @@
+// What every route module receives, plus the per-route options that drive
+// authentication, step-up and the OpenAPI document.
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Config } from '../config/types.ts';
+import type { CredentialSealer } from '../crypto/credential-seal.ts';
+import type { AccountsRepo } from '../store/accounts-repo.ts';
+import type { SettingsRepo } from '../store/settings-repo.ts';
+import type { Database } from '../store/types.ts';
+import type { SweepDeps } from './account-sweep.ts';
+import type { AdminAuth } from './auth/admin-auth.ts';
+import type { ChallengeStore } from './auth/challenges.ts';
+import type { SessionTokens } from './auth/session-tokens.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+export interface ApiContext {
+  config: Config;
+  db: Kysely<Database>;
+  redis: Redis;
+  accounts: AccountsRepo;
+  settings: SettingsRepo;
+  sealer: CredentialSealer;
+  tokens: SessionTokens;
+  challenges: ChallengeStore;
+  adminAuth: AdminAuth;
+  limiter: RateLimiter;
+  sweep: SweepDeps;
+  now: () => number;
+}
+
+/** `jwt`: a wallet's login token; `admin`: the admin bearer token; `none`: anonymous. */
+export type AuthMode = 'none' | 'jwt' | 'admin';
+
+export interface RouteDoc {
+  summary: string;
+  description?: string;
+  tags: string[];
+  /** Error statuses the route can answer (documented with the Error schema). */
+  errors: number[];
+  /** A request body schema that is documented but validated by the handler itself. */
+  body?: Record<string, unknown>;
+  /** Responses not described by the route's response schema, e.g. 204 or a stream. */
+  responses?: Record<number, { description: string; contentType?: string; schema?: Record<string, unknown> }>;
+}
+
+export const STEP_UP_HEADER = 'x-sealpost-step-up';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+    /** Needs a fresh step-up proof in the x-sealpost-step-up header. */
+    stepUp?: boolean;
+    doc?: RouteDoc;
+  }
+  interface FastifyRequest {
+    /** The token's wallet on `jwt` routes ('' elsewhere). */
+    wallet: string;
+  }
+}

@@ -1,0 +1,407 @@
+// The server's mail view for the webmail in server mode (docs/webmail.md):
+// the token wallet's own folders and message rows, the sealed bytes of one
+// copy (the page opens them — the server holds only ciphertext, which is
+// also how no_ipfs mail is read), flags, and "compose through the server",
+// which hands the page-built RFC 5322 message to the submission path.
+// A route plugin: `sealpost serve` passes `mailRoutes(deps)` to the API.
+import type { FastifyPluginAsync } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { BlobStore } from '../../blobs/blob-store.ts';
+import type { Config } from '../../config/types.ts';
+import { MessagesRepo, type StoredMessage } from '../../store/messages-repo.ts';
+import type { Store } from '../../store/open-store.ts';
+import type { Database } from '../../store/types.ts';
+import { type ServeParts, submitDepsFromConfig } from '../../submission/from-config.ts';
+import { type SubmitInput, type SubmitResult, submitMessage } from '../../submission/submit.ts';
+import { SubmitError, type SubmitErrorCode } from '../../submission/submit-error.ts';
+import { ApiError } from '../errors.ts';
+
+export interface MailRouteDeps {
+  db: Kysely<Database>;
+  messages: MessagesRepo;
+  blobs: BlobStore;
+  /** `[smtp] local_domains`: the first gives the wallet's address form. */
+  localDomains: string[];
+  /** `[smtp] max_message_bytes`: the largest raw message POST /v1/mail/send takes. */
+  maxMessageBytes: number;
+  /** The submission hand-off (`submitMessage` bound to its deps); absent: sending answers 503. */
+  submit?: (input: SubmitInput) => Promise<SubmitResult>;
+}
+
+const PAGE = 50;
+const FLAG_RE = /^\\?[A-Za-z0-9$_.-]{1,64}$/;
+
+const MESSAGE_ROW = {
+  type: 'object',
+  required: ['id', 'uid', 'received_at', 'size', 'cid', 'email_address', 'flags'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    uid: { type: 'integer' },
+    received_at: { type: 'integer', description: 'unix milliseconds' },
+    size: { type: 'integer', description: 'bytes of the sealed object' },
+    cid: { type: ['string', 'null'], description: 'CIDv1, or the b3: marker of local-only (no_ipfs) mail' },
+    email_address: { type: ['string', 'null'], description: 'the Email account on chain' },
+    flags: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+const ID_PARAMS = {
+  type: 'object',
+  required: ['id'],
+  additionalProperties: false,
+  properties: { id: { type: 'string', minLength: 1, maxLength: 100 } },
+} as const;
+
+function row(m: StoredMessage) {
+  return {
+    id: m.id,
+    uid: m.uid,
+    received_at: m.receivedAt,
+    size: m.size,
+    cid: m.cid,
+    email_address: m.emailAddress,
+    flags: m.flags,
+  };
+}
+
+const SUBMIT_STATUS: Record<SubmitErrorCode, number> = {
+  sender_not_owned: 403,
+  rate_limited: 429,
+  too_big: 413,
+  no_recipients: 400,
+  bad_recipient: 400,
+  postage_required: 402,
+  bad_message: 400,
+  unavailable: 503,
+};
+
+/** SubmitError → the API's error body; the code is kept as is. */
+export function submitErrorToApi(err: SubmitError): ApiError {
+  const headers: Record<string, string> = {};
+  if (err.code === 'rate_limited' && err.detail.retryAfterSecs !== undefined) {
+    headers['retry-after'] = String(err.detail.retryAfterSecs);
+  }
+  return new ApiError(SUBMIT_STATUS[err.code], err.code, err.message, headers);
+}
+
+/**
+ * The plugin as `sealpost serve` mounts it: rows from the store, sealed
+ * bytes from the blob store, and the submission hand-off built from the
+ * same parts the submission listeners use. Without `parts` (a process that
+ * runs no SMTP side) sending answers 503.
+ */
+export function mailRoutesFromConfig(
+  config: Config,
+  store: Store,
+  blobs: BlobStore,
+  parts?: ServeParts,
+): FastifyPluginAsync {
+  const submitDeps = parts ? submitDepsFromConfig(config, parts) : null;
+  return mailRoutes({
+    db: store.db,
+    messages: new MessagesRepo(store.db),
+    blobs,
+    localDomains: config.smtp.local_domains,
+    maxMessageBytes: config.smtp.max_message_bytes,
+    submit: submitDeps ? (input) => submitMessage(submitDeps, input) : undefined,
+  });
+}
+
+function notFound(): ApiError {
+  // The same answer for "no such message" and "someone else's": ids reveal nothing.
+  return new ApiError(404, 'message_not_found', 'no such message in your mailboxes');
+}
+
+export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
+  const ownMessage = async (wallet: string, id: string): Promise<StoredMessage> => {
+    const m = await deps.messages.get(id);
+    if (!m || m.wallet !== wallet || m.deletedAt !== null) throw notFound();
+    return m;
+  };
+
+  return async (app) => {
+    app.get(
+      '/v1/mail/mailboxes',
+      {
+        config: {
+          auth: 'jwt',
+          doc: {
+            summary: "The token wallet's folders on this server, with counts, and its address forms",
+            tags: ['mail'],
+            errors: [401, 429],
+          },
+        },
+        schema: {
+          response: {
+            200: {
+              type: 'object',
+              required: ['addresses', 'mailboxes'],
+              additionalProperties: false,
+              properties: {
+                addresses: { type: 'array', items: { type: 'string' } },
+                mailboxes: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['id', 'name', 'messages', 'unseen'],
+                    additionalProperties: false,
+                    properties: {
+                      id: { type: 'string' },
+                      name: { type: 'string' },
+                      messages: { type: 'integer' },
+                      unseen: { type: 'integer' },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      async (request) => {
+        const wallet = request.wallet;
+        const boxes = await deps.messages.listMailboxes(wallet);
+        const counts = await deps.db
+          .selectFrom('messages')
+          .select(['mailbox_id', 'flags'])
+          .where('wallet', '=', wallet)
+          .where('deleted_at', 'is', null)
+          .execute();
+        const total = new Map<string, number>();
+        const unseen = new Map<string, number>();
+        for (const c of counts) {
+          total.set(c.mailbox_id, (total.get(c.mailbox_id) ?? 0) + 1);
+          if (!(JSON.parse(c.flags) as string[]).includes('\\Seen')) {
+            unseen.set(c.mailbox_id, (unseen.get(c.mailbox_id) ?? 0) + 1);
+          }
+        }
+        return {
+          addresses: deps.localDomains.map((d) => `${wallet}@${d}`),
+          mailboxes: boxes.map((b) => ({
+            id: b.id,
+            name: b.name,
+            messages: total.get(b.id) ?? 0,
+            unseen: unseen.get(b.id) ?? 0,
+          })),
+        };
+      },
+    );
+
+    app.get(
+      '/v1/mail/messages',
+      {
+        config: {
+          auth: 'jwt',
+          doc: {
+            summary: 'Message rows of one of your folders, newest first, a page at a time',
+            description:
+              'Pass next_before as before for the next page. Bodies are sealed: fetch them from /sealed and open them with your key. Search runs in the client over opened messages.',
+            tags: ['mail'],
+            errors: [400, 401, 404, 429],
+          },
+        },
+        schema: {
+          querystring: {
+            type: 'object',
+            required: ['mailbox'],
+            additionalProperties: false,
+            properties: {
+              mailbox: { type: 'string', minLength: 1, maxLength: 100, description: 'folder id or name' },
+              before: { type: 'string', pattern: '^[0-9]{1,15}$', description: 'only UIDs below this' },
+              limit: {
+                type: 'string',
+                pattern: '^[0-9]{1,3}$',
+                description: `1–${PAGE * 4}, default ${PAGE}`,
+              },
+            },
+          },
+          response: {
+            200: {
+              type: 'object',
+              required: ['messages', 'next_before'],
+              additionalProperties: false,
+              properties: {
+                messages: { type: 'array', items: MESSAGE_ROW },
+                next_before: { type: ['integer', 'null'] },
+              },
+            },
+          },
+        },
+      },
+      async (request) => {
+        const q = request.query as { mailbox: string; before?: string; limit?: string };
+        const boxes = await deps.messages.listMailboxes(request.wallet);
+        const box = boxes.find((b) => b.id === q.mailbox) ?? boxes.find((b) => b.name === q.mailbox);
+        if (!box)
+          throw new ApiError(404, 'mailbox_not_found', `you have no folder ${JSON.stringify(q.mailbox)}`);
+        const limit = Math.min(Math.max(Number(q.limit ?? PAGE), 1), PAGE * 4);
+        let query = deps.db
+          .selectFrom('messages')
+          .select('id')
+          .where('mailbox_id', '=', box.id)
+          .where('deleted_at', 'is', null)
+          .orderBy('uid', 'desc')
+          .limit(limit + 1);
+        if (q.before !== undefined) query = query.where('uid', '<', Number(q.before));
+        const ids = (await query.execute()).map((r) => r.id);
+        const page = ids.slice(0, limit);
+        const rows: StoredMessage[] = [];
+        for (const id of page) {
+          const m = await deps.messages.get(id);
+          if (m) rows.push(m);
+        }
+        const last = rows[rows.length - 1];
+        return { messages: rows.map(row), next_before: ids.length > limit && last ? last.uid : null };
+      },
+    );
+
+    app.get(
+      '/v1/mail/messages/:id/sealed',
+      {
+        config: {
+          auth: 'jwt',
+          doc: {
+            summary: 'The sealed bytes of one of your messages (open them in the client)',
+            description: 'Serves no_ipfs (local-only) mail too, which is on no gateway.',
+            tags: ['mail'],
+            errors: [401, 404, 429],
+            responses: {
+              200: {
+                description: 'the sealed object (docs/sealing.md)',
+                contentType: 'application/octet-stream',
+                schema: { type: 'string', format: 'binary' },
+              },
+            },
+          },
+        },
+        schema: { params: ID_PARAMS },
+      },
+      async (request, reply) => {
+        const m = await ownMessage(request.wallet, (request.params as { id: string }).id);
+        if (!(await deps.blobs.exists(m.blobKey))) throw notFound();
+        const bytes = await deps.blobs.read(m.blobKey);
+        return reply
+          .header('content-type', 'application/octet-stream')
+          .header('cache-control', 'private, no-store')
+          .send(bytes);
+      },
+    );
+
+    app.patch(
+      '/v1/mail/messages/:id',
+      {
+        config: {
+          auth: 'jwt',
+          doc: {
+            summary: 'Replace the flags of one of your messages (IMAP flags such as \\Seen)',
+            tags: ['mail'],
+            errors: [400, 401, 404, 415, 429],
+          },
+        },
+        schema: {
+          params: ID_PARAMS,
+          body: {
+            type: 'object',
+            required: ['flags'],
+            additionalProperties: false,
+            properties: {
+              flags: { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 65 } },
+            },
+          },
+          response: { 200: MESSAGE_ROW },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as { id: string };
+        const { flags } = request.body as { flags: string[] };
+        const bad = flags.find((f) => !FLAG_RE.test(f));
+        if (bad !== undefined) {
+          throw new ApiError(400, 'invalid_flag', `body.flags: ${JSON.stringify(bad)} is not an IMAP flag`);
+        }
+        await ownMessage(request.wallet, id);
+        await deps.messages.setFlags(id, flags);
+        return row(await ownMessage(request.wallet, id));
+      },
+    );
+
+    // base64 inflates by 4/3; the JSON wrapper and recipient list need a little more.
+    const sendBodyLimit = Math.ceil((deps.maxMessageBytes * 4) / 3) + 64 * 1024;
+    app.post(
+      '/v1/mail/send',
+      {
+        bodyLimit: sendBodyLimit,
+        config: {
+          auth: 'jwt',
+          doc: {
+            summary: 'Compose through the server: submit a raw RFC 5322 message built in the client',
+            description:
+              'The envelope sender is the wallet address form (`<wallet>@<first local domain>`, or `from` when it is one of yours); the same sender rules, rate windows, DKIM signing and queuing as SMTP submission.',
+            tags: ['mail'],
+            errors: [400, 401, 402, 403, 413, 415, 429, 503],
+            responses: {
+              202: {
+                description: 'queued',
+                schema: {
+                  type: 'object',
+                  required: ['msgid', 'local', 'remote'],
+                  properties: {
+                    msgid: { type: 'string' },
+                    local: { type: 'integer' },
+                    remote: { type: 'integer' },
+                  },
+                },
+              },
+            },
+          },
+        },
+        schema: {
+          body: {
+            type: 'object',
+            required: ['raw', 'to'],
+            additionalProperties: false,
+            properties: {
+              raw: { type: 'string', minLength: 1, description: 'base64 of the exact message bytes' },
+              to: {
+                type: 'array',
+                minItems: 1,
+                maxItems: 1000,
+                items: { type: 'string', minLength: 3, maxLength: 254 },
+              },
+              from: {
+                type: 'string',
+                maxLength: 254,
+                description: 'envelope sender; default your wallet address form',
+              },
+            },
+          },
+        },
+      },
+      async (request, reply) => {
+        if (!deps.submit) {
+          throw new ApiError(
+            503,
+            'submission_unavailable',
+            'this server does not accept mail from the webmail',
+          );
+        }
+        const body = request.body as { raw: string; to: string[]; from?: string };
+        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body.raw) || body.raw.length % 4 !== 0) {
+          throw new ApiError(400, 'invalid_request', 'body.raw must be base64');
+        }
+        const raw = Buffer.from(body.raw, 'base64');
+        const domain = deps.localDomains[0];
+        const envelopeFrom = body.from ?? (domain ? `${request.wallet}@${domain}` : '');
+        if (envelopeFrom === '')
+          throw new ApiError(503, 'submission_unavailable', 'no local domain is configured');
+        try {
+          const out = await deps.submit({ wallet: request.wallet, raw, envelopeFrom, recipients: body.to });
+          return reply.code(202).send(out);
+        } catch (err) {
+          if (err instanceof SubmitError) throw submitErrorToApi(err);
+          throw err;
+        }
+      },
+    );
+  };
+}

@@ -1,0 +1,219 @@
+// The account API: Fastify under /v1, JSON only. buildApi assembles the app
+// from its dependencies (store, Redis, keys, clock, randomness) so tests and
+// `sealpost serve` share one code path; startApiServer listens on it.
+// Extra route plugins (e.g. GET /v1/admin/dmarc-reports) come in through
+// `plugins`; their routes pass the same guard and appear in the OpenAPI
+// document. Route options: `config.auth` ('none' | 'jwt' | 'admin'),
+// `config.stepUp`, `config.doc` (src/api/context.ts).
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  LogController,
+} from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/types.ts';
+import { CredentialSealer, deriveSubkey, loadCredentialKey } from '../crypto/credential-seal.ts';
+import { type Logger, newRequestId } from '../log.ts';
+import { AccountsRepo } from '../store/accounts-repo.ts';
+import type { Store } from '../store/open-store.ts';
+import { SettingsRepo } from '../store/settings-repo.ts';
+import { AdminAuth, readAdminTokenFile } from './auth/admin-auth.ts';
+import { ChallengeStore } from './auth/challenges.ts';
+import { SessionTokens } from './auth/session-tokens.ts';
+import type { ApiContext } from './context.ts';
+import { ApiError, toErrorReply } from './errors.ts';
+import { buildOpenApi, type CollectedRoute } from './openapi.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { requestGuard } from './request-guard.ts';
+import { accountRoutes } from './routes/account.ts';
+import { authRoutes } from './routes/auth.ts';
+import { exportRoutes } from './routes/export.ts';
+import { pinProviderRoutes } from './routes/pin-provider.ts';
+import { staticWebmail } from './static-webmail.ts';
+
+export interface ApiDeps {
+  config: Config;
+  store: Store;
+  redis: Redis;
+  logger?: Logger;
+  /** Default: read from `[api] credential_key_file`. */
+  credentialKey?: Uint8Array;
+  /** Default: `[api] jwt_secret_file`, else derived from the credential key. */
+  jwtKey?: Uint8Array;
+  /** Default: read from `[api] admin_token_file` (null: admin routes refuse everyone). */
+  adminToken?: string | null;
+  now?: () => number;
+  randomBytes?: (n: number) => Uint8Array;
+  /** Extra route plugins, registered after the built-in routes. */
+  plugins?: FastifyPluginAsync[];
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+  };
+  return pkg.version ?? '0.0.0';
+}
+
+function jwtKeyFrom(config: Config, credentialKey: Uint8Array): Uint8Array {
+  const file = config.api.jwt_secret_file;
+  if (file === undefined) return deriveSubkey(credentialKey, 'jwt');
+  const key = new Uint8Array(readFileSync(file));
+  if (key.length < 32)
+    throw new Error(`[api] jwt_secret_file ${file} is ${key.length} bytes; expected at least 32`);
+  return key;
+}
+
+// JSON.parse keeps "__proto__" as an own key; refuse it outright so no
+// handler ever spreads such an object.
+function parseJson(text: string): unknown {
+  return JSON.parse(text, (key, value) => {
+    if (key === '__proto__') throw new SyntaxError('forbidden key');
+    return value;
+  });
+}
+
+export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const now = deps.now ?? Date.now;
+  const credentialKey = deps.credentialKey ?? loadCredentialKey(config.api.credential_key_file);
+  const db = deps.store.db;
+  const ctx: ApiContext = {
+    config,
+    db,
+    redis: deps.redis,
+    accounts: new AccountsRepo(db, { now }),
+    settings: new SettingsRepo(db, { now }),
+    sealer: new CredentialSealer(credentialKey),
+    tokens: new SessionTokens(deps.jwtKey ?? jwtKeyFrom(config, credentialKey), now),
+    challenges: new ChallengeStore({
+      redis: deps.redis,
+      prefix: config.redis.prefix,
+      now,
+      randomBytes: deps.randomBytes,
+    }),
+    adminAuth: new AdminAuth(
+      deps.adminToken !== undefined ? deps.adminToken : readAdminTokenFile(config.api.admin_token_file),
+    ),
+    limiter: new RateLimiter(deps.redis, config.redis.prefix, now),
+    sweep: {
+      db,
+      redis: deps.redis,
+      prefix: config.redis.prefix,
+      localDomains: config.smtp.local_domains,
+      now,
+    },
+    now,
+  };
+
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger | undefined,
+    logController: new LogController({
+      requestIdLogLabel: 'reqid',
+      disableRequestLogging: deps.logger === undefined,
+    }),
+    genReqId: () => newRequestId(),
+    bodyLimit: config.api.max_body_bytes,
+    exposeHeadRoutes: false,
+    // Validation must reject, never repair: no coercion, no silently dropped fields.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
+  });
+
+  const routes: CollectedRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method === 'HEAD' || route.url === '*' || route.url.endsWith('*')) continue;
+      routes.push({
+        method,
+        url: route.url,
+        schema: route.schema,
+        auth: route.config?.auth ?? 'none',
+        stepUp: route.config?.stepUp ?? false,
+        doc: route.config?.doc,
+      });
+    }
+  });
+
+  app.decorateRequest('wallet', '');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, parseJson(text));
+    } catch {
+      done(new ApiError(400, 'bad_json', 'request body is not valid JSON'), undefined);
+    }
+  });
+  app.addHook('onRequest', requestGuard(ctx));
+  app.setErrorHandler((err, request, reply) => {
+    const out = toErrorReply(err);
+    if (out.status >= 500) request.log.error({ err }, 'request failed');
+    return reply.code(out.status).headers(out.headers).send(out.body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` }),
+  );
+
+  await authRoutes(app, ctx);
+  await accountRoutes(app, ctx);
+  await pinProviderRoutes(app, ctx);
+  await exportRoutes(app, ctx);
+  for (const plugin of deps.plugins ?? []) await app.register(plugin);
+  await staticWebmail(app, config);
+
+  let openapi: unknown = null;
+  app.get(
+    '/v1/openapi.json',
+    {
+      config: {
+        doc: { summary: 'This OpenAPI 3.1 document', tags: ['meta'], errors: [429] },
+      },
+    },
+    async () => {
+      openapi ??= buildOpenApi(routes, { version: packageVersion(), serverUrl: config.api.public_url });
+      return openapi;
+    },
+  );
+  await app.ready();
+  return app;
+}
+
+export interface StartApiOptions {
+  config: Config;
+  host?: string;
+  port?: number;
+  store: Store;
+  redis: Redis;
+  logger: Logger;
+  plugins?: FastifyPluginAsync[];
+}
+
+export interface ApiServer {
+  /** `http://host:port` actually bound (port 0 resolved). */
+  url: string;
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/** Builds the API and listens; the caller owns (and closes) store, Redis and logger. */
+export async function startApiServer(opts: StartApiOptions): Promise<ApiServer> {
+  const app = await buildApi({
+    config: opts.config,
+    store: opts.store,
+    redis: opts.redis,
+    logger: opts.logger,
+    plugins: opts.plugins,
+  });
+  const host = opts.host ?? opts.config.api.host;
+  await app.listen({ host, port: opts.port ?? opts.config.api.port });
+  const address = app.server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { url: `http://${shown}:${address.port}`, app, close: () => app.close() };
+}
