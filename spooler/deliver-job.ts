@@ -1,0 +1,186 @@
+// The processor of one domain job: one delivery attempt for the recipients
+// still pending, then the bookkeeping — failure DSNs for recipients that
+// failed for good, the one delayed-delivery DSN, and either the next
+// attempt (the job moves to BullMQ's delayed set, keeping its id and data)
+// or the end. Every decision is written into the job's data before the
+// side effect that follows it, so a crash at any point re-runs safely.
+import { DelayedError, type Job } from 'bullmq';
+import type { BlobStore } from '../src/blobs/blob-store.ts';
+import { type Logger, withContext } from '../src/log.ts';
+import { type AttemptDeps, attemptDelivery, type Reason } from './attempt.ts';
+import type { DomainLimiter } from './domain-limiter.ts';
+import { type DsnDeps, queueDsn, wantsDsn } from './dsn-out.ts';
+import type { DomainJobData, FinalOutcome } from './jobs.ts';
+import { delayDsnDue, expiresAt, nextAttempt } from './retry.ts';
+import type { RcptAnswer } from './smtp-session.ts';
+
+export interface DeliverJobDeps {
+  attempt: AttemptDeps;
+  limiter: DomainLimiter;
+  blobs: BlobStore;
+  dsn: DsnDeps;
+  logger: Logger;
+  /** Test hook: runs right after a hand-off is recorded, before anything else. */
+  afterHandoff?: (job: Job<DomainJobData>, delivered: string[]) => Promise<void>;
+}
+
+export type DeliverJobResult = { delivered: string[]; failed: string[] };
+
+/** How long a job waits when its domain has no free slot (spread so waiters do not stampede). */
+const SLOT_WAIT_MS = [200, 800] as const;
+
+export async function processDomainJob(
+  deps: DeliverJobDeps,
+  job: Job<DomainJobData>,
+  token?: string,
+): Promise<DeliverJobResult> {
+  const data = job.data;
+  const log = withContext(deps.logger, { msgid: data.msgid, jobId: job.id });
+  const now = deps.attempt.now;
+  const pending = data.rcpts.filter((r) => !data.final[r]);
+
+  if (pending.length > 0) {
+    const lease = await deps.limiter.tryAcquire(data.domain);
+    if (!lease) {
+      const wait = SLOT_WAIT_MS[0] + Math.floor(deps.attempt.random() * (SLOT_WAIT_MS[1] - SLOT_WAIT_MS[0]));
+      await job.moveToDelayed(Date.now() + wait, token);
+      throw new DelayedError();
+    }
+    const attempt = data.attempts + 1;
+    let recorded = false;
+    let outcome: Awaited<ReturnType<typeof attemptDelivery>>;
+    let released: Promise<void>;
+    try {
+      const message = await deps.blobs.read(data.blobKey).catch(() => null);
+      if (!message) {
+        log.error({ blobKey: data.blobKey }, 'outbound message content is missing');
+        outcome = {
+          delivered: [],
+          failed: new Map(
+            pending.map((r) => [
+              r,
+              { status: '5.3.0', diagnostic: 'message content was lost before delivery' },
+            ]),
+          ),
+          deferred: new Map(),
+        };
+      } else {
+        outcome = await attemptDelivery(deps.attempt, {
+          domain: data.domain,
+          from: data.from,
+          rcpts: pending,
+          message,
+          onDelivered: async (delivered) => {
+            // Exactly once: the remote said 250 to the data; record it now.
+            for (const d of delivered) data.final[d.rcpt] = finalOf('delivered', d, now());
+            data.attempts = attempt;
+            await job.updateData(data);
+            recorded = true;
+            await deps.afterHandoff?.(
+              job,
+              delivered.map((d) => d.rcpt),
+            );
+          },
+        });
+      }
+    } finally {
+      // Not awaited here: giving the slot back overlaps with the bookkeeping below.
+      released = lease.release();
+    }
+
+    data.attempts = attempt;
+    const at = now();
+    for (const [rcpt, reason] of outcome.failed) data.final[rcpt] = { state: 'failed', at, ...reason };
+    for (const [rcpt, reason] of outcome.deferred) data.lastTemporary[rcpt] = reason;
+    for (const rcpt of Object.keys(data.final)) delete data.lastTemporary[rcpt];
+    const stillPending = data.rcpts.filter((r) => !data.final[r]);
+    const decision = nextAttempt(deps.attempt.config, data.createdAt, data.attempts, at);
+    if (stillPending.length > 0 && decision.giveUp) {
+      for (const rcpt of stillPending) data.final[rcpt] = expired(data.lastTemporary[rcpt], at, data);
+    }
+    if (!decision.giveUp) data.nextAttemptAt = decision.at;
+    // When everything was delivered, the hand-off write already holds it all.
+    const onlyDelivered =
+      recorded && outcome.failed.size === 0 && outcome.deferred.size === 0 && stillPending.length === 0;
+    if (!onlyDelivered) await job.updateData(data);
+    await released;
+    log.info(
+      {
+        domain: data.domain,
+        attempt: data.attempts,
+        delivered: outcome.delivered.map((d) => d.rcpt),
+        failed: [...outcome.failed.keys()],
+        deferred: [...outcome.deferred.keys()],
+      },
+      'outbound delivery attempt',
+    );
+  }
+
+  await bounceFailures(deps, job, log);
+
+  const stillPending = data.rcpts.filter((r) => !data.final[r]);
+  if (stillPending.length > 0) {
+    const at = now();
+    if (
+      !data.delayNotified &&
+      delayDsnDue(deps.attempt.config, data.createdAt, at) &&
+      wantsDsn(data, 'DELAY')
+    ) {
+      const entries = stillPending.map((rcpt) => ({
+        rcpt,
+        ...(data.lastTemporary[rcpt] ?? { status: '4.0.0', diagnostic: 'not delivered yet' }),
+      }));
+      await queueDsn(deps.dsn, data, 'delayed', entries, {
+        willRetryUntil: new Date(expiresAt(deps.attempt.config, data.createdAt)),
+        lastAttempt: new Date(at),
+      });
+      data.delayNotified = true;
+      await job.updateData(data);
+    }
+    const due = data.nextAttemptAt ?? at;
+    // The job's delay runs on the real clock; the configured one decides how long.
+    await job.moveToDelayed(Date.now() + Math.max(0, due - at), token);
+    throw new DelayedError();
+  }
+  for (const key of data.removeBlobs ?? []) await deps.blobs.delete(key);
+  return {
+    delivered: data.rcpts.filter((r) => data.final[r]?.state === 'delivered'),
+    failed: data.rcpts.filter((r) => data.final[r]?.state === 'failed'),
+  };
+}
+
+function finalOf(state: FinalOutcome['state'], a: RcptAnswer, at: number): FinalOutcome {
+  return { state, at, status: a.status, diagnostic: a.response };
+}
+
+function expired(last: Reason | undefined, at: number, data: DomainJobData): FinalOutcome {
+  const why = last ? `; last error: ${last.diagnostic}` : '';
+  return {
+    state: 'failed',
+    at,
+    status: '5.4.7',
+    diagnostic: `delivery time expired after ${data.attempts} attempts${why}`,
+    remoteMta: last?.remoteMta,
+  };
+}
+
+/** Failure DSN for failed recipients not yet bounced (idempotent by DSN job id). */
+async function bounceFailures(deps: DeliverJobDeps, job: Job<DomainJobData>, log: Logger): Promise<void> {
+  const data = job.data;
+  const unbounced = data.rcpts.filter((r) => data.final[r]?.state === 'failed' && !data.bounced.includes(r));
+  if (unbounced.length === 0) return;
+  if (wantsDsn(data, 'FAILURE')) {
+    const entries = unbounced.map((rcpt) => {
+      const f = data.final[rcpt] as FinalOutcome;
+      return { rcpt, status: f.status, diagnostic: f.diagnostic, remoteMta: f.remoteMta };
+    });
+    const id = await queueDsn(deps.dsn, data, 'failed', entries, {
+      lastAttempt: new Date(deps.attempt.now()),
+    });
+    log.info({ rcpts: unbounced, dsn: id }, 'failure DSN queued');
+  } else {
+    log.info({ rcpts: unbounced, from: data.from }, 'recipients failed; no DSN (null sender or NOTIFY)');
+  }
+  data.bounced.push(...unbounced);
+  await job.updateData(data);
+}

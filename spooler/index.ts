@@ -1,0 +1,283 @@
+// The outbound spooler: intake of QUEUE_OUTBOUND, one job per destination
+// domain with its own retries and a cross-process cap on sessions per
+// domain, DKIM signing of the server's own mail, MTA-STS, DANE, TLS-RPT and
+// DSNs (docs/spooler.md). `startSpooler` takes every side effect as a
+// parameter; `close()` stops taking jobs and waits for running sessions.
+import { readFileSync } from 'node:fs';
+import { FlowProducer, Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { type OutboundJobData, QUEUE_OUTBOUND } from '../delivery/jobs.ts';
+import type { BlobStore } from '../src/blobs/blob-store.ts';
+import type { SpoolerConfig } from '../src/config/types.ts';
+import type { DnsServer } from '../src/dns/resolver.ts';
+import type { Logger } from '../src/log.ts';
+import type { Database } from '../src/store/types.ts';
+import { type DaneProbe, type DaneStatus, daneSelfTest } from './dane-selftest.ts';
+import { type DeliverJobDeps, processDomainJob } from './deliver-job.ts';
+import { createDkimSigner, type DkimSigner } from './dkim-sign.ts';
+import { createDomainLimiter } from './domain-limiter.ts';
+import { type CleanupJobData, processCleanupJob, processIntakeJob, QUEUE_SPOOLER_CLEANUP } from './intake.ts';
+import {
+  type DomainJobData,
+  QUEUE_SPOOLER_DELIVER,
+  QUEUE_SPOOLER_MAINT,
+  TLSRPT_REPORT_JOB,
+  TLSRPT_SCHEDULER_ID,
+} from './jobs.ts';
+import { createMtaSts, type MtaSts } from './mta-sts.ts';
+import { createSecureDns, type SecureDns } from './secure-dns.ts';
+import { createSessionCache } from './session-cache.ts';
+import { runTlsrptReports, type TlsrptRunSummary } from './tlsrpt-daily.ts';
+import { createTlsrptRecorder, type TlsrptRecorder } from './tlsrpt-store.ts';
+
+export { type DaneStatus, daneSelfTest } from './dane-selftest.ts';
+export { createDkimSigner, type DkimSigner } from './dkim-sign.ts';
+export { QUEUE_SPOOLER_CLEANUP } from './intake.ts';
+export { type DomainJobData, QUEUE_SPOOLER_DELIVER, QUEUE_SPOOLER_MAINT } from './jobs.ts';
+
+export interface SpoolerOptions {
+  /** Connection factory; each BullMQ worker needs its own blocking connection. */
+  redis: () => Redis;
+  /** BullMQ and key prefix (`[redis] prefix`). */
+  prefix: string;
+  blobs: BlobStore;
+  /** The resolvers to ask (`[dns] resolvers`; empty: the system's). */
+  resolver: { readonly servers: readonly DnsServer[] };
+  config: SpoolerConfig;
+  logger: Logger;
+  clock?: () => number;
+  random?: () => number;
+  /** The accounts store; needed for TLS-RPT (`[spooler.tlsrpt] enabled`). */
+  db?: Kysely<Database>;
+  /** Default: a signer over `config.dkim`. */
+  dkim?: DkimSigner;
+  /** CA certificates (PEM) trusted besides the system roots: private PKI, tests. */
+  extraCa?: string[];
+  /** HTTPS port of MTA-STS policy hosts (443; tests serve elsewhere). */
+  mtaStsPort?: number;
+  mtaStsTimeoutMs?: number;
+  tlsrptHttpsTimeoutMs?: number;
+  dnsTimeoutMs?: number;
+  /** Name/type asked for the DNSSEC self-test (default: the root DNSKEY). */
+  daneProbe?: DaneProbe;
+  /** How often the self-test runs again (default 10 minutes). */
+  selfTestIntervalMs?: number;
+  /** Cron pattern of the daily TLS-RPT run (default 00:23 UTC). */
+  tlsrptPattern?: string;
+  hooks?: { afterHandoff?: DeliverJobDeps['afterHandoff'] };
+  /** BullMQ lock of a running job (default 60 s): how soon a crashed process's jobs run again. */
+  lockDurationMs?: number;
+}
+
+export interface SpoolerHealth {
+  dane: DaneStatus;
+  mtaSts: { enabled: boolean };
+  tlsrpt: { enabled: boolean };
+  relay: string | null;
+}
+
+export interface Spooler {
+  health(): SpoolerHealth;
+  daneStatus(): DaneStatus;
+  /** Runs the TLS-RPT reports now (what the daily job does). */
+  runTlsrptReports(now?: number): Promise<TlsrptRunSummary>;
+  /** Runs the DNSSEC self-test again. */
+  recheckDane(): Promise<DaneStatus>;
+  /** Waits for queued TLS-RPT row writes and MTA-STS refreshes (tests). */
+  settled(): Promise<void>;
+  readonly dns: SecureDns;
+  close(): Promise<void>;
+}
+
+export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
+  const config = opts.config;
+  const now = opts.clock ?? Date.now;
+  const random = opts.random ?? Math.random;
+  const log = opts.logger.child({ component: 'spooler' });
+  const dkim = opts.dkim ?? createDkimSigner(config.dkim, { now });
+  if (config.tlsrpt.enabled && !opts.db)
+    throw new Error('[spooler.tlsrpt] is enabled but no store was given');
+  const relayPassword = config.relay?.password_file
+    ? readFileSync(config.relay.password_file, 'utf8').replace(/\r?\n$/, '')
+    : undefined;
+
+  const connections: Redis[] = [];
+  const conn = () => {
+    const c = opts.redis();
+    connections.push(c);
+    return c;
+  };
+  const shared = conn();
+  const intake = new Queue<OutboundJobData>(QUEUE_OUTBOUND, { connection: shared, prefix: opts.prefix });
+  const cleanupQueue = new Queue<CleanupJobData>(QUEUE_SPOOLER_CLEANUP, {
+    connection: shared,
+    prefix: opts.prefix,
+  });
+  const maintQueue = new Queue(QUEUE_SPOOLER_MAINT, { connection: shared, prefix: opts.prefix });
+  const deliverQueue = new Queue<DomainJobData>(QUEUE_SPOOLER_DELIVER, {
+    connection: shared,
+    prefix: opts.prefix,
+  });
+  const flow = new FlowProducer({ connection: shared, prefix: opts.prefix });
+
+  const dns = createSecureDns({
+    servers: opts.resolver.servers,
+    trusted: config.trusted_resolvers,
+    timeoutMs: opts.dnsTimeoutMs,
+    now,
+  });
+  const selfTest = () =>
+    daneSelfTest(dns, { enabled: config.dane, probe: opts.daneProbe, now, timeoutMs: opts.dnsTimeoutMs });
+  let dane = await selfTest();
+  if (dane.inEffect) log.info({ resolvers: dane.resolvers }, `DANE in effect: ${dane.reason}`);
+  else if (dane.enabled) log.warn({ resolvers: dane.resolvers }, `DANE not in effect: ${dane.reason}`);
+  const recheck = setInterval(() => {
+    void selfTest().then((s) => {
+      if (s.inEffect !== dane.inEffect)
+        log.warn({ inEffect: s.inEffect }, `DANE status changed: ${s.reason}`);
+      dane = s;
+    });
+  }, opts.selfTestIntervalMs ?? 600_000);
+  recheck.unref();
+
+  const mtaSts: MtaSts | null = config.mta_sts
+    ? createMtaSts({
+        redis: shared,
+        prefix: opts.prefix,
+        dns,
+        now,
+        port: opts.mtaStsPort,
+        extraCa: opts.extraCa,
+        timeoutMs: opts.mtaStsTimeoutMs,
+        logger: log,
+      })
+    : null;
+  const tlsrpt: TlsrptRecorder | null =
+    config.tlsrpt.enabled && opts.db ? createTlsrptRecorder(opts.db, now, log) : null;
+
+  const sessions = createSessionCache();
+  const deliverDeps: DeliverJobDeps = {
+    attempt: {
+      dns,
+      config,
+      mtaSts,
+      daneInEffect: () => dane.inEffect,
+      tlsrpt,
+      extraCa: opts.extraCa,
+      relayPassword,
+      sessions,
+      random,
+      now,
+      logger: log,
+    },
+    limiter: createDomainLimiter(shared, opts.prefix, config.per_domain_concurrency),
+    blobs: opts.blobs,
+    dsn: { blobs: opts.blobs, intake, hostname: config.hostname, now },
+    logger: log,
+    afterHandoff: opts.hooks?.afterHandoff,
+  };
+  const tlsrptDeps = () => ({
+    db: opts.db as Kysely<Database>,
+    dns,
+    blobs: opts.blobs,
+    intake,
+    config,
+    dkim,
+    extraCa: opts.extraCa,
+    httpsTimeoutMs: opts.tlsrptHttpsTimeoutMs,
+    logger: log,
+  });
+
+  // A crashed process's jobs come back within seconds and are re-run (their
+  // data says what is already done), however often that happens.
+  const lockDuration = opts.lockDurationMs ?? 60_000;
+  const common = {
+    prefix: opts.prefix,
+    lockDuration,
+    stalledInterval: Math.min(5_000, lockDuration),
+    maxStalledCount: 1_000_000,
+  };
+  const workers = [
+    new Worker<OutboundJobData>(
+      QUEUE_OUTBOUND,
+      (job, token) =>
+        processIntakeJob(
+          { flow, deliver: deliverQueue, cleanup: cleanupQueue, blobs: opts.blobs, dkim, logger: log, now },
+          job,
+          token,
+        ),
+      { ...common, connection: conn(), concurrency: 8 },
+    ),
+    new Worker<DomainJobData>(
+      QUEUE_SPOOLER_DELIVER,
+      (job, token) => processDomainJob(deliverDeps, job, token),
+      {
+        ...common,
+        connection: conn(),
+        concurrency: config.concurrency,
+      },
+    ),
+    new Worker<CleanupJobData>(QUEUE_SPOOLER_CLEANUP, (job) => processCleanupJob(opts.blobs, job), {
+      ...common,
+      connection: conn(),
+      concurrency: 4,
+    }),
+    new Worker(
+      QUEUE_SPOOLER_MAINT,
+      async (job) =>
+        job.name === TLSRPT_REPORT_JOB && opts.db ? runTlsrptReports(tlsrptDeps(), now()) : null,
+      { ...common, connection: conn(), concurrency: 1 },
+    ),
+  ];
+  for (const w of workers) {
+    w.on('error', (err) => log.warn({ queue: w.name, err: err.message }, 'spooler worker error'));
+    w.on('failed', (job, err) =>
+      log.error({ queue: w.name, jobId: job?.id, err: err.message }, 'spooler job failed'),
+    );
+  }
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  if (config.tlsrpt.enabled) {
+    await maintQueue.upsertJobScheduler(
+      TLSRPT_SCHEDULER_ID,
+      { pattern: opts.tlsrptPattern ?? '23 0 * * *', tz: 'UTC' },
+      { name: TLSRPT_REPORT_JOB, data: {}, opts: { removeOnComplete: 30, removeOnFail: 100 } },
+    );
+  } else {
+    await maintQueue.removeJobScheduler(TLSRPT_SCHEDULER_ID);
+  }
+
+  return {
+    dns,
+    health: () => ({
+      dane,
+      mtaSts: { enabled: config.mta_sts },
+      tlsrpt: { enabled: config.tlsrpt.enabled },
+      relay: config.relay ? `${config.relay.host}:${config.relay.port}` : null,
+    }),
+    daneStatus: () => dane,
+    async recheckDane() {
+      dane = await selfTest();
+      return dane;
+    },
+    async runTlsrptReports(at) {
+      if (!opts.db) throw new Error('TLS-RPT needs the store');
+      await tlsrpt?.flush();
+      return runTlsrptReports(tlsrptDeps(), at ?? now());
+    },
+    async settled() {
+      await tlsrpt?.flush();
+      await mtaSts?.settled();
+    },
+    async close() {
+      clearInterval(recheck);
+      await Promise.all(workers.map((w) => w.close()));
+      sessions.close();
+      await tlsrpt?.flush();
+      await mtaSts?.settled();
+      await flow.close();
+      await Promise.all([intake.close(), cleanupQueue.close(), maintQueue.close(), deliverQueue.close()]);
+      await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
+    },
+  };
+}

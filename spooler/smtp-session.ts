@@ -1,0 +1,258 @@
+// One SMTP client session to one address of a remote host, on nodemailer's
+// SMTP connection (the protocol handling is the library's). TLS is set up
+// as the policy asks and always without the library's own certificate
+// check: the policy's check (DANE, WebPKI, or none) runs on the finished
+// TLS session, before any envelope command, so every failure can be named
+// with its RFC 8460 result type. The caller learns per recipient what the
+// remote answered; `onDelivered` runs right after the remote's 250 to the
+// message data and before the session is closed, so the hand-off can be
+// recorded first (see docs/spooler.md, "exactly once").
+import type { TLSSocket } from 'node:tls';
+import { rootCertificates } from 'node:tls';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { answer, failedTransaction, type RcptAnswer, type SmtpError, splitRejected } from './smtp-replies.ts';
+
+export type { RcptAnswer } from './smtp-replies.ts';
+
+/** `required`: STARTTLS must succeed; `opportunistic`: use it when offered; `none`: never. */
+export type TlsMode = 'implicit' | 'required' | 'opportunistic' | 'none';
+
+export interface TlsInfo {
+  secure: boolean;
+  /** WebPKI verdict of the chain for the host name (only meaningful when secure). */
+  authorized: boolean;
+  authorizationError?: string;
+  /** DER certificates as presented, server certificate first. */
+  chain: Buffer[];
+  protocol?: string;
+  localAddress?: string;
+  remoteAddress?: string;
+}
+
+export interface PolicyFailure {
+  /** RFC 8460 result type. */
+  resultType: string;
+  reason: string;
+}
+
+export type SessionResult =
+  /** No transaction was started; another host may be tried. */
+  | {
+      kind: 'no-session';
+      reason: string;
+      /** The STARTTLS handshake itself failed (an opportunistic retry in clear text may work). */
+      handshakeFailed?: boolean;
+      policyFailure?: PolicyFailure;
+      tls?: TlsInfo;
+    }
+  | {
+      kind: 'transaction';
+      delivered: RcptAnswer[];
+      failed: RcptAnswer[];
+      deferred: RcptAnswer[];
+      tls: TlsInfo;
+    };
+
+export interface SessionRequest {
+  address: string;
+  port: number;
+  /** Host name: SNI and the WebPKI reference identifier. */
+  host: string;
+  ehloName: string;
+  tls: TlsMode;
+  /** Extra CA certificates (PEM) trusted besides the system roots. */
+  extraCa?: readonly string[];
+  connectTimeoutMs: number;
+  commandTimeoutMs: number;
+  auth?: { user: string; pass: string };
+  /** Checks the TLS session (or its absence); a failure ends the session before MAIL FROM. */
+  verify?: (tls: TlsInfo) => PolicyFailure | null;
+  from: string;
+  to: readonly string[];
+  message: Buffer;
+  onDelivered(delivered: RcptAnswer[]): Promise<void>;
+}
+
+function tlsInfo(conn: SMTPConnection): TlsInfo {
+  const socket = conn._socket as (TLSSocket & { encrypted?: boolean }) | false | null;
+  if (!socket || !conn.secure || !socket.encrypted) {
+    return {
+      secure: false,
+      authorized: false,
+      chain: [],
+      localAddress: socket ? socket.localAddress : undefined,
+      remoteAddress: socket ? socket.remoteAddress : undefined,
+    };
+  }
+  const chain: Buffer[] = [];
+  const seen = new Set<string>();
+  let cert = socket.getPeerCertificate(true) as {
+    raw?: Buffer;
+    fingerprint256?: string;
+    issuerCertificate?: unknown;
+  };
+  while (cert?.raw && !seen.has(cert.fingerprint256 ?? '')) {
+    seen.add(cert.fingerprint256 ?? '');
+    chain.push(cert.raw);
+    cert = cert.issuerCertificate as typeof cert;
+  }
+  return {
+    secure: true,
+    authorized: socket.authorized,
+    authorizationError: socket.authorizationError ? String(socket.authorizationError) : undefined,
+    chain,
+    protocol: socket.getProtocol() ?? undefined,
+    localAddress: socket.localAddress,
+    remoteAddress: socket.remoteAddress,
+  };
+}
+
+type NoSession = Extract<SessionResult, { kind: 'no-session' }>;
+type Transaction = Extract<SessionResult, { kind: 'transaction' }>;
+
+/**
+ * An open, verified SMTP session that can carry several transactions (the
+ * connection cache hands it from one message to the next).
+ */
+export class SmtpSession {
+  private dead = false;
+  /** Transactions carried so far. */
+  uses = 0;
+  readonly openedAt = Date.now();
+
+  private constructor(
+    private readonly conn: SMTPConnection,
+    readonly tls: TlsInfo,
+  ) {
+    conn.on('end', () => {
+      this.dead = true;
+    });
+    conn.on('error', () => {
+      this.dead = true;
+    });
+  }
+
+  /** Connects, sets TLS up as asked, and runs the policy's check on the result. */
+  static async open(
+    req: Omit<SessionRequest, 'from' | 'to' | 'message' | 'onDelivered'>,
+  ): Promise<SmtpSession | NoSession> {
+    const conn = new SMTPConnection({
+      host: req.address,
+      port: req.port,
+      secure: req.tls === 'implicit',
+      servername: req.host,
+      name: req.ehloName,
+      requireTLS: req.tls === 'required',
+      opportunisticTLS: req.tls === 'opportunistic',
+      ignoreTLS: req.tls === 'none',
+      connectionTimeout: req.connectTimeoutMs,
+      greetingTimeout: req.connectTimeoutMs,
+      socketTimeout: req.commandTimeoutMs,
+      allowInternalNetworkInterfaces: true,
+      logger: false,
+      tls: {
+        // The policy's own check runs on the finished session (verify below).
+        rejectUnauthorized: false,
+        servername: req.host,
+        minVersion: 'TLSv1.2',
+        ...(req.extraCa && req.extraCa.length > 0 ? { ca: [...rootCertificates, ...req.extraCa] } : {}),
+      },
+    });
+    let lastError: SmtpError | undefined;
+    conn.on('error', (err: SmtpError) => {
+      lastError = err;
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        conn.once('connect', () => resolve());
+        conn.once('error', reject);
+        conn.once('end', () => reject(lastError ?? new Error('connection closed during setup')));
+        conn.connect();
+      });
+    } catch (err) {
+      const e = err as SmtpError;
+      conn.close();
+      const handshakeFailed = e.code === 'ETLS' && !e.response;
+      const notOffered = e.code === 'ETLS' && Boolean(e.response);
+      return {
+        kind: 'no-session',
+        reason: e.response ? `${e.message}: ${e.response}` : e.message,
+        handshakeFailed,
+        policyFailure: notOffered
+          ? { resultType: 'starttls-not-supported', reason: `STARTTLS refused: ${e.response}` }
+          : handshakeFailed
+            ? { resultType: 'validation-failure', reason: `TLS handshake failed: ${e.message}` }
+            : undefined,
+      };
+    }
+    const tls = tlsInfo(conn);
+    const failure = req.verify?.(tls) ?? null;
+    if (failure) {
+      conn.quit();
+      return { kind: 'no-session', reason: failure.reason, policyFailure: failure, tls };
+    }
+    const session = new SmtpSession(conn, tls);
+    if (req.auth) {
+      const auth = req.auth;
+      try {
+        await new Promise<void>((resolve, reject) =>
+          conn.login({ user: auth.user, pass: auth.pass }, (err) => (err ? reject(err) : resolve())),
+        );
+      } catch (err) {
+        const e = err as SmtpError;
+        session.close();
+        return { kind: 'no-session', reason: `authentication failed: ${e.response ?? e.message}`, tls };
+      }
+    }
+    return session;
+  }
+
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  /** RSET before reusing an idle session: false means it is gone (open a new one). */
+  async reset(): Promise<boolean> {
+    if (this.dead) return false;
+    return new Promise((resolve) => this.conn.reset((err) => resolve(!err)));
+  }
+
+  /**
+   * One transaction. `onDelivered` runs right after the 250 to the data; if
+   * it throws, the error propagates and nothing is reported as deferred.
+   */
+  async send(req: Pick<SessionRequest, 'from' | 'to' | 'message' | 'onDelivered'>): Promise<Transaction> {
+    this.uses++;
+    let info: SMTPConnection.SentMessageInfo;
+    try {
+      info = await new Promise<SMTPConnection.SentMessageInfo>((resolve, reject) =>
+        this.conn.send({ from: req.from, to: [...req.to] }, req.message, (err, result) =>
+          err ? reject(err) : resolve(result as SMTPConnection.SentMessageInfo),
+        ),
+      );
+    } catch (err) {
+      const e = err as SmtpError;
+      const answers = failedTransaction(this.conn, e, req.to);
+      // A refused transaction leaves a usable session; a broken one does not.
+      if (!e.responseCode) this.close();
+      return { kind: 'transaction', delivered: [], ...answers, tls: this.tls };
+    }
+    const delivered = info.accepted.map((rcpt) => answer(rcpt, 250, info.response, '250 OK'));
+    await req.onDelivered(delivered);
+    return {
+      kind: 'transaction',
+      ...splitRejected((info.rejectedErrors ?? []) as SmtpError[]),
+      delivered,
+      tls: this.tls,
+    };
+  }
+
+  /** QUIT, then drop the socket if the server does not close it soon. */
+  close(): void {
+    if (!this.dead) this.conn.quit();
+    this.dead = true;
+    const timer = setTimeout(() => this.conn.close(), 2000);
+    timer.unref();
+    this.conn.once('end', () => clearTimeout(timer));
+  }
+}

@@ -1,0 +1,83 @@
+// Builds a submission listener's options from the resolved config and the
+// pieces `sealpost serve` already holds (chain view, flow producer, blobs,
+// Redis, store), so serve.ts needs only one call per listener.
+import type { FlowProducer } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { createDkimSigner } from '../../spooler/dkim-sign.ts';
+import type { BlobStore } from '../blobs/blob-store.ts';
+import type { Config, SmtpListener } from '../config/index.ts';
+import { CredentialSealer } from '../crypto/credential-seal.ts';
+import type { Logger } from '../log.ts';
+import type { ChainView } from '../smtp/chain-view.ts';
+import { AccountsRepo, type Store } from '../store/index.ts';
+import { SendRate } from './send-rate.ts';
+import { SubmissionConfigError, type SubmissionOptions } from './server.ts';
+import type { SubmitDeps } from './submit.ts';
+
+export interface ServeParts {
+  chain: ChainView;
+  flow: FlowProducer;
+  blobs: BlobStore;
+  /** The edge connection (fails fast, no offline queue). */
+  redis: Redis;
+  store: Store;
+  credentialKey: Uint8Array;
+  logger: Logger;
+}
+
+/** The hand-off's dependencies from config; also what an HTTP route needs to call submitMessage. */
+export function submitDepsFromConfig(
+  config: Config,
+  // store and credentialKey are accepted (a whole ServeParts) but only the listener's AUTH needs them.
+  parts: Pick<ServeParts, 'chain' | 'flow' | 'blobs' | 'redis' | 'logger'> & Partial<ServeParts>,
+): SubmitDeps {
+  return {
+    policy: { localDomains: config.smtp.local_domains, postmasterWallet: config.smtp.postmaster_wallet },
+    chain: parts.chain,
+    accept: { blobs: parts.blobs, flow: parts.flow, attempts: 8, backoffMs: 2000 },
+    dkim: createDkimSigner(config.spooler.dkim),
+    sendRate: new SendRate(parts.redis, config.redis.prefix, {
+      perHour: config.smtp.submission_max_per_hour,
+      perDay: config.smtp.submission_max_per_day,
+    }),
+    maxMessageBytes: config.smtp.max_message_bytes,
+    maxRecipients: config.smtp.max_recipients,
+    hostname: config.smtp.hostname,
+    logger: parts.logger.child({ component: 'submit' }),
+  };
+}
+
+export function submissionOptionsFromConfig(
+  config: Config,
+  listener: SmtpListener,
+  bind: { host: string; port: number },
+  parts: ServeParts,
+): SubmissionOptions {
+  if (listener.mode === 'mx') throw new SubmissionConfigError(`listener ${listener.name} is an MX listener`);
+  if (listener.tls === 'none') {
+    throw new SubmissionConfigError(
+      `smtp.listeners "${listener.name}": a submission listener needs TLS (AUTH is only offered under TLS); ` +
+        'set tls = "starttls" or use mode = "submissions"',
+    );
+  }
+  return {
+    mode: listener.mode,
+    host: bind.host,
+    port: bind.port,
+    hostname: config.smtp.hostname,
+    tls: { certFile: config.smtp.tls_cert_file, keyFile: config.smtp.tls_key_file },
+    peerCaFile: config.smtp.peer_ca_file,
+    maxConnectionsPerIp: config.smtp.max_connections_per_ip,
+    socketTimeoutMs: config.smtp.timeouts.socket_timeout_secs * 1000,
+    submit: submitDepsFromConfig(config, parts),
+    auth: {
+      password: {
+        accounts: new AccountsRepo(parts.store.db),
+        sealer: new CredentialSealer(parts.credentialKey),
+      },
+      redis: parts.redis,
+      prefix: config.redis.prefix,
+    },
+    logger: parts.logger,
+  };
+}

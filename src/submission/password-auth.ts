@@ -1,0 +1,95 @@
+// AUTH PLAIN / LOGIN against the account's mail password, with back-off on
+// repeated failures. Failures are counted per client IP and per account under
+// bucket `smtp-auth-fail` (src/limits/login-failures.ts): each failure answers
+// later than the one before, and a full window refuses further attempts (454)
+// without checking the password at all until it ends.
+//
+// Login names: the bare wallet address, `<wallet>@<local domain>`, or
+// `<alias>@<local domain>` (what autoconfig's %EMAILADDRESS% gives a client).
+import type { Redis } from 'ioredis';
+import { isBase58Key } from '../../chain/index.ts';
+import { type MailPasswordDeps, verifyMailPassword } from '../api/mail-password.ts';
+import { DEFAULT_LOGIN_BACKOFF, type LoginBackoff, LoginFailures } from '../limits/login-failures.ts';
+import type { ChainView } from '../smtp/chain-view.ts';
+import type { RecipientPolicy } from '../smtp/recipients.ts';
+import { SmtpReply } from '../smtp/smtp-error.ts';
+import { walletOfLocalAddress } from './sender.ts';
+
+/** Back-off of failed AUTH attempts; the same shape as the IMAP/POP3 login's. */
+export type AuthBackoff = LoginBackoff;
+export const DEFAULT_AUTH_BACKOFF: AuthBackoff = DEFAULT_LOGIN_BACKOFF;
+
+export interface PasswordAuthDeps {
+  password: MailPasswordDeps;
+  policy: RecipientPolicy;
+  chain: ChainView;
+  redis: Redis;
+  prefix: string;
+  backoff?: AuthBackoff;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const BUCKET = 'smtp-auth-fail';
+
+export const authReplies = {
+  invalid: () => new SmtpReply(535, '5.7.8', 'Authentication credentials invalid'),
+  locked: (secs: number) =>
+    new SmtpReply(454, '4.7.0', `Too many failed authentication attempts, try again in ${secs} seconds`),
+  temporary: () => new SmtpReply(454, '4.7.0', 'Temporary authentication failure, try again later'),
+};
+
+/** The wallet a login name stands for, or null. */
+export async function walletOfLogin(
+  login: string,
+  policy: RecipientPolicy,
+  chain: ChainView,
+): Promise<string | null> {
+  const name = login.trim();
+  if (isBase58Key(name)) return name;
+  return walletOfLocalAddress(name, policy, chain);
+}
+
+export class PasswordAuth {
+  private readonly failures: LoginFailures;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(private readonly deps: PasswordAuthDeps) {
+    this.failures = new LoginFailures(deps.redis, deps.prefix, BUCKET, deps.backoff ?? DEFAULT_AUTH_BACKOFF);
+    this.sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
+
+  /** The wallet on success; throws the SmtpReply to answer otherwise. */
+  async verify(ip: string, login: string, password: string): Promise<string> {
+    let wallet: string | null;
+    try {
+      wallet = await walletOfLogin(login, this.deps.policy, this.deps.chain);
+    } catch {
+      throw authReplies.temporary();
+    }
+    let check: Awaited<ReturnType<LoginFailures['check']>>;
+    try {
+      check = await this.failures.check(ip, wallet);
+    } catch {
+      throw authReplies.temporary();
+    }
+    if (check.locked) throw authReplies.locked(check.retryAfterSecs);
+    const counted = check.counted;
+    let ok = false;
+    if (wallet) {
+      try {
+        // A disabled account cannot send, whatever the password.
+        const account = await this.deps.password.accounts.get(wallet);
+        ok =
+          account !== undefined &&
+          account.disabledAt === null &&
+          (await verifyMailPassword(this.deps.password, wallet, password));
+      } catch {
+        throw authReplies.temporary();
+      }
+    }
+    if (ok && wallet) return wallet;
+    const count = await this.failures.record(ip, wallet).catch(() => counted + 1);
+    await this.sleep(this.failures.delayFor(count));
+    throw authReplies.invalid();
+  }
+}

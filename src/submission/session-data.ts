@@ -1,0 +1,35 @@
+// Small pieces of the SMTP edge of submission: the DATA bytes in memory,
+// the RFC 3461 requests of the envelope, and the reply for any error.
+import type { SMTPServerSession } from 'smtp-server';
+import { replies, type SmtpReply, toSmtpReply } from '../smtp/smtp-error.ts';
+import type { DsnNotify, SubmitInput } from './submit.ts';
+import { SubmitError, submitErrorReply } from './submit-error.ts';
+
+/** ENVID of MAIL FROM and NOTIFY of each RCPT TO that had one. */
+export function dsnRequests(session: SMTPServerSession): SubmitInput['dsn'] {
+  const notify: Record<string, DsnNotify> = {};
+  for (const r of session.envelope.rcptTo) {
+    const values = r.dsn?.notify;
+    if (!values || values.length === 0) continue;
+    notify[r.address] = values.includes('NEVER') ? 'NEVER' : (values as Exclude<DsnNotify, 'NEVER'>);
+  }
+  const envid = session.envelope.dsn?.envid ?? undefined;
+  return { ...(envid ? { envid } : {}), notify };
+}
+
+export function replyFor(err: unknown): SmtpReply {
+  if (err instanceof SubmitError) return submitErrorReply(err);
+  return toSmtpReply(err);
+}
+
+/** The whole message in memory (submission size is bounded by max_message_bytes). */
+export async function collect(source: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of source) {
+    size += chunk.length;
+    if (size > maxBytes) throw replies.tooBig(maxBytes);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}

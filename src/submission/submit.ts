@@ -1,0 +1,228 @@
+// The one hand-off for mail a user (or a peer Sealpost server) submits, used
+// by the 465/587 listeners and by the webmail's "compose through the server":
+//   1. the bytes must be carriable as they are (same checks as the MX), with
+//      exactly one From field;
+//   2. the sender may only use their own addresses (MAIL FROM and header From);
+//   3. recipients: local ones must resolve on chain and pass the postage gate,
+//      remote ones must be addresses;
+//   4. the account's send-rate windows must have room (counted here, given
+//      back if queuing then fails);
+//   5. trace fields on top; remote copies DKIM-signed (only submitted mail is
+//      ever signed) and stored content-addressed;
+//   6. local recipients' delivery jobs and the outbound job(s) are added in a
+//      single atomic Redis step; only then does this return.
+// A failure anywhere leaves nothing queued and no blob behind.
+import type { DkimSigner } from '../../spooler/dkim-sign.ts';
+import type { Logger } from '../log.ts';
+import { newMessageId } from '../log.ts';
+import { type AcceptDeps, acceptMessage } from '../smtp/accept.ts';
+import type { ChainView } from '../smtp/chain-view.ts';
+import { MessageChecker } from '../smtp/message-checks.ts';
+import type { RecipientPolicy } from '../smtp/recipients.ts';
+import { SmtpReply } from '../smtp/smtp-error.ts';
+import { type HeaderFacts, headerFacts, submissionHeaders } from './headers.ts';
+import { type DsnNotify, prepareOutbound, removeBlobs } from './outbound.ts';
+import { lookup, planRecipients, type RecipientPlan } from './recipients.ts';
+import type { SendRate } from './send-rate.ts';
+import { ownsAddress, type Submitter, splitAddress } from './sender.ts';
+import { SubmitError } from './submit-error.ts';
+
+export type { DsnNotify } from './outbound.ts';
+
+export interface SubmitDeps {
+  /** `[smtp] local_domains` and `postmaster_wallet`. */
+  policy: RecipientPolicy;
+  chain: ChainView;
+  /** Spool, flow producer and retry settings shared with the MX. */
+  accept: AcceptDeps;
+  /** spooler/dkim-sign.ts `createDkimSigner([[spooler.dkim]])`. */
+  dkim: Pick<DkimSigner, 'sign'>;
+  /** Per-account send-rate windows ([smtp] submission_max_per_hour/day). */
+  sendRate: SendRate;
+  /** `[smtp] max_message_bytes`. */
+  maxMessageBytes: number;
+  /** `[smtp] max_recipients`. */
+  maxRecipients: number;
+  /** Name in the Received field and generated Message-IDs: `[smtp] hostname`. */
+  hostname: string;
+  logger?: Logger;
+  now?: () => number;
+}
+
+export interface SubmitInput {
+  wallet: string;
+  raw: Buffer;
+  envelopeFrom: string;
+  recipients: string[];
+  /** For the delivery jobs' records; default 127.0.0.1 (a local caller). */
+  remoteIp?: string;
+  /** The `with` word of the Received field; default `HTTP` (webmail). */
+  protocol?: string;
+  /** RFC 3461 requests for remote recipients: ENVID, and NOTIFY per recipient address. */
+  dsn?: { envid?: string; notify?: Record<string, DsnNotify> };
+}
+
+export interface SubmitResult {
+  msgid: string;
+  /** Recipients handed to the inbound pipeline. */
+  local: number;
+  /** Recipients handed to the outbound spooler. */
+  remote: number;
+}
+
+/** Webmail's hand-off: submission as the account `input.wallet`. */
+export function submitMessage(deps: SubmitDeps, input: SubmitInput): Promise<SubmitResult> {
+  const { wallet, ...rest } = input;
+  return submitAs(deps, { kind: 'account', wallet }, rest);
+}
+
+/** Submission as any submitter (an account, or a peer authenticated by client certificate). */
+export async function submitAs(
+  deps: SubmitDeps,
+  submitter: Submitter,
+  input: Omit<SubmitInput, 'wallet'>,
+): Promise<SubmitResult> {
+  const now = deps.now ?? Date.now;
+  if (input.raw.length > deps.maxMessageBytes) {
+    throw new SubmitError(
+      'too_big',
+      `Message exceeds the fixed maximum message size of ${deps.maxMessageBytes} bytes`,
+    );
+  }
+  checkBytes(input.raw);
+  const facts = headerFacts(input.raw);
+  if (facts.fromFields !== 1 || facts.from.length === 0) {
+    throw new SubmitError('bad_message', 'Message must have exactly one From header field with an address');
+  }
+  await checkSenders(deps, submitter, input.envelopeFrom, facts.from);
+  const plan = await planRecipients(deps, input.envelopeFrom, input.recipients);
+
+  let refundKeys: string[] = [];
+  if (submitter.kind === 'account') {
+    const taken = await lookup(() => deps.sendRate.take(submitter.wallet));
+    if (!taken.ok) {
+      throw new SubmitError(
+        'rate_limited',
+        `Send rate limit of ${taken.limit} messages per ${taken.window} reached, try again in ${taken.retryAfterSecs} seconds`,
+        { retryAfterSecs: taken.retryAfterSecs },
+      );
+    }
+    refundKeys = taken.keys;
+  }
+
+  const msgid = newMessageId();
+  try {
+    await queue(deps, input, plan, msgid, facts, now());
+  } catch (err) {
+    if (refundKeys.length > 0) await deps.sendRate.refund(refundKeys).catch(() => {});
+    throw err;
+  }
+  deps.logger?.info(
+    {
+      msgid,
+      sender: submitter.kind === 'account' ? submitter.wallet : `peer:${submitter.name}`,
+      local: plan.local.length,
+      remote: plan.remote.length,
+      size: input.raw.length,
+    },
+    'submission queued',
+  );
+  return { msgid, local: plan.local.length, remote: plan.remote.length };
+}
+
+function checkBytes(raw: Buffer): void {
+  const checker = new MessageChecker();
+  try {
+    checker.check(raw);
+    checker.finish();
+  } catch (err) {
+    if (err instanceof SmtpReply) {
+      throw new SubmitError('bad_message', err.message.replace(/^\d\.\d+\.\d+ /, ''));
+    }
+    throw err;
+  }
+}
+
+async function checkSenders(
+  deps: SubmitDeps,
+  submitter: Submitter,
+  envelopeFrom: string,
+  headerFrom: string[],
+): Promise<void> {
+  // Only a peer relays bounces (the null sender); a person always sends from an address.
+  if (envelopeFrom === '' && submitter.kind !== 'peer') {
+    throw new SubmitError('sender_not_owned', 'The null sender <> is not available to accounts', {
+      address: '',
+    });
+  }
+  const addresses = envelopeFrom === '' ? headerFrom : [envelopeFrom, ...headerFrom];
+  for (const address of addresses) {
+    const owned = await lookup(() => ownsAddress(submitter, address, deps.policy, deps.chain));
+    if (!owned) {
+      throw new SubmitError('sender_not_owned', `Sender address <${address}> is not yours to use`, {
+        address,
+      });
+    }
+  }
+}
+
+async function queue(
+  deps: SubmitDeps,
+  input: Omit<SubmitInput, 'wallet'>,
+  plan: RecipientPlan,
+  msgid: string,
+  facts: HeaderFacts,
+  at: number,
+): Promise<void> {
+  const messageFor = (id: string) => {
+    const trace = submissionHeaders({
+      hostname: deps.hostname,
+      msgid: id,
+      protocol: input.protocol ?? 'HTTP',
+      date: new Date(at),
+      facts,
+    });
+    return Buffer.concat([Buffer.from(trace, 'latin1'), input.raw]);
+  };
+  const outbound =
+    plan.remote.length > 0
+      ? await prepareOutbound(
+          { blobs: deps.accept.blobs, dkim: deps.dkim, logger: deps.logger },
+          {
+            msgid,
+            envelopeFrom: input.envelopeFrom,
+            remote: plan.remote,
+            fromDomain: splitAddress(facts.from[0] as string)?.domain ?? '',
+            messageFor,
+            createdAt: at,
+            dsn: input.dsn,
+          },
+        )
+      : { jobs: [], blobKeys: [] };
+  try {
+    if (plan.local.length > 0) {
+      const message = messageFor(msgid);
+      await acceptMessage(deps.accept, {
+        msgid,
+        from: input.envelopeFrom,
+        recipients: plan.local,
+        remoteIp: input.remoteIp ?? '127.0.0.1',
+        receivedAt: at,
+        source: once(message),
+        maxBytes: message.length,
+        alsoQueue: outbound.jobs,
+      });
+    } else {
+      await deps.accept.flow.addBulk(outbound.jobs);
+    }
+  } catch (err) {
+    // Each signed copy carries its own id in its Received field: no other job shares it.
+    await removeBlobs(deps.accept.blobs, outbound.blobKeys);
+    if (err instanceof SmtpReply && !err.temporary) throw new SubmitError('bad_message', err.message);
+    throw new SubmitError('unavailable', 'Mail queue temporarily unavailable, try again later');
+  }
+}
+
+async function* once(bytes: Buffer): AsyncGenerator<Uint8Array> {
+  yield bytes;
+}
