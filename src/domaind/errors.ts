@@ -1,0 +1,53 @@
+// The domain service's one error type: a stable string code, the HTTP status
+// it maps to, a message for the operator, and optional facts for the body.
+// The route layer turns it into `{ "error": code, "message": …, ...details }`.
+
+export type DomaindErrorCode =
+  | 'invalid_domain'
+  | 'missing_domain'
+  | 'unsupported_media_type'
+  | 'no_authority_record'
+  | 'conflicting_authority_records'
+  | 'malformed_authority_key'
+  | 'domain_taken'
+  | 'delegate_not_configured'
+  | 'delegate_not_authorized'
+  | 'resolver_failed'
+  | 'resolver_timeout'
+  | 'chain_unavailable'
+  | 'chain_refused'
+  | 'unknown_domain';
+
+const STATUS: Record<DomaindErrorCode, number> = {
+  invalid_domain: 400,
+  missing_domain: 400,
+  unsupported_media_type: 415,
+  no_authority_record: 404,
+  conflicting_authority_records: 409,
+  malformed_authority_key: 422,
+  domain_taken: 409,
+  delegate_not_configured: 503,
+  delegate_not_authorized: 503,
+  resolver_failed: 502,
+  resolver_timeout: 504,
+  chain_unavailable: 502,
+  chain_refused: 502,
+  unknown_domain: 404,
+};
+
+export class DomaindError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: DomaindErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'DomaindError';
+    this.status = STATUS[code];
+  }
+
+  toBody(): Record<string, unknown> {
+    return { error: this.code, message: this.message, ...this.details };
+  }
+}
