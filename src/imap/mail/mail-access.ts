@@ -1,0 +1,163 @@
+// One logged-in session's view of its account's mail (IMAP and POP3 alike):
+// the folders, and messages opened with the session's unlocked reader key.
+// Plaintext exists only in this object's memory (a bounded cache, dropped
+// with the session); appended messages are sealed before they are stored.
+import bs58 from 'bs58';
+import type { Kysely } from 'kysely';
+import type { BlobStore } from '../../blobs/blob-store.ts';
+import type { UnlockedReaderKey } from '../../reader-keys/index.ts';
+import {
+  openSealedWithWrap,
+  type SealEnvelope,
+  sealMessage,
+  walletEncryptionPublicKey,
+  wrapContentKey,
+} from '../../seal/index.ts';
+import { FoldersRepo, type Mailbox, type StoredMessage } from '../../store/index.ts';
+import type { Database } from '../../store/types.ts';
+import type { MimeNode } from '../mime/mime-tree.ts';
+import type { SearchDoc } from '../search/search-eval.ts';
+
+export interface MailAccessDeps {
+  db: Kysely<Database>;
+  blobs: BlobStore;
+  /** The X25519 key a wallet's own copies are sealed to (its MailboxKey, else the wallet key); default the wallet key. */
+  sealKeyOf?: (wallet: string) => Promise<Uint8Array>;
+  /** Removed copies, for releasing the operator pin / closing the Email account of chain-published ones. */
+  releaseCopies?: (rows: StoredMessage[]) => Promise<void>;
+  /** Plaintext kept per session for repeated fetches; default 32 MiB. */
+  cacheBytes?: number;
+  now?: () => number;
+}
+
+export interface OpenedMessage {
+  raw: Buffer;
+  envelope: SealEnvelope;
+  tree?: MimeNode;
+  search?: SearchDoc;
+}
+
+export class MessageUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MessageUnavailableError';
+  }
+}
+
+export interface SealedRef {
+  id: string;
+  blobKey: string;
+  wrap: string;
+}
+
+export class MailAccess {
+  readonly folders: FoldersRepo;
+  readonly wallet: string;
+  readonly readerId: string;
+  private readonly reader: UnlockedReaderKey;
+  private readonly cache = new Map<string, OpenedMessage>();
+  private cached = 0;
+  private readonly sizes = new Map<string, number>();
+  private readonly cacheLimit: number;
+
+  constructor(
+    private readonly deps: MailAccessDeps,
+    reader: UnlockedReaderKey,
+  ) {
+    this.folders = new FoldersRepo(deps.db, { now: deps.now });
+    this.reader = reader;
+    this.wallet = reader.wallet;
+    this.readerId = reader.readerId;
+    this.cacheLimit = deps.cacheBytes ?? 32 * 1024 * 1024;
+  }
+
+  /** Opens a message with the session's reader key (cached). */
+  async open(ref: SealedRef): Promise<OpenedMessage> {
+    const hit = this.cache.get(ref.id);
+    if (hit) {
+      this.cache.delete(ref.id);
+      this.cache.set(ref.id, hit);
+      return hit;
+    }
+    let opened: OpenedMessage;
+    try {
+      const sealed = await this.deps.blobs.read(ref.blobKey);
+      const r = await openSealedWithWrap(
+        new Uint8Array(sealed.buffer, sealed.byteOffset, sealed.byteLength),
+        new Uint8Array(Buffer.from(ref.wrap, 'base64')),
+        this.reader.keypair,
+      );
+      opened = { raw: Buffer.from(r.raw.buffer, r.raw.byteOffset, r.raw.byteLength), envelope: r.envelope };
+    } catch (err) {
+      throw new MessageUnavailableError(`message ${ref.id} could not be opened: ${(err as Error).message}`);
+    }
+    this.sizes.set(ref.id, opened.raw.length);
+    this.remember(ref.id, opened);
+    return opened;
+  }
+
+  private remember(id: string, opened: OpenedMessage): void {
+    if (opened.raw.length > this.cacheLimit / 4) return;
+    this.cache.set(id, opened);
+    this.cached += opened.raw.length;
+    while (this.cached > this.cacheLimit) {
+      const oldest = this.cache.keys().next();
+      if (oldest.done) break;
+      const gone = this.cache.get(oldest.value);
+      this.cache.delete(oldest.value);
+      this.cached -= gone?.raw.length ?? 0;
+    }
+  }
+
+  /** The plaintext size (opens the message the first time). */
+  async rawSize(ref: SealedRef): Promise<number> {
+    return this.sizes.get(ref.id) ?? (await this.open(ref)).raw.length;
+  }
+
+  /** Seals a message to the wallet's key and wraps it for this reader, then stores it in `mailbox`. */
+  async append(mailbox: Mailbox, raw: Buffer, flags: string[], receivedAt: number): Promise<StoredMessage> {
+    const recipient = this.deps.sealKeyOf
+      ? await this.deps.sealKeyOf(this.wallet)
+      : walletEncryptionPublicKey(bs58.decode(this.wallet));
+    const { sealed, contentKey } = await sealMessage({
+      envelope: { version: 1, from: '', to: this.wallet, receivedAt },
+      raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength),
+      recipientPublicKey: recipient,
+    });
+    let wrap: Uint8Array;
+    try {
+      wrap = await wrapContentKey(contentKey, this.reader.keypair.publicKey);
+    } finally {
+      contentKey.fill(0);
+    }
+    const stored = await this.deps.blobs.putContent(sealed);
+    return this.folders.appendMessage({
+      wallet: this.wallet,
+      mailboxId: mailbox.id,
+      blobKey: stored.key,
+      size: stored.size,
+      receivedAt,
+      flags,
+      wraps: [{ readerId: this.readerId, wrap: Buffer.from(wrap).toString('base64') }],
+    });
+  }
+
+  /** Hands removed copies to the release hook (pins, DeleteMail) and forgets their plaintext. */
+  async removed(rows: StoredMessage[]): Promise<void> {
+    for (const r of rows) {
+      const hit = this.cache.get(r.id);
+      if (hit) this.cached -= hit.raw.length;
+      this.cache.delete(r.id);
+      this.sizes.delete(r.id);
+    }
+    if (rows.length > 0 && this.deps.releaseCopies) await this.deps.releaseCopies(rows);
+  }
+
+  /** Ends the session: the secret key and the plaintext go. */
+  close(): void {
+    this.reader.keypair.secretKey.fill(0);
+    this.cache.clear();
+    this.cached = 0;
+    this.sizes.clear();
+  }
+}

@@ -1,0 +1,168 @@
+// Starts the IMAP and POP3 listeners for `sealpost serve`: implicit TLS on
+// [imap] port / [pop3] port, plus the STARTTLS ones when starttls_port is
+// set, all with the mail host's certificate ([smtp] tls_cert_file and
+// tls_key_file). Logins go through the mail password with back-off in
+// Redis; deletions release pins and close Email accounts through the same
+// queues the admin sweep uses.
+import { readFileSync } from 'node:fs';
+import type { Connection } from '@solana/web3.js';
+import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { BlobStore } from '../blobs/blob-store.ts';
+import type { Config } from '../config/index.ts';
+import { CredentialSealer } from '../crypto/credential-seal.ts';
+import type { Logger } from '../log.ts';
+import { pop3ServerFor } from '../pop3/index.ts';
+import { type LoginBackoff, MailLogin } from '../reader-keys/index.ts';
+import { recipientSealKey } from '../seal/index.ts';
+import { ChainView } from '../smtp/chain-view.ts';
+import { AccountsRepo } from '../store/index.ts';
+import type { Database } from '../store/types.ts';
+import { walletOfLogin } from '../submission/password-auth.ts';
+import type { MailAccessDeps } from './mail/mail-access.ts';
+import { createCopyReleaser } from './mail/release.ts';
+import { startImapServer } from './server.ts';
+
+export interface MailAccessListener {
+  name: 'imaps' | 'imap' | 'pop3s' | 'pop3';
+  host: string;
+  port: number;
+}
+
+export interface StartMailAccessOptions {
+  config: Config;
+  db: Kysely<Database>;
+  blobs: BlobStore;
+  credentialKey: Uint8Array;
+  connection: Connection;
+  logger: Logger;
+  imap: boolean;
+  pop3: boolean;
+  /** Replace the implicit-TLS listener addresses (tests, --imap-listen / --pop3-listen). */
+  overrides?: { imap?: { host: string; port: number }; pop3?: { host: string; port: number } };
+  backoff?: LoginBackoff;
+}
+
+export interface MailAccessServers {
+  listeners: MailAccessListener[];
+  close(drainMs?: number): Promise<void>;
+}
+
+export class MailAccessConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MailAccessConfigError';
+  }
+}
+
+function readPem(file: string, key: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new MailAccessConfigError(
+      `[smtp] ${key} ${file} is not readable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): ` +
+        'IMAP and POP3 serve TLS with the mail host certificate',
+    );
+  }
+}
+
+export async function startMailAccess(opts: StartMailAccessOptions): Promise<MailAccessServers> {
+  const { config } = opts;
+  const listeners: MailAccessListener[] = [];
+  const closers: ((drainMs?: number) => Promise<void>)[] = [];
+  const close = async (drainMs?: number) => {
+    for (const fn of closers.splice(0).reverse()) await fn(drainMs).catch(() => {});
+  };
+  if (!opts.imap && !opts.pop3) return { listeners, close };
+  // [mail_hosts] may name another host, so a mismatch is worth a warning, not a refusal.
+  for (const proto of ['imap', 'pop3'] as const) {
+    if (
+      opts[proto] &&
+      config.mail_hosts[`${proto}_tls`] === 'starttls' &&
+      config[proto].starttls_port === undefined
+    ) {
+      opts.logger.warn(
+        { key: `mail_hosts.${proto}_tls` },
+        `clients are told to use ${proto.toUpperCase()} with STARTTLS, but [${proto}] starttls_port is not set here`,
+      );
+    }
+  }
+  const cert = readPem(config.smtp.tls_cert_file, 'tls_cert_file');
+  const key = readPem(config.smtp.tls_key_file, 'tls_key_file');
+  const redis = new Redis(config.redis.url, {
+    maxRetriesPerRequest: 1,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  });
+  redis.on('error', (err) => opts.logger.warn({ err: err.message }, 'redis (imap/pop3) connection error'));
+  closers.push(async () => {
+    await redis.quit().catch(() => redis.disconnect());
+  });
+  const releaser = createCopyReleaser(redis, config.redis.prefix);
+  closers.push(() => releaser.close());
+  const sealer = new CredentialSealer(opts.credentialKey);
+  const chain = new ChainView({ connection: opts.connection, programId: config.chain.program_id });
+  const policy = { localDomains: config.smtp.local_domains, postmasterWallet: config.smtp.postmaster_wallet };
+  const login = new MailLogin({
+    db: opts.db,
+    accounts: new AccountsRepo(opts.db),
+    sealer,
+    redis,
+    prefix: config.redis.prefix,
+    walletOf: (name) => walletOfLogin(name, policy, chain),
+    backoff: opts.backoff,
+  });
+  const mail: MailAccessDeps = {
+    db: opts.db,
+    blobs: opts.blobs,
+    sealKeyOf: async (wallet) =>
+      (await recipientSealKey(opts.connection, config.chain.program_id, wallet)).publicKey,
+    releaseCopies: (rows) => releaser.release(rows),
+  };
+  try {
+    if (opts.imap) {
+      const common = {
+        login,
+        mail,
+        cert,
+        key,
+        maxAppendBytes: config.smtp.max_message_bytes,
+        idlePollMs: config.imap.idle_poll_ms,
+        idleTimeoutMs: config.imap.autologout_secs * 1000,
+        preAuthTimeoutMs: 60_000,
+        maxConnectionsPerIp: config.imap.max_connections_per_ip,
+        logger: opts.logger,
+      };
+      const at = opts.overrides?.imap ?? { host: config.imap.host, port: config.imap.port };
+      const implicit = await startImapServer({ ...common, ...at, tls: 'implicit' });
+      closers.push((ms) => implicit.close(ms));
+      listeners.push({ name: 'imaps', host: at.host, port: implicit.port });
+      if (config.imap.starttls_port !== undefined) {
+        const plain = await startImapServer({
+          ...common,
+          host: config.imap.host,
+          port: config.imap.starttls_port,
+          tls: 'starttls',
+        });
+        closers.push((ms) => plain.close(ms));
+        listeners.push({ name: 'imap', host: config.imap.host, port: plain.port });
+      }
+    }
+    if (opts.pop3) {
+      const servers = await pop3ServerFor({
+        config,
+        login,
+        mail,
+        cert,
+        key,
+        logger: opts.logger,
+        override: opts.overrides?.pop3,
+      });
+      closers.push((ms) => servers.close(ms));
+      listeners.push(...servers.listeners);
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { listeners, close };
+}

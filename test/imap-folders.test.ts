@@ -1,0 +1,88 @@
+// One set of folders for every client: what IMAP creates, moves and appends
+// is what the server-mode webmail's routes and the export document show,
+// and flags the webmail sets are what IMAP sees.
+import { ed25519 } from '@noble/curves/ed25519.js';
+import bs58 from 'bs58';
+import { describe, expect, it } from 'vitest';
+import type { ServeRig } from './helpers/serve-rig.ts';
+import {
+  deliver,
+  imapFlow,
+  type MailUser,
+  mailUser,
+  rawMessage,
+  startMailRig,
+  waitForCopies,
+} from './imap-rig.ts';
+
+async function apiToken(rig: ServeRig, user: MailUser): Promise<string> {
+  const base = rig.serving.apiUrl as string;
+  const post = async (path: string, body: unknown) => {
+    const r = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(r.status).toBe(200);
+    return (await r.json()) as Record<string, string>;
+  };
+  const { nonce } = await post('/v1/auth/challenge', { wallet: user.wallet });
+  const signature = bs58.encode(
+    ed25519.sign(new TextEncoder().encode(nonce), user.key.secretKey.slice(0, 32)),
+  );
+  return (await post('/v1/auth/login', { wallet: user.wallet, signature })).token as string;
+}
+
+async function get(rig: ServeRig, token: string, path: string) {
+  const r = await fetch(`${rig.serving.apiUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  expect(r.status).toBe(200);
+  return r.json();
+}
+
+describe('folders shared by IMAP, the webmail routes and the export', () => {
+  it('shows IMAP folders and moves in the webmail and export; webmail flags show in IMAP', async () => {
+    const rig = await startMailRig();
+    const user = await mailUser(rig);
+    await deliver(rig, user.address, rawMessage('shared folders'));
+    await waitForCopies(rig, user.wallet, 1);
+    const client = imapFlow(rig, user.address, user.password);
+    await client.connect();
+    try {
+      await client.mailboxCreate('Projects/Alpha');
+      await client.mailboxOpen('INBOX');
+      await client.messageMove('1', 'Projects/Alpha');
+      await client.append('Drafts', rawMessage('a draft'), ['\\Draft']);
+
+      const token = await apiToken(rig, user);
+      const view = (await get(rig, token, '/v1/mail/mailboxes')) as {
+        mailboxes: { id: string; name: string; messages: number }[];
+      };
+      const counts = Object.fromEntries(view.mailboxes.map((b) => [b.name, b.messages]));
+      expect(counts).toEqual({ Drafts: 1, INBOX: 0, Junk: 0, 'Projects/Alpha': 1, Sent: 0, Trash: 0 });
+      const rows = (await get(rig, token, '/v1/mail/messages?mailbox=Projects%2FAlpha')) as {
+        messages: { id: string; flags: string[] }[];
+      };
+      expect(rows.messages).toHaveLength(1);
+
+      const exported = (await get(rig, token, '/v1/account/export')) as {
+        mailboxes: { name: string; messages: unknown[] }[];
+      };
+      expect(Object.fromEntries(exported.mailboxes.map((b) => [b.name, b.messages.length]))).toEqual(counts);
+
+      // The webmail marks it read and flagged; IMAP sees it.
+      const id = rows.messages[0]?.id as string;
+      const patched = await fetch(`${rig.serving.apiUrl}/v1/mail/messages/${encodeURIComponent(id)}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ flags: ['\\Seen', '\\Flagged'] }),
+      });
+      expect(patched.status).toBeLessThan(300);
+      await client.mailboxOpen('Projects/Alpha');
+      const m = await client.fetchOne('1', { flags: true, envelope: true });
+      expect(m ? [...(m.flags ?? [])].sort() : []).toEqual(['\\Flagged', '\\Seen']);
+      expect(m ? m.envelope?.subject : '').toBe('shared folders');
+    } finally {
+      await client.logout().catch(() => client.close());
+    }
+  }, 120_000);
+});
