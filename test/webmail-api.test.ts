@@ -1,0 +1,411 @@
+// The server side of the webmail over real HTTP: the mail view routes
+// (src/api/routes/mail.ts) on SQLite and real Redis, compose through the
+// server into the real submission path on a devnet, and the static webmail
+// files (src/api/static-webmail.ts).
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { Keypair } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { FlowProducer, Queue } from 'bullmq';
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { QUEUE_DELIVER } from '../delivery/jobs.ts';
+import { type MailRouteDeps, mailRoutes } from '../src/api/routes/mail.ts';
+import { buildApi } from '../src/api/server.ts';
+import { BlobStore } from '../src/blobs/blob-store.ts';
+import { type Config, parseConfig } from '../src/config/index.ts';
+import { createCredentialKeyFile } from '../src/crypto/credential-seal.ts';
+import {
+  openSealed,
+  sealMessage,
+  walletEncryptionKeypair,
+  walletEncryptionPublicKey,
+} from '../src/seal/index.ts';
+import { ChainView } from '../src/smtp/chain-view.ts';
+import { MessagesRepo, openStore, type Store } from '../src/store/index.ts';
+import { submitDepsFromConfig } from '../src/submission/from-config.ts';
+import { submitMessage } from '../src/submission/submit.ts';
+import { startTestChain } from './helpers/devnet.ts';
+import { prepareMailChain } from './helpers/mail-chain.ts';
+import { tempDir } from './helpers/temp-dir.ts';
+
+const DOMAIN = 'mail.test';
+
+interface Rig {
+  url: string;
+  app: FastifyInstance;
+  config: Config;
+  store: Store;
+  redis: Redis;
+  prefix: string;
+  dir: string;
+  blobs: BlobStore;
+  messages: MessagesRepo;
+}
+
+const open: Rig[] = [];
+afterEach(async () => {
+  for (const rig of open.splice(0)) {
+    await rig.app.close();
+    let cursor = '0';
+    do {
+      const [next, keys] = await rig.redis.scan(cursor, 'MATCH', `${rig.prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await rig.redis.del(...keys);
+    } while (cursor !== '0');
+    await rig.redis.quit();
+    await rig.store.close();
+  }
+});
+
+async function startRig(
+  opts: { toml?: string; mail?: (r: Omit<Rig, 'url' | 'app'>) => Partial<MailRouteDeps> | null } = {},
+): Promise<Rig> {
+  const dir = tempDir('sealpost-webmail-api-');
+  const prefix = `spwm-${randomBytes(6).toString('hex')}`;
+  createCredentialKeyFile(join(dir, 'credential.key'));
+  const toml = `[smtp]\nlocal_domains = ["${DOMAIN}"]\n[redis]\nprefix = "${prefix}"\n[api]\nrate_limit_ip_per_min = 0\nrate_limit_wallet_per_min = 0\n${opts.toml ?? ''}`;
+  const config = parseConfig(toml, {
+    configDir: dir,
+    dataDirOverride: dir,
+    source: join(dir, 'sealpost.toml'),
+  });
+  const store = await openStore({ url: config.store.url, dataDir: config.store.data_dir });
+  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
+  const blobs = new BlobStore(join(dir, 'blobs'));
+  const messages = new MessagesRepo(store.db);
+  const base = { config, store, redis, prefix, dir, blobs, messages };
+  const extra = opts.mail ? opts.mail(base) : {};
+  const plugins =
+    extra === null
+      ? []
+      : [
+          mailRoutes({
+            db: store.db,
+            messages,
+            blobs,
+            localDomains: config.smtp.local_domains,
+            maxMessageBytes: config.smtp.max_message_bytes,
+            ...extra,
+          }),
+        ];
+  const app = await buildApi({ config, store, redis, plugins });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const rig = { ...base, app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+  open.push(rig);
+  return rig;
+}
+
+async function call(rig: Rig, method: string, path: string, o: { token?: string; json?: unknown } = {}) {
+  const headers: Record<string, string> = {};
+  if (o.token) headers.authorization = `Bearer ${o.token}`;
+  if (o.json !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(rig.url + path, {
+    method,
+    headers,
+    body: o.json === undefined ? undefined : JSON.stringify(o.json),
+  });
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  let body: Record<string, unknown> | undefined;
+  try {
+    body = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, bytes, body };
+}
+
+async function login(rig: Rig, kp: Keypair): Promise<string> {
+  const wallet = kp.publicKey.toBase58();
+  const c = await call(rig, 'POST', '/v1/auth/challenge', { json: { wallet } });
+  const signature = bs58.encode(
+    ed25519.sign(new TextEncoder().encode(c.body?.nonce as string), kp.secretKey.subarray(0, 32)),
+  );
+  const l = await call(rig, 'POST', '/v1/auth/login', { json: { wallet, signature } });
+  expect(l.status).toBe(200);
+  return l.body?.token as string;
+}
+
+/** A delivered copy the way the pipeline stores it: sealed to the wallet, in the blob store. */
+async function deliver(rig: Rig, kp: Keypair, id: string, subject: string): Promise<Uint8Array> {
+  const raw = new TextEncoder().encode(
+    `From: a@remote.example\r\nSubject: ${subject}\r\n\r\nbody ${subject}\r\n`,
+  );
+  const { sealed, contentKey } = await sealMessage({
+    envelope: {
+      version: 1,
+      from: 'a@remote.example',
+      to: `${kp.publicKey.toBase58()}@${DOMAIN}`,
+      receivedAt: 1,
+    },
+    raw,
+    recipientPublicKey: walletEncryptionPublicKey(kp.publicKey.toBytes()),
+  });
+  contentKey.fill(0);
+  const stored = await rig.blobs.putContent(sealed);
+  await rig.messages.storeDelivered({
+    id,
+    wallet: kp.publicKey.toBase58(),
+    blobKey: stored.key,
+    size: stored.size,
+    receivedAt: Date.now(),
+    cid: `b3:${'0'.repeat(64)}`,
+    pinnedByOperator: false,
+    chainIndex: null,
+    emailAddress: null,
+    txSignature: null,
+    publishedByUs: true,
+  });
+  return sealed;
+}
+
+describe('mail view routes', () => {
+  it("list folders and rows newest first, serve a copy's sealed bytes, set flags — the token wallet's own only", async () => {
+    const rig = await startRig();
+    const ann = Keypair.generate();
+    const bob = Keypair.generate();
+    const first = await deliver(rig, ann, 'm1.0', 'one');
+    await deliver(rig, ann, 'm2.0', 'two');
+    await deliver(rig, bob, 'm3.0', 'bob');
+    const token = await login(rig, ann);
+
+    expect((await call(rig, 'GET', '/v1/mail/mailboxes')).status).toBe(401);
+    const boxes = await call(rig, 'GET', '/v1/mail/mailboxes', { token });
+    expect(boxes.status).toBe(200);
+    expect(boxes.body?.addresses).toEqual([`${ann.publicKey.toBase58()}@${DOMAIN}`]);
+    expect(boxes.body?.mailboxes).toEqual([
+      { id: expect.any(String), name: 'INBOX', messages: 2, unseen: 2 },
+    ]);
+
+    const all = await call(rig, 'GET', '/v1/mail/messages?mailbox=INBOX', { token });
+    expect(((all.body?.messages ?? []) as { id: string }[]).map((m) => m.id)).toEqual(['m2.0', 'm1.0']);
+    expect(all.body?.next_before).toBeNull();
+    const page1 = await call(rig, 'GET', '/v1/mail/messages?mailbox=INBOX&limit=1', { token });
+    expect(((page1.body?.messages ?? []) as { id: string; uid: number }[])[0]?.id).toBe('m2.0');
+    const page2 = await call(
+      rig,
+      'GET',
+      `/v1/mail/messages?mailbox=INBOX&limit=1&before=${page1.body?.next_before}`,
+      {
+        token,
+      },
+    );
+    expect(((page2.body?.messages ?? []) as { id: string }[]).map((m) => m.id)).toEqual(['m1.0']);
+
+    const sealed = await call(rig, 'GET', '/v1/mail/messages/m1.0/sealed', { token });
+    expect(sealed.status).toBe(200);
+    expect(sealed.headers.get('content-type')).toBe('application/octet-stream');
+    expect(Buffer.from(sealed.bytes).equals(Buffer.from(first))).toBe(true);
+    const opened = await openSealed(sealed.bytes, walletEncryptionKeypair(ann.secretKey));
+    expect(new TextDecoder().decode(opened.raw)).toContain('Subject: one');
+
+    // Another wallet's message and an unknown id look the same.
+    for (const id of ['m3.0', 'nope']) {
+      const r = await call(rig, 'GET', `/v1/mail/messages/${id}/sealed`, { token });
+      expect(r.status).toBe(404);
+      expect(r.body?.error).toBe('message_not_found');
+    }
+    expect(
+      (await call(rig, 'PATCH', '/v1/mail/messages/m3.0', { token, json: { flags: ['\\Seen'] } })).status,
+    ).toBe(404);
+    expect((await rig.messages.get('m3.0'))?.flags).toEqual([]);
+
+    const flagged = await call(rig, 'PATCH', '/v1/mail/messages/m1.0', {
+      token,
+      json: { flags: ['\\Seen', '\\Seen'] },
+    });
+    expect(flagged.status).toBe(200);
+    expect(flagged.body?.flags).toEqual(['\\Seen']);
+    const after = await call(rig, 'GET', '/v1/mail/mailboxes', { token });
+    expect(((after.body?.mailboxes ?? []) as { unseen: number }[])[0]?.unseen).toBe(1);
+
+    const badFlag = await call(rig, 'PATCH', '/v1/mail/messages/m1.0', {
+      token,
+      json: { flags: ['not a flag'] },
+    });
+    expect([badFlag.status, badFlag.body?.error]).toEqual([400, 'invalid_flag']);
+    const unknown = await call(rig, 'PATCH', '/v1/mail/messages/m1.0', { token, json: { flags: [], x: 1 } });
+    expect([unknown.status, unknown.body?.error]).toEqual([400, 'unknown_field']);
+    expect((await rig.messages.get('m1.0'))?.flags).toEqual(['\\Seen']);
+    const noBox = await call(rig, 'GET', '/v1/mail/messages?mailbox=Archive', { token });
+    expect([noBox.status, noBox.body?.error]).toEqual([404, 'mailbox_not_found']);
+    expect((await call(rig, 'GET', '/v1/mail/messages?mailbox=INBOX&before=abc', { token })).status).toBe(
+      400,
+    );
+  });
+
+  it('compose through the server: hands the message to the submission path and maps its refusals', async () => {
+    const chain = await startTestChain();
+    const mail = await prepareMailChain(chain, DOMAIN);
+    const ann = await mail.mailbox();
+    const bob = await mail.mailbox();
+    const carol = await mail.mailbox({ postage: 5000n });
+    let flow: FlowProducer | undefined;
+    const rig = await startRig({
+      mail: (r) => {
+        flow = new FlowProducer({ connection: r.redis, prefix: r.prefix });
+        const config = {
+          ...r.config,
+          chain: { ...r.config.chain, rpc_url: chain.devnet.rpcUrl, program_id: chain.programId },
+        };
+        const deps = submitDepsFromConfig(config, {
+          chain: new ChainView({ connection: chain.connection, programId: chain.programId }),
+          flow,
+          blobs: r.blobs,
+          redis: r.redis,
+          store: r.store,
+          credentialKey: new Uint8Array(32),
+          logger: pino({ level: 'silent' }),
+        });
+        return {
+          maxMessageBytes: 4096,
+          submit: (input) => submitMessage({ ...deps, maxMessageBytes: 4096 }, input),
+        };
+      },
+    });
+    try {
+      const token = await login(rig, ann);
+      const me = `${ann.publicKey.toBase58()}@${DOMAIN}`;
+      const message = (from: string, extra = '') =>
+        Buffer.from(
+          `From: ${from}\r\nTo: x\r\nSubject: hi\r\nMessage-ID: <1@x>\r\n\r\nhello${extra}\r\n`,
+        ).toString('base64');
+      const send = (json: unknown) => call(rig, 'POST', '/v1/mail/send', { token, json });
+
+      const ok = await send({ raw: message(me), to: [`${bob.publicKey.toBase58()}@${DOMAIN}`] });
+      expect(ok.status).toBe(202);
+      expect(ok.body).toMatchObject({ local: 1, remote: 0 });
+      const deliver = new Queue(QUEUE_DELIVER, { connection: rig.redis, prefix: rig.prefix });
+      const jobs = await deliver.getJobs(['waiting', 'waiting-children', 'delayed', 'prioritized']);
+      await deliver.close();
+      expect(jobs.map((j) => j.id)).toContain(`${ok.body?.msgid}.0`);
+
+      const cases: [unknown, number, string][] = [
+        [
+          { raw: message('someone@else.example'), to: [`${bob.publicKey.toBase58()}@${DOMAIN}`] },
+          403,
+          'sender_not_owned',
+        ],
+        [
+          { raw: message(me), to: [`${Keypair.generate().publicKey.toBase58()}@${DOMAIN}`] },
+          400,
+          'bad_recipient',
+        ],
+        [{ raw: message(me), to: [`${carol.publicKey.toBase58()}@${DOMAIN}`] }, 402, 'postage_required'],
+        [
+          { raw: message(me, 'x'.repeat(5000)), to: [`${bob.publicKey.toBase58()}@${DOMAIN}`] },
+          413,
+          'too_big',
+        ],
+        [{ raw: message(me), to: [] }, 400, 'invalid_request'],
+        [{ raw: 'not base64!', to: [`${bob.publicKey.toBase58()}@${DOMAIN}`] }, 400, 'invalid_request'],
+      ];
+      for (const [json, status, code] of cases) {
+        const r = await send(json);
+        expect([r.status, r.body?.error], code).toEqual([status, code]);
+      }
+    } finally {
+      await flow?.close();
+    }
+  });
+
+  it('answers 503 for sending when the server wires no submission path', async () => {
+    const rig = await startRig();
+    const ann = Keypair.generate();
+    const token = await login(rig, ann);
+    const r = await call(rig, 'POST', '/v1/mail/send', { token, json: { raw: 'aGk=', to: ['x@y.example'] } });
+    expect([r.status, r.body?.error]).toEqual([503, 'submission_unavailable']);
+  });
+
+  it('documents the mail routes in the OpenAPI document', async () => {
+    const rig = await startRig();
+    const doc = (await call(rig, 'GET', '/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/mail/mailboxes',
+        '/v1/mail/messages',
+        '/v1/mail/messages/{id}/sealed',
+        '/v1/mail/messages/{id}',
+        '/v1/mail/send',
+      ]),
+    );
+    const send = doc.paths['/v1/mail/send']?.post as {
+      security: unknown[];
+      responses: Record<string, unknown>;
+    };
+    expect(send.security).toEqual([{ sessionToken: [] }]);
+    expect(Object.keys(send.responses)).toEqual(
+      expect.arrayContaining(['202', '402', '403', '413', '429', '503']),
+    );
+  });
+});
+
+describe('static webmail', () => {
+  function fakeBuild(dir: string): string {
+    const root = join(dir, 'built');
+    mkdirSync(join(root, 'assets'), { recursive: true });
+    writeFileSync(
+      join(root, 'index.html'),
+      '<!doctype html><script type="module" src="./assets/app-1a2b.js"></script>',
+    );
+    writeFileSync(join(root, 'assets', 'app-1a2b.js'), `console.log(${JSON.stringify('x'.repeat(5000))});`);
+    return root;
+  }
+
+  it('serves the page with its CSP, hashed assets (gzip when accepted) and the public config', async () => {
+    const root = fakeBuild(tempDir());
+    const rig = await startRig({ toml: `webmail_dir = "${root}"\n`, mail: () => null });
+    const page = await fetch(`${rig.url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self' 'wasm-unsafe-eval'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(await page.text()).toContain('app-1a2b.js');
+
+    const gz = await call(rig, 'GET', '/assets/app-1a2b.js');
+    // fetch asks for gzip and decodes it: the body is the file as written.
+    expect(gz.status).toBe(200);
+    expect(new TextDecoder().decode(gz.bytes)).toContain('xxxx');
+    expect(gz.headers.get('cache-control')).toContain('immutable');
+    const raw = await rig.app.inject({
+      method: 'GET',
+      url: '/assets/app-1a2b.js',
+      headers: { 'accept-encoding': 'gzip' },
+    });
+    expect(raw.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(raw.rawPayload).toString()).toContain('xxxx');
+    expect(raw.rawPayload.length).toBeLessThan(500);
+
+    for (const path of ['/assets/missing.js', '/assets/..%2Findex.html', '/assets/.hidden']) {
+      const r = await call(rig, 'GET', path);
+      expect([r.status, r.body?.error], path).toEqual([404, 'asset_not_found']);
+    }
+    const cfg = await call(rig, 'GET', '/config.json');
+    expect(cfg.body).toEqual({
+      rpc_url: rig.config.chain.rpc_url,
+      gateway_url: rig.config.ipfs.gateway_url,
+      program_id: rig.config.chain.program_id,
+      pin_url: rig.config.ipfs.pind_url,
+    });
+    // The API still answers JSON 404s for unknown routes.
+    expect((await call(rig, 'GET', '/v1/nothing')).body?.error).toBe('not_found');
+  });
+
+  it('says how to build the webmail when it is not built', async () => {
+    const empty = tempDir();
+    const rig = await startRig({ toml: `webmail_dir = "${empty}"\n`, mail: () => null });
+    const r = await call(rig, 'GET', '/');
+    expect(r.status).toBe(503);
+    expect(r.body?.error).toBe('webmail_not_built');
+    expect(r.body?.message).toContain('npm run build:webmail');
+  });
+});

@@ -1,0 +1,686 @@
+// The webmail end to end in headless Chromium against `sealpost dev` (random
+// ports): mail delivered over SMTP is read trustlessly; trustless compose,
+// reply (reply_to_hash on chain), the no_ipfs refusal, a held first contact
+// with prepay and automatic re-send, an external wallet (an injected
+// provider standing in for a browser extension) publishing a mailbox key,
+// and server mode (login, folders, pin provider set/remove with step-up).
+// Screenshots of each main screen go to test-artifacts/webmail/.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { type Keypair, type PublicKey, Transaction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import nodemailer from 'nodemailer';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createAliasInstruction,
+  fromHash,
+  getEmailAt,
+  getFrombox,
+  getMailboxKey,
+  listInbox,
+  replyToHash,
+  sendMailInstruction,
+  setMailboxFlagsInstruction,
+} from '../chain/index.ts';
+import { computeCid } from '../pinning/cid.ts';
+import { DEV_DOMAIN, DEV_POSTAGE_LAMPORTS } from '../src/dev/dev-stack.ts';
+import { AccountsRepo } from '../src/store/index.ts';
+import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';
+
+const SHOTS = resolve(import.meta.dirname, '../test-artifacts/webmail');
+const PASS = 'correct horse battery';
+
+let stack: WebmailStack;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  [stack, browser] = await Promise.all([startWebmailStack(), launchChromium()]);
+}, 120_000);
+
+afterAll(async () => {
+  for (const c of contexts) await c.close().catch(() => {});
+  await browser?.close();
+  await stack?.close();
+}, 60_000);
+
+const addr = (kp: Keypair) => `${kp.publicKey.toBase58()}@${DEV_DOMAIN}`;
+const keyJson = (kp: Keypair) => JSON.stringify(Array.from(kp.secretKey));
+
+async function newPage(opts: { width?: number; height?: number } = {}): Promise<Page> {
+  const context = await browser.newContext({
+    viewport: { width: opts.width ?? 1100, height: opts.height ?? 850 },
+  });
+  contexts.push(context);
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  page.on('pageerror', (e) => console.error('page error:', e.message));
+  return page;
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** First load (server mode, same origin) → connection settings → trustless → reload. */
+async function goTrustless(page: Page, overrides: { rpcUrl?: string } = {}): Promise<void> {
+  await page.goto(stack.url);
+  await page.getByRole('button', { name: 'Connection settings' }).click();
+  await page.getByTestId('api-trustless').check();
+  if (overrides.rpcUrl) await page.getByLabel('Chain RPC URL').fill(overrides.rpcUrl);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByText('Saved.').waitFor();
+  await page.reload();
+}
+
+async function importKey(page: Page, kp: Keypair): Promise<void> {
+  await page.getByLabel('Secret key (Solana CLI keypair JSON or base58)').fill(keyJson(kp));
+  await page.getByLabel('New passphrase').fill(PASS);
+  await page.getByLabel('Passphrase again').fill(PASS);
+  await page.getByRole('button', { name: 'Import and unlock' }).click();
+}
+
+function smtpSend(
+  from: string,
+  to: string,
+  subject: string,
+  text: string,
+  headerFrom = from,
+): Promise<unknown> {
+  const raw =
+    `From: ${headerFrom}\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: <${Date.now()}.${Math.random()}@remote.example>\r\n` +
+    `MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n${text}\r\n`;
+  return nodemailer
+    .createTransport({ host: '127.0.0.1', port: stack.mxPort, secure: false, ignoreTLS: true })
+    .sendMail({ envelope: { from, to: [to] }, raw });
+}
+
+async function waitForInbox(owner: PublicKey, count: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await listInbox(stack.connection, stack.programId, owner)).length < count) {
+    if (Date.now() > deadline) throw new Error(`inbox of ${owner.toBase58()} did not reach ${count}`);
+    await sleep(150);
+  }
+}
+
+async function openMessage(page: Page, subject: string): Promise<void> {
+  const row = page.getByTestId('inbox-row').filter({ hasText: subject });
+  await row.waitFor();
+  await row.click();
+  await expect.poll(() => page.getByTestId('mail-subject').textContent()).toBe(subject);
+}
+
+function pinCount(): number {
+  const dir = join(stack.config.pind.data_dir, 'pins');
+  let n = 0;
+  for (const sub of readdirSync(dir)) n += readdirSync(join(dir, sub)).length;
+  return n;
+}
+
+/** The chain ids the Wallet Standard double was asked to send on. */
+const standardChains: string[] = [];
+
+/**
+ * Test doubles of browser-extension wallets holding a key of the test: the
+ * injected `window.solana`-style provider, or a Wallet Standard wallet. The
+ * key stays in the test process; like an extension, the wallet signs and
+ * broadcasts on its own side and hands the page the signature.
+ */
+async function injectWallet(page: Page, kp: Keypair, kind: 'injected' | 'standard'): Promise<void> {
+  const sign = (bytes: Uint8Array) => ed25519.sign(bytes, kp.secretKey.subarray(0, 32));
+  await page.exposeFunction('__walletSignMessage', (b64: string) =>
+    Buffer.from(sign(Buffer.from(b64, 'base64'))).toString('base64'),
+  );
+  // Injected providers get the Transaction object: the page side passes its message bytes.
+  await page.exposeFunction('__walletSignAndSendMessage', async (messageB64: string) => {
+    const message = Buffer.from(messageB64, 'base64');
+    if (message[0] !== 1) throw new Error('the test wallet signs transactions with one signer only');
+    // Wire form of a one-signature transaction: count, signature, message.
+    const wire = Buffer.concat([Buffer.from([1]), Buffer.from(sign(message)), message]);
+    return stack.connection.sendRawTransaction(wire, { preflightCommitment: 'confirmed' });
+  });
+  // Wallet Standard wallets get the serialized, unsigned transaction.
+  await page.exposeFunction('__walletSignAndSendWire', async (wireB64: string, chain: string) => {
+    standardChains.push(chain);
+    const tx = Transaction.from(Buffer.from(wireB64, 'base64'));
+    tx.partialSign(kp);
+    const sig = await stack.connection.sendRawTransaction(tx.serialize(), {
+      preflightCommitment: 'confirmed',
+    });
+    return Buffer.from(bs58.decode(sig)).toString('base64');
+  });
+  await page.addInitScript(
+    ({ address, publicKey, kind }: { address: string; publicKey: number[]; kind: string }) => {
+      type Bridge = Record<
+        '__walletSignMessage' | '__walletSignAndSendMessage' | '__walletSignAndSendWire',
+        (s: string, chain?: string) => Promise<string>
+      >;
+      const w = window as unknown as Bridge;
+      const toB64 = (u: Uint8Array) => btoa(String.fromCharCode(...u));
+      const fromB64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+      if (kind === 'injected') {
+        (window as unknown as { solana: unknown }).solana = {
+          async connect() {
+            return { publicKey: { toBase58: () => address } };
+          },
+          async signMessage(message: Uint8Array) {
+            return { signature: fromB64(await w.__walletSignMessage(toB64(message))) };
+          },
+          async signAndSendTransaction(tx: { serializeMessage(): Uint8Array }) {
+            return { signature: await w.__walletSignAndSendMessage(toB64(tx.serializeMessage())) };
+          },
+        };
+        return;
+      }
+      const account = {
+        address,
+        publicKey: Uint8Array.from(publicKey),
+        chains: ['solana:devnet'],
+        features: [],
+      };
+      const wallet = {
+        version: '1.0.0',
+        name: 'Test Standard Wallet',
+        icon: 'data:image/svg+xml,<svg xmlns="http://www.w3.org/2000/svg"/>',
+        chains: ['solana:devnet'],
+        accounts: [account],
+        features: {
+          'standard:connect': { version: '1.0.0', connect: async () => ({ accounts: [account] }) },
+          'solana:signMessage': {
+            version: '1.0.0',
+            signMessage: async (...inputs: { message: Uint8Array }[]) =>
+              Promise.all(
+                inputs.map(async (i) => ({
+                  signedMessage: i.message,
+                  signature: fromB64(await w.__walletSignMessage(toB64(i.message))),
+                })),
+              ),
+          },
+          'solana:signAndSendTransaction': {
+            version: '1.0.0',
+            supportedTransactionVersions: ['legacy'],
+            signAndSendTransaction: async (...inputs: { transaction: Uint8Array; chain: string }[]) =>
+              Promise.all(
+                inputs.map(async (i) => ({
+                  signature: fromB64(await w.__walletSignAndSendWire(toB64(i.transaction), i.chain)),
+                })),
+              ),
+          },
+        },
+      };
+      const register = (api: { register(w: unknown): unknown }) => api.register(wallet);
+      window.addEventListener('wallet-standard:app-ready', (e) => register((e as CustomEvent).detail));
+      window.dispatchEvent(new CustomEvent('wallet-standard:register-wallet', { detail: register }));
+    },
+    { address: kp.publicKey.toBase58(), publicKey: Array.from(kp.publicKey.toBytes()), kind },
+  );
+}
+
+describe('webmail in headless Chromium against the dev stack', () => {
+  it('trustless: unlock → the inbox shows mail delivered over SMTP → the reader shows its exact subject and body', async () => {
+    const subject = 'Grüße from SMTP — trustless';
+    const body = 'First line\nZweite Zeile: äöü ✓\n-- \nAnn';
+    await smtpSend(
+      'ann@remote.example',
+      addr(stack.openWallet),
+      subject,
+      body.replace(/\n/g, '\r\n'),
+      'Ann <ann@remote.example>',
+    );
+    await waitForInbox(stack.openWallet.publicKey, 1);
+
+    const page = await newPage();
+    await goTrustless(page);
+    // From here on the page may talk only to the chain RPC, the gateway and the pin service.
+    const apiCalls: string[] = [];
+    page.on('request', (r) => {
+      const u = new URL(r.url());
+      if (u.origin === stack.url && u.pathname !== '/' && !u.pathname.startsWith('/assets/'))
+        apiCalls.push(u.pathname);
+    });
+    await shot(page, '01-unlock');
+    await importKey(page, stack.openWallet);
+    await expect.poll(() => page.getByTestId('mode').textContent()).toBe('trustless');
+    await page.getByTestId('inbox-row').filter({ hasText: subject }).waitFor();
+    await shot(page, '02-inbox-trustless');
+    await openMessage(page, subject);
+    expect(await page.getByTestId('mail-text').textContent()).toBe(`${body}\n`);
+    expect(await page.getByTestId('mail-from').textContent()).toBe('Ann <ann@remote.example>');
+    await shot(page, '03-reader');
+    expect(apiCalls).toEqual([]);
+
+    // Hidden in trustless mode: the server's folders, account settings, pin provider.
+    const nav = await page.getByRole('navigation', { name: 'Main' }).textContent();
+    expect(nav).not.toContain('Account');
+    expect(nav).not.toContain('Pin provider');
+    expect(nav).not.toContain('Mail');
+
+    // A phone-width screen gets the same inbox.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('button', { name: 'Inbox', exact: true }).click();
+    await page.getByTestId('inbox-row').filter({ hasText: subject }).waitFor();
+    await shot(page, '04-inbox-phone');
+  }, 120_000);
+
+  it('renders HTML mail sanitized in a sandboxed frame with remote content blocked until asked, and offers attachments', async () => {
+    const subject = `HTML with a tracker ${Date.now()}`;
+    const tracker = 'http://127.0.0.1:9/tracker.png';
+    const to = addr(stack.openWallet);
+    const raw = [
+      'From: Mallory <mallory@remote.example>',
+      `To: ${to}`,
+      `Subject: ${subject}`,
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="outer"',
+      '',
+      '--outer',
+      'Content-Type: multipart/alternative; boundary="inner"',
+      '',
+      '--inner',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'the plain version',
+      '--inner',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      `<p id="greet">Hello <b>HTML</b></p><script>parent.document.title='pwned'</script><img src="${tracker}" onerror="parent.document.title='pwned'">`,
+      '--inner--',
+      '--outer',
+      'Content-Type: text/plain; name="notes.txt"',
+      'Content-Disposition: attachment; filename="notes.txt"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.from('attached notes ✓').toString('base64'),
+      '--outer--',
+      '',
+    ].join('\r\n');
+    const count = (await listInbox(stack.connection, stack.programId, stack.openWallet.publicKey)).length;
+    await nodemailer
+      .createTransport({ host: '127.0.0.1', port: stack.mxPort, secure: false, ignoreTLS: true })
+      .sendMail({ envelope: { from: 'mallory@remote.example', to: [to] }, raw });
+    await waitForInbox(stack.openWallet.publicKey, count + 1);
+
+    const page = await newPage();
+    const trackerHits: string[] = [];
+    page.on('request', (r) => {
+      if (r.url() === tracker) trackerHits.push(r.url());
+    });
+    await goTrustless(page);
+    await importKey(page, stack.openWallet);
+    await openMessage(page, subject);
+    const frame = page.frameLocator('iframe.html-body');
+    expect(await frame.locator('#greet').textContent()).toBe('Hello HTML');
+    expect(await frame.locator('script').count()).toBe(0);
+    expect(await frame.locator('img').getAttribute('onerror')).toBeNull();
+    expect(await page.locator('iframe.html-body').getAttribute('sandbox')).toBe(
+      'allow-popups allow-popups-to-escape-sandbox',
+    );
+    await shot(page, '03b-reader-html');
+    expect(trackerHits).toEqual([]);
+    const hit = page.waitForRequest(tracker);
+    await page.getByRole('button', { name: 'Load remote content' }).click();
+    await hit;
+    expect(await page.title()).toBe('Sealpost webmail');
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'notes.txt' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('notes.txt');
+    expect(readFileSync((await download.path()) as string, 'utf8')).toBe('attached notes ✓');
+    await page.getByRole('button', { name: 'Show plain text' }).click();
+    expect(await page.getByTestId('mail-text').textContent()).toContain('the plain version');
+  }, 90_000);
+
+  let bob: Keypair;
+  let firstAddress: string;
+
+  it('trustless compose to a second wallet, which then reads it; its reply carries reply_to_hash on chain', async () => {
+    bob = await stack.newMailbox();
+    const alias = `bob${Date.now().toString(36)}`;
+    await stack.send(
+      [createAliasInstruction({ programId: stack.programId, owner: bob.publicKey, name: alias })],
+      [bob],
+    );
+    const ann = stack.openWallet;
+    const subject = `Hello Bob ${Date.now()}`;
+    const body = 'Sealed in the page,\npinned, and sent on chain.';
+
+    const page = await newPage();
+    await goTrustless(page);
+    await importKey(page, ann);
+    await page.getByRole('button', { name: 'Compose' }).click();
+    // Addressed by alias: resolved with a plain account read.
+    await page.locator('input[name=to]').fill(`${alias}@${DEV_DOMAIN}`);
+    await page.getByLabel('Subject').fill(subject);
+    await page.locator('textarea[name=body]').fill(body);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByTestId('receipt').waitFor();
+    await shot(page, '05-compose-receipt');
+    firstAddress = (await page.getByTestId('receipt-email').textContent()) ?? '';
+    const signature = (await page.getByTestId('receipt-signature').textContent()) ?? '';
+    expect(bs58.decode(signature)).toHaveLength(64);
+    const email = await getEmailAt(stack.connection, stack.programId, firstAddress);
+    expect(email?.sender.toBase58()).toBe(ann.publicKey.toBase58());
+    expect(email?.recipient.toBase58()).toBe(bob.publicKey.toBase58());
+    expect(Buffer.from(email?.fromHash ?? []).equals(Buffer.from(fromHash(ann.publicKey)))).toBe(true);
+    expect((await fetch(`${stack.gatewayUrl}/ipfs/${email?.cid}`)).status).toBe(200);
+
+    const bobPage = await newPage();
+    await goTrustless(bobPage);
+    await importKey(bobPage, bob);
+    await openMessage(bobPage, subject);
+    expect(await bobPage.getByTestId('mail-text').textContent()).toBe(`${body}\n`);
+    expect(await bobPage.getByTestId('mail-from').textContent()).toBe(addr(ann));
+
+    // Reply: To is the decrypted sender, Re: prefix, the chip shows the linkage.
+    await bobPage.getByRole('button', { name: 'Reply' }).click();
+    expect(await bobPage.locator('input[name=to]').inputValue()).toBe(addr(ann));
+    expect(await bobPage.getByLabel('Subject').inputValue()).toBe(`Re: ${subject}`);
+    await bobPage.getByTestId('reply-chip').waitFor();
+    await shot(bobPage, '06-reply-draft');
+    await bobPage.getByRole('button', { name: 'Send' }).click();
+    await bobPage.getByTestId('receipt').waitFor();
+    const replyAddress = (await bobPage.getByTestId('receipt-email').textContent()) ?? '';
+    const reply = await getEmailAt(stack.connection, stack.programId, replyAddress);
+    expect(reply?.recipient.toBase58()).toBe(ann.publicKey.toBase58());
+    expect(Buffer.from(reply?.replyToHash ?? []).equals(Buffer.from(replyToHash(firstAddress)))).toBe(true);
+
+    // Clear drops the linkage from a draft.
+    await bobPage.getByRole('button', { name: 'Inbox', exact: true }).click();
+    await openMessage(bobPage, subject);
+    await bobPage.getByRole('button', { name: 'Reply' }).click();
+    await bobPage.getByTestId('reply-chip').getByRole('button', { name: 'Clear' }).click();
+    expect(await bobPage.getByTestId('reply-chip').count()).toBe(0);
+    expect(await bobPage.getByRole('heading', { name: 'New message' }).count()).toBe(1);
+  }, 120_000);
+
+  it('refuses a recipient with no_ipfs, and a bounty born expired, before anything is pinned', async () => {
+    const carol = await stack.newMailbox();
+    await stack.send(
+      [setMailboxFlagsInstruction({ programId: stack.programId, owner: carol.publicKey, noIpfs: true })],
+      [carol],
+    );
+    const page = await newPage();
+    await goTrustless(page);
+    await importKey(page, stack.openWallet);
+    const pinsBefore = pinCount();
+    await page.getByRole('button', { name: 'Compose' }).click();
+    await page.locator('input[name=to]').fill(carol.publicKey.toBase58());
+    await page.getByLabel('Subject').fill('should not go');
+    await page.locator('textarea[name=body]').fill('secret');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/keeps its mail off IPFS \(no_ipfs\).*Nothing was pinned/);
+    await shot(page, '07-no-ipfs-refusal');
+    expect(pinCount()).toBe(pinsBefore);
+    expect(await listInbox(stack.connection, stack.programId, carol.publicKey)).toHaveLength(0);
+
+    // A bounty whose claim window would be over when it lands is refused just as early.
+    await page.locator('input[name=to]').fill(addr(stack.openWallet));
+    await page.locator('input[name=bounty]').fill('0.01');
+    await page.locator('input[name=claim-days]').fill('0');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toMatch(/claim window would already be over.*Nothing was pinned or sent/);
+    expect(pinCount()).toBe(pinsBefore);
+  }, 90_000);
+
+  it('holds a first contact, quotes postage, refuses a repriced purchase, then buys and re-sends with bounty and reply linkage', async () => {
+    const dora = stack.postageWallet;
+    const eve = await stack.funded(20);
+    // Eve needs a mailbox so she can receive Dora's first message and reply to it.
+    const { createMailboxInstruction } = await import('../chain/index.ts');
+    await stack.send(
+      [createMailboxInstruction({ programId: stack.programId, owner: eve.publicKey, domain: DEV_DOMAIN })],
+      [eve],
+    );
+    const parentSubject = `Ask me anything ${Date.now()}`;
+    await smtpSend(addr(dora), addr(eve), parentSubject, 'Reply with a bounty if you like.');
+    await waitForInbox(eve.publicKey, 1);
+    const [parent] = await listInbox(stack.connection, stack.programId, eve.publicKey);
+
+    const page = await newPage();
+    await goTrustless(page);
+    await importKey(page, eve);
+    await openMessage(page, parentSubject);
+    await page.getByRole('button', { name: 'Reply' }).click();
+    await page.locator('textarea[name=body]').fill('Here is my answer, with a bounty.');
+    await page.getByLabel('Amount in SOL').fill('0.01');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const card = page.getByTestId('prepay-card');
+    await card.waitFor();
+    expect(await page.getByTestId('quote-postage').textContent()).toBe('0.0001 SOL');
+    await shot(page, '08-prepay-card');
+
+    // The recipient reprices after the quote: the purchase is refused and the draft kept.
+    const setPostage = (lamports: bigint) =>
+      stack.send(
+        [
+          setMailboxFlagsInstruction({
+            programId: stack.programId,
+            owner: dora.publicKey,
+            defaultPostage: lamports,
+          }),
+        ],
+        [dora],
+      );
+    await setPostage(DEV_POSTAGE_LAMPORTS * 2n);
+    await card.getByRole('button', { name: /Buy 1 stamp and send/ }).click();
+    await expect
+      .poll(() => card.getByRole('alert').textContent())
+      .toMatch(/raised the postage.*Nothing was bought; your draft is kept/);
+    expect(
+      await getFrombox(stack.connection, stack.programId, fromHash(eve.publicKey), dora.publicKey),
+    ).toBeNull();
+    expect(await page.locator('textarea[name=body]').inputValue()).toBe('Here is my answer, with a bounty.');
+
+    await setPostage(DEV_POSTAGE_LAMPORTS);
+    await card.getByRole('button', { name: /Buy 1 stamp and send/ }).click();
+    await page.getByTestId('receipt').waitFor({ timeout: 60_000 });
+    await shot(page, '09-prepay-resent');
+    const sentAddress = (await page.getByTestId('receipt-email').textContent()) ?? '';
+    const sent = await getEmailAt(stack.connection, stack.programId, sentAddress);
+    expect(sent?.recipient.toBase58()).toBe(dora.publicKey.toBase58());
+    expect(sent?.bountyLamports).toBe(10_000_000n);
+    const week = BigInt(7 * 86_400);
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    expect(sent?.expiresAt).toBeGreaterThan(now + week - 120n);
+    expect(sent?.expiresAt).toBeLessThan(now + week + 120n);
+    expect(
+      Buffer.from(sent?.replyToHash ?? []).equals(Buffer.from(replyToHash(parent?.address.toBase58() ?? ''))),
+    ).toBe(true);
+    const frombox = await getFrombox(
+      stack.connection,
+      stack.programId,
+      fromHash(eve.publicKey),
+      dora.publicKey,
+    );
+    expect(frombox?.purchasedTotal).toBe(1n);
+    expect(frombox?.stamps).toBe(0n);
+  }, 150_000);
+
+  it('external wallet (injected provider): publishes a mailbox key, reads mail sealed to it, buys stamps in Balances', async () => {
+    const frank = await stack.newMailbox();
+    const page = await newPage();
+    await injectWallet(page, frank, 'injected');
+    await goTrustless(page);
+    await page.getByRole('tab', { name: 'Connect a browser wallet' }).click();
+    await page.getByLabel('New passphrase').fill(PASS);
+    await page.getByLabel('Passphrase again').fill(PASS);
+    await page.getByRole('button', { name: /Connect Injected wallet/ }).click();
+    await page.getByRole('button', { name: 'Keys' }).click();
+    await page.getByRole('button', { name: 'Publish a mailbox key' }).click();
+    await expect
+      .poll(() => page.getByRole('status').last().textContent(), { timeout: 30_000 })
+      .toContain('Mailbox key published');
+    await shot(page, '10-keys');
+    const published = await getMailboxKey(stack.connection, stack.programId, frank.publicKey);
+    expect(published).not.toBeNull();
+    expect(await page.getByTestId('published-key').textContent()).toContain(published?.pubKey.toBase58());
+
+    const subject = `For the delegated key ${Date.now()}`;
+    await smtpSend('gina@remote.example', addr(frank), subject, 'Only the mailbox key opens this.');
+    await waitForInbox(frank.publicKey, 1);
+    await page.getByRole('button', { name: 'Inbox', exact: true }).click();
+    await openMessage(page, subject);
+    expect(await page.getByTestId('mail-text').textContent()).toBe('Only the mailbox key opens this.\n');
+
+    await page.getByRole('button', { name: 'Balances' }).click();
+    await page
+      .getByLabel('Recipient (wallet address or alias)')
+      .fill(stack.postageWallet.publicKey.toBase58());
+    await page.getByRole('button', { name: 'Quote' }).click();
+    await page.getByTestId('prepay-card').waitFor();
+    await shot(page, '11-balances');
+    await page
+      .getByTestId('prepay-card')
+      .getByRole('button', { name: /Buy 1 stamp/ })
+      .click();
+    await page.getByText('Stamps bought.').waitFor();
+    const frombox = await getFrombox(
+      stack.connection,
+      stack.programId,
+      fromHash(frank.publicKey),
+      stack.postageWallet.publicKey,
+    );
+    expect(frombox?.stamps).toBe(1n);
+  }, 120_000);
+
+  it('says what went wrong: wrong passphrase, chain RPC down, gateway without the body', async () => {
+    // A message whose CID no gateway holds.
+    const grace = await stack.newMailbox();
+    const stranger = await stack.funded();
+    const missingCid = await computeCid(new Uint8Array(randomBytes(64)));
+    await stack.send(
+      [
+        sendMailInstruction({
+          programId: stack.programId,
+          sender: stranger.publicKey,
+          recipient: grace.publicKey,
+          index: 0n,
+          fromHash: fromHash(stranger.publicKey),
+          cid: missingCid,
+        }),
+      ],
+      [stranger],
+    );
+    const page = await newPage();
+    await goTrustless(page);
+    await importKey(page, grace);
+    const row = page.getByTestId('inbox-row').first();
+    await expect.poll(() => row.textContent()).toContain('does not have this message (404)');
+    await shot(page, '12-gateway-404');
+
+    // A wallet that cannot pay for the bounty it offers.
+    await page.getByRole('button', { name: 'Compose' }).click();
+    await page.locator('input[name=to]').fill(addr(stack.openWallet));
+    await page.locator('input[name=subject]').fill('too generous');
+    await page.locator('input[name=bounty]').fill('50');
+    const pinsBefore = pinCount();
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect
+      .poll(() => page.getByRole('alert').first().textContent())
+      .toMatch(/Not enough SOL: this send needs about 50\.\d+ SOL.*Nothing was pinned or sent/);
+    await shot(page, '12b-insufficient-sol');
+    expect(pinCount()).toBe(pinsBefore);
+
+    await page.getByRole('button', { name: 'Lock', exact: true }).click();
+    await page.getByLabel('Passphrase').fill('not the passphrase');
+    await page.getByRole('button', { name: 'Unlock' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('Wrong passphrase. Try again.');
+
+    const down = await newPage();
+    await goTrustless(down, { rpcUrl: 'http://127.0.0.1:9' });
+    await importKey(down, grace);
+    await expect
+      .poll(() => down.getByRole('alert').first().textContent())
+      .toMatch(/chain RPC at http:\/\/127\.0\.0\.1:9 does not answer/);
+    await shot(down, '13-rpc-down');
+  }, 90_000);
+
+  it('server mode with a Wallet Standard wallet: login and account creation signed by the wallet, a mailbox key published through it', async () => {
+    const hank = await stack.newMailbox();
+    const page = await newPage();
+    await injectWallet(page, hank, 'standard');
+    await page.goto(stack.url);
+    await page.getByRole('tab', { name: 'Connect a browser wallet' }).click();
+    await page.getByLabel('New passphrase').fill(PASS);
+    await page.getByLabel('Passphrase again').fill(PASS);
+    await page.getByRole('button', { name: 'Connect Test Standard Wallet' }).click();
+    await page.getByRole('button', { name: 'Log in with my wallet' }).click();
+    await page.getByRole('button', { name: 'Create my account' }).click();
+    await page.getByText('No mail has been delivered to this account yet.').waitFor();
+    expect(await new AccountsRepo(stack.store.db).get(hank.publicKey.toBase58())).toMatchObject({
+      source: 'self',
+    });
+    await page.getByRole('button', { name: 'Keys', exact: true }).click();
+    await page.getByRole('button', { name: 'Publish a mailbox key' }).click();
+    await expect
+      .poll(() => page.getByRole('status').last().textContent(), { timeout: 30_000 })
+      .toContain('Mailbox key published');
+    expect(await getMailboxKey(stack.connection, stack.programId, hank.publicKey)).not.toBeNull();
+    // A loopback RPC node is a local validator in Wallet Standard terms.
+    expect(standardChains).toEqual(['solana:localnet']);
+  }, 90_000);
+
+  it('server mode: wallet login, folders with the delivered mail, settings, pin provider set and removed with step-up, compose through the server', async () => {
+    const owner = stack.openWallet;
+    const page = await newPage();
+    await page.goto(stack.url);
+    await importKey(page, owner);
+    await page.getByRole('button', { name: 'Log in with my wallet' }).click();
+    await expect.poll(() => page.getByTestId('mode').textContent()).toBe('server');
+    const row = page.getByTestId('server-row').filter({ hasText: 'Grüße from SMTP — trustless' });
+    await row.waitFor();
+    await shot(page, '14-server-folders');
+    await page.getByLabel('Search').fill('zweite zeile');
+    await expect.poll(() => page.getByTestId('server-row').count()).toBe(1);
+    await row.click();
+    await expect
+      .poll(() => page.getByTestId('mail-subject').textContent())
+      .toBe('Grüße from SMTP — trustless');
+
+    await page.getByRole('button', { name: 'Pin provider' }).click();
+    await expect.poll(() => page.getByTestId('pin-status').textContent()).toBe('Status: not configured');
+    await page.getByLabel('Endpoint').fill(stack.pinUrl);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByTestId('pin-status').textContent()).toBe('Status: configured (remote)');
+    await shot(page, '15-pin-provider');
+    const accounts = new AccountsRepo(stack.store.db);
+    expect((await accounts.getPinProvider(owner.publicKey.toBase58()))?.kind).toBe('remote');
+    await page.getByRole('button', { name: 'Remove' }).click();
+    await expect.poll(() => page.getByTestId('pin-status').textContent()).toBe('Status: not configured');
+    expect(await accounts.getPinProvider(owner.publicKey.toBase58())).toBeUndefined();
+    const audit = await accounts.listAudit({ target: owner.publicKey.toBase58() });
+    expect(audit.map((a) => a.action)).toEqual(
+      expect.arrayContaining(['pin_provider.set', 'pin_provider.delete']),
+    );
+
+    await page.getByRole('button', { name: 'Account' }).click();
+    await page.getByLabel('Time zone').fill('Europe/Berlin');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    expect((await accounts.get(owner.publicKey.toBase58()))?.timezone).toBe('Europe/Berlin');
+    await page.getByRole('button', { name: 'Prepare export' }).click();
+    await page.getByTestId('export-link').waitFor();
+    await shot(page, '16-account');
+
+    // Compose through the server to an open mailbox: the pipeline puts it on chain.
+    const before = (await listInbox(stack.connection, stack.programId, bob.publicKey)).length;
+    await page.getByRole('button', { name: 'Compose' }).click();
+    await page.locator('input[name=to]').fill(addr(bob));
+    await page.getByLabel('Subject').fill('Through the server');
+    await page.locator('textarea[name=body]').fill('Submitted over HTTP.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByTestId('server-receipt').waitFor();
+    await waitForInbox(bob.publicKey, before + 1);
+  }, 150_000);
+});

@@ -1,0 +1,199 @@
+// The webmail's pure pieces, in Node: the message builder against the
+// parser the page uses, amounts, secret-key import, the passphrase vault
+// (WebCrypto, as in the browser) and the mode rule of the settings.
+import { ed25519 } from '@noble/curves/ed25519.js';
+import bs58 from 'bs58';
+import { describe, expect, it } from 'vitest';
+import { ComposeRefusal, formatSol, parseSol } from '../webmail/src/chain/compose.ts';
+import { buildMessage, encodeHeaderText, replySubject } from '../webmail/src/mail/build-message.ts';
+import { hasRemoteContent, htmlFrameDocument } from '../webmail/src/mail/html-frame.ts';
+import { parseMail } from '../webmail/src/mail/parse.ts';
+import { DEV_DEFAULTS, modeOf } from '../webmail/src/settings.ts';
+import { chainIdFor } from '../webmail/src/wallet/external.ts';
+import { parseSecretKey, SecretKeyFormatError } from '../webmail/src/wallet/secret-key.ts';
+import {
+  openVault,
+  saveVault,
+  VAULT_KEY,
+  type VaultContents,
+  vaultSummary,
+  WrongPassphraseError,
+} from '../webmail/src/wallet/vault.ts';
+
+class MemoryStorage implements Storage {
+  private readonly m = new Map<string, string>();
+  get length() {
+    return this.m.size;
+  }
+  clear() {
+    this.m.clear();
+  }
+  getItem(k: string) {
+    return this.m.get(k) ?? null;
+  }
+  key(i: number) {
+    return [...this.m.keys()][i] ?? null;
+  }
+  removeItem(k: string) {
+    this.m.delete(k);
+  }
+  setItem(k: string, v: string) {
+    this.m.set(k, v);
+  }
+}
+
+describe('message builder', () => {
+  it('builds what the parser reads back exactly: UTF-8 subject and body, reply headers', async () => {
+    const text = 'Hällo ✓\nsecond line\n\n-- \nme';
+    const raw = buildMessage({
+      from: 'a@x.example',
+      to: ['b@x.example'],
+      subject: 'Grüße — a rather long subject line that needs more than one encoded word ✓✓✓',
+      text,
+      date: new Date('2026-01-02T03:04:05Z'),
+      messageId: 'id1@x.example',
+      inReplyTo: 'parent@x.example',
+      references: ['root@x.example', 'parent@x.example'],
+    });
+    const wire = new TextDecoder().decode(raw);
+    expect(wire).toMatch(/^Date: Fri, 2 Jan 2026 03:04:05 \+0000\r\n/);
+    expect(wire).not.toMatch(/[^\r]\n/);
+    expect(wire.split('\r\n').every((l) => l.length <= 998)).toBe(true);
+    expect(wire).toContain('Content-Transfer-Encoding: base64');
+    const parsed = await parseMail(raw);
+    expect(parsed.subject).toBe(
+      'Grüße — a rather long subject line that needs more than one encoded word ✓✓✓',
+    );
+    expect(parsed.text?.replace(/\r\n/g, '\n').trimEnd()).toBe(text);
+    expect(parsed.messageId).toBe('id1@x.example');
+    expect(parsed.references).toEqual(['root@x.example', 'parent@x.example']);
+    expect(parsed.from).toEqual({ name: '', address: 'a@x.example' });
+  });
+
+  it('keeps plain ASCII as 7bit and header text without line breaks', () => {
+    const wire = new TextDecoder().decode(
+      buildMessage({
+        from: 'a@x.example',
+        to: ['b@x.example', 'c@x.example'],
+        subject: 'two\r\nlines',
+        text: 'plain',
+        date: new Date(0),
+        messageId: 'm@x',
+      }),
+    );
+    expect(wire).toContain('Subject: two lines\r\n');
+    expect(wire).toContain('To: b@x.example, c@x.example\r\n');
+    expect(wire).toContain('Content-Transfer-Encoding: 7bit');
+    expect(wire.endsWith('\r\n\r\nplain\r\n')).toBe(true);
+    expect(encodeHeaderText('ascii only')).toBe('ascii only');
+    expect(replySubject('Re: hi')).toBe('Re: hi');
+    expect(replySubject(' hi ')).toBe('Re: hi');
+  });
+});
+
+describe('amounts', () => {
+  it('parses SOL to lamports exactly and refuses anything else', () => {
+    expect(parseSol('')).toBeNull();
+    expect(parseSol('0.01')).toBe(10_000_000n);
+    expect(parseSol('2')).toBe(2_000_000_000n);
+    expect(parseSol('0.000000001')).toBe(1n);
+    for (const bad of ['abc', '-1', '0.0000000001', '1e3', '1,5']) {
+      expect(() => parseSol(bad)).toThrow(ComposeRefusal);
+    }
+    expect(formatSol(10_000_000n)).toBe('0.01');
+    expect(formatSol(1_684_320n)).toBe('0.00168432');
+    expect(formatSol(3_000_000_000n)).toBe('3');
+  });
+});
+
+describe('secret key import', () => {
+  const seed = new Uint8Array(32).fill(7);
+  const secret = new Uint8Array([...seed, ...ed25519.getPublicKey(seed)]);
+
+  it('reads a keypair file, base58 and a bare seed alike', () => {
+    expect(parseSecretKey(JSON.stringify(Array.from(secret)))).toEqual(secret);
+    expect(parseSecretKey(` ${bs58.encode(secret)}\n`)).toEqual(secret);
+    expect(parseSecretKey(JSON.stringify(Array.from(seed)))).toEqual(secret);
+  });
+
+  it('says what is wrong with anything else', () => {
+    const mismatched = Uint8Array.from(secret);
+    mismatched[40] = (mismatched[40] ?? 0) ^ 1;
+    const cases: [string, RegExp][] = [
+      ['', /paste a secret key/],
+      ['[1,2,', /does not parse/],
+      ['[1,2,300]', /numbers 0–255/],
+      [JSON.stringify(Array.from(mismatched)), /do not belong together/],
+      ['not base58 0OIl', /not a secret key/],
+      [bs58.encode(new Uint8Array(10)), /64 bytes/],
+    ];
+    for (const [text, why] of cases) {
+      expect(() => parseSecretKey(text)).toThrow(SecretKeyFormatError);
+      expect(() => parseSecretKey(text)).toThrow(why);
+    }
+  });
+});
+
+describe('vault', () => {
+  const contents: VaultContents = {
+    wallet: { type: 'in-page', secretKey: Array.from({ length: 64 }, (_, i) => (i * 7) % 256) },
+    mailboxKeys: [{ secret: 'c2VjcmV0LWtleS1ieXRlcy0xMjM0NTY3ODkwMTIzNA==', publicKey: 'Pub1', addedAt: 1 }],
+  };
+
+  it('opens with the passphrase, refuses another one, and stores no secret in the clear', async () => {
+    const storage = new MemoryStorage();
+    await saveVault(storage, 'a good passphrase', contents, 'Addr1');
+    expect(vaultSummary(storage)).toEqual({ address: 'Addr1', kind: 'in-page' });
+    expect(await openVault(storage, 'a good passphrase')).toEqual(contents);
+    await expect(openVault(storage, 'a good passphrasE')).rejects.toBeInstanceOf(WrongPassphraseError);
+    const stored = storage.getItem(VAULT_KEY) ?? '';
+    expect(JSON.parse(stored)).toMatchObject({
+      kdf: 'pbkdf2-sha256',
+      iterations: 600_000,
+      cipher: 'aes-256-gcm',
+    });
+    expect(stored).not.toContain(contents.mailboxKeys[0]?.secret);
+    expect(stored).not.toContain(JSON.stringify(contents.wallet));
+  });
+
+  it('refuses a short passphrase and says when nothing is stored', async () => {
+    const storage = new MemoryStorage();
+    await expect(saveVault(storage, 'short', contents, 'A')).rejects.toThrow(/at least 8 characters/);
+    expect(storage.getItem(VAULT_KEY)).toBeNull();
+    await expect(openVault(storage, 'whatever pass')).rejects.toThrow(/No wallet is stored/);
+  });
+});
+
+describe('settings', () => {
+  it('picks the mode from the API URL: absent = same origin, blank = trustless', () => {
+    expect(modeOf({ ...DEV_DEFAULTS }, 'http://here:8080')).toEqual({
+      kind: 'server',
+      apiUrl: 'http://here:8080',
+    });
+    expect(modeOf({ ...DEV_DEFAULTS, apiUrl: '  ' }, 'http://here')).toEqual({ kind: 'trustless' });
+    expect(modeOf({ ...DEV_DEFAULTS, apiUrl: 'https://api.example/' }, 'http://here')).toEqual({
+      kind: 'server',
+      apiUrl: 'https://api.example',
+    });
+  });
+});
+
+describe('Wallet Standard chain id', () => {
+  it('names a loopback node localnet and public clusters by their host', () => {
+    expect(chainIdFor('http://127.0.0.1:8899')).toBe('solana:localnet');
+    expect(chainIdFor('http://localhost:8899')).toBe('solana:localnet');
+    expect(chainIdFor('https://api.devnet.solana.com')).toBe('solana:devnet');
+    expect(chainIdFor('https://api.testnet.solana.com')).toBe('solana:testnet');
+    expect(chainIdFor('https://rpc.example.com')).toBe('solana:mainnet');
+  });
+});
+
+describe('HTML frame', () => {
+  it('blocks remote content by CSP unless allowed, and notices remote references', () => {
+    expect(htmlFrameDocument('<p>x</p>', false)).toContain("default-src 'none'; img-src data:;");
+    expect(htmlFrameDocument('<p>x</p>', true)).toContain('img-src data: https: http:');
+    expect(hasRemoteContent('<img src="https://t.example/p.png">')).toBe(true);
+    expect(hasRemoteContent('<div style="background:url(//t.example/x)">')).toBe(true);
+    expect(hasRemoteContent('<img src="data:image/png;base64,AA==">')).toBe(false);
+  });
+});

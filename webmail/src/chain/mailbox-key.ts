@@ -1,0 +1,63 @@
+// Delegated encryption key (MailboxKey): generated in the page, its secret
+// kept in the vault, its public half published on chain. Rotation publishes
+// a new key and keeps the old secrets, because mail sealed before the
+// rotation stays sealed to the old key.
+import { type Connection, PublicKey } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { getMailboxKey } from '../../../chain/client.ts';
+import { publishKeyInstruction, removeKeyInstruction } from '../../../chain/instructions.ts';
+import { generateReaderKeypair, parseMailboxKeyFile } from '../../../src/seal/index.ts';
+import type { StoredMailboxKey } from '../wallet/vault.ts';
+import { b64 } from '../wallet/vault.ts';
+import type { Wallet } from '../wallet/wallet.ts';
+import { type PollOptions, sendInstructions, type TxOutcome } from './tx.ts';
+
+export interface PublishedKey {
+  publicKey: string;
+  updatedAt: number;
+}
+
+export async function publishedKey(
+  conn: Connection,
+  programId: string,
+  owner: PublicKey,
+): Promise<PublishedKey | null> {
+  const k = await getMailboxKey(conn, programId, owner);
+  return k ? { publicKey: k.pubKey.toBase58(), updatedAt: Number(k.updatedAt) } : null;
+}
+
+/** A new delegated key; store it in the vault before publishing so it can never be lost. */
+export function newMailboxKey(now: number): StoredMailboxKey {
+  const kp = generateReaderKeypair();
+  return { secret: b64(kp.secretKey), publicKey: bs58.encode(kp.publicKey), addedAt: now };
+}
+
+/** A mailbox key file's secret (docs/sealing.md "Mailbox key file"). */
+export function importMailboxKey(text: string, now: number): StoredMailboxKey {
+  const kp = parseMailboxKeyFile(text, 'the pasted key');
+  return { secret: b64(kp.secretKey), publicKey: bs58.encode(kp.publicKey), addedAt: now };
+}
+
+export function publishKey(
+  conn: Connection,
+  programId: string,
+  wallet: Wallet,
+  key: StoredMailboxKey,
+  poll?: PollOptions,
+): Promise<TxOutcome> {
+  const ix = publishKeyInstruction({
+    programId,
+    owner: wallet.publicKey,
+    pubKey: new PublicKey(bs58.decode(key.publicKey)),
+  });
+  return sendInstructions(conn, wallet, [ix], poll);
+}
+
+export function removeKey(
+  conn: Connection,
+  programId: string,
+  wallet: Wallet,
+  poll?: PollOptions,
+): Promise<TxOutcome> {
+  return sendInstructions(conn, wallet, [removeKeyInstruction({ programId, owner: wallet.publicKey })], poll);
+}

@@ -1,0 +1,58 @@
+// The prepay card's purchase: a fresh chain read at click time decides
+// BuyStamps (creates the frombox) or TopUpStamps, and the purchase carries
+// the quoted per-stamp postage as its max_price_lamports ceiling, so a
+// recipient who repriced in between cannot charge more than was shown.
+import type { Connection, PublicKey } from '@solana/web3.js';
+import { fetchStampQuote, type StampQuote } from '../../../chain/client.ts';
+import { buyStampsInstruction, topUpStampsInstruction } from '../../../chain/instructions.ts';
+import type { Wallet } from '../wallet/wallet.ts';
+import { formatSol } from './compose.ts';
+import { type PollOptions, sendInstructions, TxFailedError } from './tx.ts';
+
+export class RepricedError extends Error {
+  constructor(
+    readonly quoted: bigint,
+    readonly live: bigint,
+  ) {
+    super(
+      `The recipient raised the postage from ${formatSol(quoted)} SOL to ${formatSol(live)} SOL per stamp since the quote. Nothing was bought; your draft is kept. Review the new quote to continue.`,
+    );
+    this.name = 'RepricedError';
+  }
+}
+
+export type PurchaseOutcome =
+  | { status: 'confirmed'; signature: string; createdFrombox: boolean }
+  | { status: 'pending'; signature: string; createdFrombox: boolean };
+
+export async function buyPostage(
+  conn: Connection,
+  programId: string,
+  wallet: Wallet,
+  recipient: PublicKey,
+  stamps: bigint,
+  quoted: StampQuote,
+  poll?: PollOptions,
+): Promise<PurchaseOutcome> {
+  if (stamps < 1n) throw new Error('Buy at least one stamp.');
+  const fresh = await fetchStampQuote(conn, programId, { buyer: wallet.publicKey, recipient, stamps });
+  if (fresh.postage > quoted.postage) throw new RepricedError(quoted.postage, fresh.postage);
+  const params = {
+    programId,
+    buyer: wallet.publicKey,
+    recipient,
+    stamps,
+    maxPriceLamports: quoted.postage,
+  };
+  const ix = fresh.createsFrombox ? buyStampsInstruction(params) : topUpStampsInstruction(params);
+  try {
+    const out = await sendInstructions(conn, wallet, [ix], poll);
+    return { ...out, createdFrombox: fresh.createsFrombox };
+  } catch (err) {
+    if (err instanceof TxFailedError && err.mailError?.name === 'PriceAboveCeiling') {
+      const live = await fetchStampQuote(conn, programId, { buyer: wallet.publicKey, recipient, stamps });
+      throw new RepricedError(quoted.postage, live.postage);
+    }
+    throw err;
+  }
+}

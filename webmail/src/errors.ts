@@ -1,0 +1,76 @@
+// Every failure, put in words a person understands. The raw detail stays
+// available to the console; the screen gets a sentence and what to do.
+import { GatewayError, SealFormatError } from '../../src/seal/index.ts';
+import { ComposeRefusal } from './chain/compose.ts';
+import { PinServiceError } from './chain/pin.ts';
+import { RepricedError } from './chain/prepay.ts';
+import { NoKeyOpensError } from './chain/read.ts';
+import { RecipientError } from './chain/recipient.ts';
+import { TxFailedError } from './chain/tx.ts';
+import { ApiRequestError } from './server/api.ts';
+import { SecretKeyFormatError } from './wallet/secret-key.ts';
+import { WrongPassphraseError } from './wallet/vault.ts';
+
+const PROGRAM_ERRORS: Record<string, string> = {
+  PostageRequired: 'The recipient asks for postage and you have no stamp toward them yet.',
+  NoIpfs: 'The recipient keeps mail off IPFS (no_ipfs); a trustless send is not possible.',
+  BountyExpired: 'The bounty’s claim window is already over.',
+  PriceAboveCeiling: 'The recipient raised the postage above the quoted price; nothing was bought.',
+  InsufficientFunds: 'Not enough SOL for this transaction.',
+  AlreadyExists: 'That account already exists on chain.',
+  NotFound: 'A needed account does not exist on chain.',
+  Unauthorized: 'This wallet may not do that.',
+  NothingToClaim: 'There is nothing to claim.',
+  FromHashMismatch: 'The sender hash does not match the signing wallet.',
+};
+
+function chainDown(settings: { rpcUrl: string }): string {
+  return `The chain RPC at ${settings.rpcUrl} does not answer. Is it running? Check the RPC URL in Settings.`;
+}
+
+export interface ErrorContext {
+  rpcUrl: string;
+  gatewayUrl: string;
+}
+
+export function humanError(err: unknown, ctx: ErrorContext): string {
+  if (err instanceof WrongPassphraseError) return 'Wrong passphrase. Try again.';
+  if (
+    err instanceof ComposeRefusal ||
+    err instanceof RecipientError ||
+    err instanceof RepricedError ||
+    err instanceof PinServiceError ||
+    err instanceof SecretKeyFormatError ||
+    err instanceof NoKeyOpensError ||
+    err instanceof ApiRequestError
+  ) {
+    return err.message;
+  }
+  if (err instanceof GatewayError) {
+    if (err.status === 404) {
+      return `The IPFS gateway at ${ctx.gatewayUrl} does not have this message (404). It may not be pinned anywhere the gateway can reach.`;
+    }
+    if (err.status === null && /could not fetch/i.test(err.message)) {
+      return `The IPFS gateway at ${ctx.gatewayUrl} does not answer. Check the gateway URL in Settings.`;
+    }
+    return err.message;
+  }
+  if (err instanceof SealFormatError) return `The message could not be opened: ${err.message}.`;
+  if (err instanceof TxFailedError) {
+    const name = err.mailError?.name;
+    if (name && PROGRAM_ERRORS[name]) return PROGRAM_ERRORS[name];
+    return `The transaction failed: ${err.message}`;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  if (
+    /insufficient (funds|lamports)|no record of a prior credit|InsufficientFundsForRent|insufficient funds for rent/i.test(
+      message,
+    )
+  ) {
+    return 'Not enough SOL in your wallet to pay for this (fees, rent or postage). Top it up and try again.';
+  }
+  if (/failed to fetch|fetch failed|networkerror|load failed|ECONNREFUSED/i.test(message))
+    return chainDown(ctx);
+  if (/User rejected|rejected the request/i.test(message)) return 'The wallet declined the request.';
+  return message || 'Something went wrong.';
+}

@@ -1,0 +1,197 @@
+// Server mode account settings: timezone, do-not-disturb schedule and
+// whether to expose it, the mail password (a step-up write), and the export.
+import { useEffect, useState } from 'preact/hooks';
+import type { AccountView, DndWindow } from '../server/api.ts';
+import { useApp } from '../session.ts';
+import { stepUpProof } from './login.tsx';
+import { ErrorText, Field } from './widgets.tsx';
+
+const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+
+interface ScheduleShape {
+  windows?: DndWindow[];
+  exclusions?: string[];
+}
+
+export function AccountSettingsView() {
+  const app = useApp();
+  const s = app.session;
+  const api = s.api;
+  const [view, setView] = useState<AccountView | null>(null);
+  const [timezone, setTimezone] = useState('');
+  const [dndOn, setDndOn] = useState(false);
+  const [days, setDays] = useState<string[]>(['mon', 'tue', 'wed', 'thu', 'fri']);
+  const [start, setStart] = useState('22:00');
+  const [end, setEnd] = useState('07:00');
+  const [exclusions, setExclusions] = useState('');
+  const [expose, setExpose] = useState(false);
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState('');
+  const [notice, setNotice] = useState('');
+  const [exportUrl, setExportUrl] = useState<string | null>(null);
+
+  const apply = (v: AccountView) => {
+    setView(v);
+    setTimezone(v.account.timezone ?? '');
+    setExpose(Boolean(v.account.expose_dnd_schedule));
+    const sched = (v.away_schedule ?? null) as ScheduleShape | null;
+    const w = sched?.windows?.[0];
+    setDndOn(Boolean(w));
+    if (w) {
+      setDays(w.days);
+      setStart(w.start);
+      setEnd(w.end);
+    }
+    setExclusions((sched?.exclusions ?? []).join(', '));
+  };
+
+  useEffect(() => {
+    api?.account().then(apply, (err) => setError(app.errorText(err)));
+    return () => {
+      if (exportUrl) URL.revokeObjectURL(exportUrl);
+    };
+  }, []);
+
+  const run = async (fn: () => Promise<string>) => {
+    setError('');
+    setNotice('');
+    try {
+      setNotice(await fn());
+    } catch (err) {
+      setError(app.errorText(err));
+    }
+  };
+
+  const saveSettings = () =>
+    run(async () => {
+      if (!api) throw new Error('No account API.');
+      const exclusionList = exclusions.split(/[\s,]+/).filter(Boolean);
+      const v = await api.patchSettings({
+        timezone: timezone.trim() === '' ? null : timezone.trim(),
+        dnd_schedule: dndOn ? { windows: [{ days, start, end }], exclusions: exclusionList } : null,
+        expose_dnd_schedule: expose,
+      });
+      apply(v);
+      return 'Settings saved.';
+    });
+
+  const savePassword = () =>
+    run(async () => {
+      if (!api) throw new Error('No account API.');
+      const proof = await stepUpProof(api, s.wallet);
+      await api.setMailPassword(password, proof);
+      setPassword('');
+      return 'Mail password set. Use it for IMAP, POP and SMTP submission.';
+    });
+
+  const doExport = () =>
+    run(async () => {
+      if (!api) throw new Error('No account API.');
+      const blob = await api.exportDocument();
+      if (exportUrl) URL.revokeObjectURL(exportUrl);
+      setExportUrl(URL.createObjectURL(blob));
+      return 'Export ready.';
+    });
+
+  return (
+    <section aria-labelledby="account-title">
+      <h1 id="account-title" tabIndex={-1}>
+        Account
+      </h1>
+      <ErrorText text={error} />
+      {notice && <p role="status">{notice}</p>}
+      {!view && !error && <p aria-busy="true">Loading…</p>}
+      {view && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void saveSettings();
+          }}
+        >
+          <Field label="Time zone" hint="An IANA name such as Europe/Berlin; blank means UTC">
+            <input
+              type="text"
+              name="timezone"
+              value={timezone}
+              onInput={(e) => setTimezone(e.currentTarget.value)}
+            />
+          </Field>
+          <fieldset>
+            <legend>Do not disturb</legend>
+            <label>
+              <input type="checkbox" checked={dndOn} onChange={(e) => setDndOn(e.currentTarget.checked)} />{' '}
+              Away on a schedule
+            </label>
+            {dndOn && (
+              <>
+                <div class="inline">
+                  {DAYS.map((d) => (
+                    <label key={d}>
+                      <input
+                        type="checkbox"
+                        checked={days.includes(d)}
+                        onChange={(e) =>
+                          setDays(e.currentTarget.checked ? [...days, d] : days.filter((x) => x !== d))
+                        }
+                      />{' '}
+                      {d}
+                    </label>
+                  ))}
+                </div>
+                <div class="inline">
+                  <Field label="From">
+                    <input type="time" value={start} onInput={(e) => setStart(e.currentTarget.value)} />
+                  </Field>
+                  <Field label="Until">
+                    <input type="time" value={end} onInput={(e) => setEnd(e.currentTarget.value)} />
+                  </Field>
+                </div>
+                <Field label="Exceptions (dates, YYYY-MM-DD)">
+                  <input
+                    type="text"
+                    value={exclusions}
+                    onInput={(e) => setExclusions(e.currentTarget.value)}
+                  />
+                </Field>
+              </>
+            )}
+            <label>
+              <input type="checkbox" checked={expose} onChange={(e) => setExpose(e.currentTarget.checked)} />{' '}
+              Show my schedule to anyone who asks (expose_dnd_schedule); otherwise they only learn whether I
+              am away
+            </label>
+          </fieldset>
+          <button type="submit">Save settings</button>
+        </form>
+      )}
+      <h2>Mail password</h2>
+      <p>For IMAP, POP and SMTP clients. Setting it asks your wallet for a fresh signature (step-up).</p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void savePassword();
+        }}
+      >
+        <Field label="New mail password" hint="10 to 256 characters">
+          <input
+            type="password"
+            autoComplete="new-password"
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
+        </Field>
+        <button type="submit">Set mail password</button>
+      </form>
+      <h2>Export</h2>
+      <p>Everything this server stores for your wallet, as JSON (message bodies and secrets excluded).</p>
+      <button type="button" onClick={doExport}>
+        Prepare export
+      </button>{' '}
+      {exportUrl && (
+        <a href={exportUrl} download={`sealpost-export-${s.wallet.address}.json`} data-testid="export-link">
+          Download export
+        </a>
+      )}
+    </section>
+  );
+}

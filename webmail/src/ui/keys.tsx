@@ -1,0 +1,157 @@
+// Delegated encryption key management: what is published on chain, which
+// keys this browser holds, publish or rotate a new key, remove it, import a
+// key file.
+import { useEffect, useState } from 'preact/hooks';
+import {
+  importMailboxKey,
+  newMailboxKey,
+  type PublishedKey,
+  publishedKey,
+  publishKey,
+  removeKey,
+} from '../chain/mailbox-key.ts';
+import { forgetMessages } from '../messages.ts';
+import { addMailboxKey, useApp } from '../session.ts';
+import { ErrorText, Field, formatTime } from './widgets.tsx';
+
+export function KeysView() {
+  const app = useApp();
+  const s = app.session;
+  const [published, setPublished] = useState<PublishedKey | null | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const [notice, setNotice] = useState('');
+  const [importText, setImportText] = useState('');
+
+  const refresh = async () => {
+    try {
+      setPublished(await publishedKey(s.conn, s.programId, s.wallet.publicKey));
+    } catch (err) {
+      setError(app.errorText(err));
+    }
+  };
+  useEffect(() => {
+    void refresh();
+  }, []);
+
+  const run = async (label: string, fn: () => Promise<string>) => {
+    setBusy(true);
+    setError('');
+    setNotice(label);
+    try {
+      setNotice(await fn());
+      await refresh();
+    } catch (err) {
+      setNotice('');
+      setError(app.errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const publishNew = () =>
+    run('Publishing a new mailbox key…', async () => {
+      const key = newMailboxKey(Date.now());
+      // Stored in the vault first: a published key whose secret was lost would lock the mail away.
+      const next = await addMailboxKey(s, key);
+      app.setSession(next);
+      const out = await publishKey(next.conn, next.programId, next.wallet, key);
+      forgetMessages();
+      return out.status === 'confirmed'
+        ? 'Mailbox key published. New mail is sealed to it.'
+        : 'Submitted; the chain has not confirmed it yet.';
+    });
+
+  const remove = () =>
+    run('Removing the published key…', async () => {
+      const out = await removeKey(s.conn, s.programId, s.wallet);
+      return out.status === 'confirmed'
+        ? 'Removed. New mail is sealed to the wallet key again.'
+        : 'Submitted; not yet confirmed.';
+    });
+
+  const doImport = () =>
+    run('Importing…', async () => {
+      const key = importMailboxKey(importText, Date.now());
+      app.setSession(await addMailboxKey(s, key));
+      setImportText('');
+      forgetMessages();
+      return 'Key imported into this browser’s vault.';
+    });
+
+  const held = new Set(s.vault.mailboxKeys.map((k) => k.publicKey));
+  return (
+    <section aria-labelledby="keys-title">
+      <h1 id="keys-title" tabIndex={-1}>
+        Mailbox keys
+      </h1>
+      <p>
+        Mail is sealed to your published mailbox key when there is one, else to your wallet key.
+        {s.wallet.kind === 'external' &&
+          ' A browser wallet cannot decrypt, so publish a mailbox key to read mail.'}
+      </p>
+      <ErrorText text={error} />
+      {notice && <p role="status">{notice}</p>}
+      <dl class="headers">
+        <dt>Published on chain</dt>
+        <dd data-testid="published-key">
+          {published === undefined ? (
+            '…'
+          ) : published === null ? (
+            'none'
+          ) : (
+            <>
+              <code>{published.publicKey}</code> since {formatTime(published.updatedAt)}{' '}
+              {held.has(published.publicKey)
+                ? '(held in this browser)'
+                : '(NOT held in this browser — mail sealed to it cannot be read here)'}
+            </>
+          )}
+        </dd>
+        <dt>Keys in this browser</dt>
+        <dd>
+          {s.vault.mailboxKeys.length === 0 ? (
+            'none'
+          ) : (
+            <ul class="plain">
+              {s.vault.mailboxKeys.map((k) => (
+                <li key={k.publicKey}>
+                  <code>{k.publicKey}</code>
+                </li>
+              ))}
+            </ul>
+          )}
+        </dd>
+      </dl>
+      <div class="toolbar">
+        <button type="button" disabled={busy} onClick={publishNew}>
+          {published ? 'Rotate: publish a new key' : 'Publish a mailbox key'}
+        </button>
+        {published && (
+          <button type="button" disabled={busy} onClick={remove}>
+            Remove the published key
+          </button>
+        )}
+      </div>
+      <h2>Import a key file</h2>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void doImport();
+        }}
+      >
+        <Field label="Mailbox key file (JSON array)">
+          <textarea
+            rows={2}
+            value={importText}
+            onInput={(e) => setImportText(e.currentTarget.value)}
+            spellcheck={false}
+          />
+        </Field>
+        <button type="submit" disabled={busy}>
+          Import
+        </button>
+      </form>
+    </section>
+  );
+}
