@@ -160,6 +160,8 @@ describe('config defaults', () => {
       enabled: false,
       dmarc_retention_days: 90,
       report_retention_days: 90,
+      address: 'postmaster@localhost',
+      max_report_bytes: 20 * 1024 * 1024,
     });
     expect(c.mail_hosts).toMatchObject({
       imap_host: 'localhost',
@@ -176,6 +178,12 @@ describe('config defaults', () => {
       commitment: 'confirmed',
       authority_key_file: undefined,
       delegate_key_file: undefined,
+      min_authority_lamports: 10_000_000,
+    });
+    expect(c.limits).toMatchObject({
+      sender_messages: 1000,
+      null_sender_messages: 200,
+      balance_check_secs: 5,
     });
     expect(c.ipfs).toMatchObject({
       operator: 'pind',
@@ -195,6 +203,8 @@ describe('config defaults', () => {
       resolver: '1.1.1.1:53',
       mta_sts_mode: 'testing',
       mta_sts_mx: ['localhost'],
+      public_host: 'localhost',
+      dmarc_policy: 'none',
     });
     expect(c.pind).toMatchObject({ port: 8182, gateway_port: 8183, data_dir: join(data, 'pind') });
     expect(c.store).toEqual({ url: `sqlite:${join(data, 'sealpost.sqlite')}`, data_dir: data });

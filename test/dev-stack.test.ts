@@ -1,20 +1,39 @@
 // Black-box: `sealpost dev` as a user runs it — a child process on random
 // loopback ports — then the chain it prepared, read with web3.js.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { Connection, PublicKey } from '@solana/web3.js';
+import { Redis } from 'ioredis';
+import nodemailer from 'nodemailer';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getDomain, getMailbox, getPostoffice } from '../chain/index.ts';
+import { loadConfig } from '../src/config/index.ts';
 import type { DevSummary } from '../src/dev/dev-stack.ts';
 import { readKeypairFile } from '../src/keys/keypair-file.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
+const execFileP = promisify(execFile);
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');
 const running: ChildProcess[] = [];
 
+const configFiles: string[] = [];
+
 afterEach(async () => {
   for (const child of running.splice(0)) await stop(child);
+  // The stack's queues live under the prefix its generated config names: remove them.
+  for (const file of configFiles.splice(0)) {
+    const { redis } = loadConfig(file);
+    const client = new Redis(redis.url);
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', `${redis.prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await client.del(...keys);
+    } while (cursor !== '0');
+    client.disconnect();
+  }
 });
 
 async function stop(child: ChildProcess): Promise<number | null> {
@@ -30,7 +49,7 @@ async function startDev(
 ): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string }> {
   const child = spawn(
     process.execPath,
-    [BIN, 'dev', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--slot-ms', '50'],
+    [BIN, 'dev', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--slot-ms', '50', '--random-ports'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
   );
   running.push(child);
@@ -64,6 +83,7 @@ describe('sealpost dev', () => {
     const dataDir = tempDir();
     const first = await startDev(dataDir);
     const summary = JSON.parse(readFileSync(join(dataDir, 'dev.json'), 'utf8')) as DevSummary;
+    configFiles.push(summary.config_file);
 
     expect(first.stdout()).toContain(summary.chain.rpc_url);
     expect(first.stdout()).toContain(summary.wallets[0]?.address);
@@ -102,6 +122,50 @@ describe('sealpost dev', () => {
     }
     expect(summary.wallets[0]?.default_postage_lamports).toBe('0');
     expect(BigInt(summary.wallets[1]?.default_postage_lamports ?? '0')).toBeGreaterThan(0n);
+
+    // The whole stack answers: the account API, and a first mail over SMTP
+    // to the open test wallet that its owner reads back with the CLI.
+    const api = summary.components.find((c) => c.name === 'account API');
+    expect((await fetch(`${api?.url}/v1/openapi.json`)).status).toBe(200);
+    const mx = summary.components.find((c) => c.name.startsWith('smtp mx'));
+    const open = summary.wallets[0];
+    if (!mx || !open) throw new Error('no MX or wallet in the summary');
+    const raw = 'From: newcomer@example.test\r\nSubject: first mail\r\n\r\nhello sealpost\r\n';
+    await nodemailer
+      .createTransport({
+        host: '127.0.0.1',
+        port: Number(new URL(mx.url).port),
+        secure: false,
+        ignoreTLS: true,
+      })
+      .sendMail({ envelope: { from: 'newcomer@example.test', to: [open.address_form] }, raw });
+    let count = 0n;
+    for (let i = 0; i < 200 && count === 0n; i++) {
+      count = (await getMailbox(conn, programId, open.address))?.mailCount ?? 0n;
+      if (count === 0n) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(count).toBe(1n);
+    // Asynchronously, so this process keeps draining the dev stack's output pipes meanwhile.
+    const read = await execFileP(
+      process.execPath,
+      [
+        BIN,
+        'mailbox',
+        'read',
+        '--key',
+        open.key_file,
+        '--config',
+        summary.config_file,
+        '--rpc',
+        summary.chain.rpc_url,
+        '--gateway',
+        summary.components.find((c) => c.name === 'pind (IPFS gateway)')?.url ?? '',
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(read.stderr).toContain('newcomer@example.test');
+    expect(read.stdout).toBe(raw);
+
     const balanceBefore = await conn.getBalance(new PublicKey(summary.authority));
 
     expect(await stop(first.child)).toBe(0);

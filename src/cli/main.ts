@@ -2,7 +2,7 @@
 // itself; this file only builds the program and maps errors to exit codes.
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { commandModules } from './commands/index.ts';
+import { type CommandModule, loadCommandModules } from './commands/index.ts';
 import { reportError } from './common.ts';
 
 function packageVersion(): string {
@@ -12,7 +12,7 @@ function packageVersion(): string {
   return pkg.version ?? '0.0.0';
 }
 
-export function buildProgram(): Command {
+export function buildProgram(modules: CommandModule[]): Command {
   const program = new Command('sealpost')
     .description('Sealpost mail server: sealed bodies on IPFS, message records on Solana')
     .version(packageVersion())
@@ -20,13 +20,13 @@ export function buildProgram(): Command {
     // subcommands inherit this because it is set before they are added.
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)');
-  for (const module of commandModules) module.register(program);
+  for (const module of modules) module.register(program);
   return program;
 }
 
 export async function main(argv: string[] = process.argv): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
+    await buildProgram(await loadCommandModules(argv)).parseAsync(argv);
   } catch (err) {
     process.exitCode = reportError(err);
   }

@@ -53,6 +53,25 @@ export function resolveConfig(
     });
   }
 
+  if ((raw.domaind.tls_cert_file === undefined) !== (raw.domaind.tls_key_file === undefined)) {
+    issues.push({
+      kind: 'invalid',
+      path: raw.domaind.tls_cert_file === undefined ? 'domaind.tls_cert_file' : 'domaind.tls_key_file',
+      message: 'domaind.tls_cert_file and domaind.tls_key_file must be set together (HTTPS needs both)',
+    });
+  }
+
+  for (const proto of ['imap', 'pop3'] as const) {
+    const listener = raw[proto];
+    if (listener.starttls_port !== undefined && listener.starttls_port === listener.port) {
+      issues.push({
+        kind: 'invalid',
+        path: `${proto}.starttls_port`,
+        message: `must differ from ${proto}.port`,
+      });
+    }
+  }
+
   const mh = raw.mail_hosts;
   const config: Config = {
     smtp: {
@@ -60,16 +79,28 @@ export function resolveConfig(
       listeners,
       tls_cert_file: abs(raw.smtp.tls_cert_file ?? join(dataDir, 'tls', 'cert.pem')),
       tls_key_file: abs(raw.smtp.tls_key_file ?? join(dataDir, 'tls', 'key.pem')),
+      peer_ca_file: opt(raw.smtp.peer_ca_file),
       local_domains: [...new Set(raw.smtp.local_domains)],
     },
     spooler: {
       ...raw.spooler,
       hostname: raw.spooler.hostname ?? hostname,
       dkim: raw.spooler.dkim.map((d) => ({ ...d, key_file: abs(d.key_file) })),
+      relay: raw.spooler.relay && {
+        ...raw.spooler.relay,
+        port: raw.spooler.relay.port ?? (raw.spooler.relay.tls === 'implicit' ? 465 : 25),
+        password_file: opt(raw.spooler.relay.password_file),
+      },
       tlsrpt: {
         enabled: raw.spooler.tlsrpt.enabled,
         org_name: raw.spooler.tlsrpt.org_name ?? raw.spooler.hostname ?? hostname,
         contact: raw.spooler.tlsrpt.contact ?? `postmaster@${raw.smtp.local_domains[0] ?? hostname}`,
+      },
+      dmarc_rua_ingest: {
+        ...raw.spooler.dmarc_rua_ingest,
+        address: (
+          raw.spooler.dmarc_rua_ingest.address ?? `postmaster@${raw.smtp.local_domains[0] ?? hostname}`
+        ).toLowerCase(),
       },
     },
     mail_hosts: {
@@ -81,6 +112,8 @@ export function resolveConfig(
       smtp_host: mh.smtp_host ?? hostname,
       submission_port: mh.submission_port ?? CLIENT_PORTS.submission[mh.submission_tls],
     },
+    imap: raw.imap,
+    pop3: raw.pop3,
     chain: {
       ...raw.chain,
       ws_url: raw.chain.ws_url ?? deriveWsUrl(raw.chain.rpc_url),
@@ -94,13 +127,21 @@ export function resolveConfig(
       admin_token_file: abs(raw.api.admin_token_file ?? join(dataDir, 'admin.token')),
       credential_key_file: abs(raw.api.credential_key_file ?? join(dataDir, 'credential.key')),
       jwt_secret_file: opt(raw.api.jwt_secret_file),
+      webmail_dir: opt(raw.api.webmail_dir),
     },
-    domaind: { ...raw.domaind, mta_sts_mx: raw.domaind.mta_sts_mx ?? [hostname] },
+    domaind: {
+      ...raw.domaind,
+      mta_sts_mx: raw.domaind.mta_sts_mx ?? [hostname],
+      public_host: raw.domaind.public_host ?? hostname,
+      tls_cert_file: opt(raw.domaind.tls_cert_file),
+      tls_key_file: opt(raw.domaind.tls_key_file),
+    },
     pind: { ...raw.pind, data_dir: abs(raw.pind.data_dir ?? join(dataDir, 'pind')) },
     store: { url: resolveStoreUrl(raw.store.url, dataDir, abs), data_dir: dataDir },
     redis: { url: redisUrl, prefix: raw.redis.prefix },
     log: raw.log,
     dns: raw.dns,
+    limits: raw.limits,
   };
   return { config, issues };
 }

@@ -5,6 +5,8 @@ import { apiSchema } from './sections/api.ts';
 import { chainSchema } from './sections/chain.ts';
 import { domaindSchema } from './sections/domaind.ts';
 import { ipfsSchema } from './sections/ipfs.ts';
+import { limitsSchema } from './sections/limits.ts';
+import { imapSchema, pop3Schema } from './sections/mail-access.ts';
 import { mailHostsSchema } from './sections/mail-hosts.ts';
 import { pindSchema } from './sections/pind.ts';
 import { dnsSchema, logSchema, redisSchema, storeSchema } from './sections/runtime.ts';
@@ -17,6 +19,8 @@ export const configSchema = z.strictObject({
   smtp: section(smtpSchema),
   spooler: section(spoolerSchema),
   mail_hosts: section(mailHostsSchema),
+  imap: section(imapSchema),
+  pop3: section(pop3Schema),
   chain: section(chainSchema),
   ipfs: section(ipfsSchema),
   api: section(apiSchema),
@@ -26,6 +30,7 @@ export const configSchema = z.strictObject({
   redis: section(redisSchema),
   log: section(logSchema),
   dns: section(dnsSchema),
+  limits: section(limitsSchema),
 });
 
 export type ConfigInput = z.output<typeof configSchema>;

@@ -27,6 +27,13 @@ export interface SmtpConfig {
   postmaster_wallet?: string;
   sender_auth: 'spf' | 'dmarc-lite' | 'none';
   max_connections_per_ip: number;
+  /** New MX connections one client IP may open per minute (token bucket in Redis); 0: no limit. */
+  connections_per_ip_per_minute: number;
+  /** CA whose client certificates identify peer Sealpost servers (SASL EXTERNAL on submission). */
+  peer_ca_file?: string;
+  /** Messages an account may submit per hour / per day; 0 turns that window off. */
+  submission_max_per_hour: number;
+  submission_max_per_day: number;
   timeouts: { socket_timeout_secs: number; shutdown_drain_secs: number };
 }
 
@@ -34,6 +41,15 @@ export interface DkimKeyConfig {
   domain: string;
   selector: string;
   key_file: string;
+}
+
+export interface SpoolerRelayConfig {
+  host: string;
+  /** Derived: 465 for `implicit`, else 25. */
+  port: number;
+  tls: 'starttls' | 'implicit' | 'opportunistic';
+  username?: string;
+  password_file?: string;
 }
 
 export interface SpoolerConfig {
@@ -44,8 +60,31 @@ export interface SpoolerConfig {
   retry_schedule_secs: number[];
   dkim: DkimKeyConfig[];
   tlsrpt: { enabled: boolean; org_name: string; contact: string };
+  /** Give up (failure DSN) once a message is this old. */
+  lifetime_secs: number;
+  /** Send one delayed-delivery DSN once a message has waited this long; 0: never. */
+  delay_dsn_after_secs: number;
+  /** Delivery sessions run at once by one spooler process. */
+  concurrency: number;
+  /** Delivery sessions to one destination domain at once, across all processes. */
+  per_domain_concurrency: number;
+  connect_timeout_secs: number;
+  command_timeout_secs: number;
+  /** Port of the remote MX hosts (25; tests point it elsewhere). */
+  smtp_port: number;
+  /** `host:port` resolvers whose AD bit is trusted besides loopback ones. */
+  trusted_resolvers: string[];
+  relay?: SpoolerRelayConfig;
   /** The retention keys apply whether or not ingestion is enabled. */
-  dmarc_rua_ingest: { enabled: boolean; dmarc_retention_days: number; report_retention_days: number };
+  dmarc_rua_ingest: {
+    enabled: boolean;
+    dmarc_retention_days: number;
+    report_retention_days: number;
+    /** The rua mailbox reports arrive at (lowercased); derived: postmaster@<first local domain>. */
+    address: string;
+    /** Cap on a report's decompressed size. */
+    max_report_bytes: number;
+  };
 }
 
 export interface MailHostsConfig {
@@ -63,6 +102,30 @@ export interface MailHostsConfig {
   submission_tls: ClientTls;
 }
 
+/** [imap]: the IMAP listeners (docs/imap-pop3.md). */
+export interface ImapConfig {
+  host: string;
+  /** Implicit TLS (993 in production; dev default 1993). */
+  port: number;
+  /** A plain listener offering STARTTLS (143); absent: none. */
+  starttls_port?: number;
+  max_connections_per_ip: number;
+  /** How often IDLE looks for new mail. */
+  idle_poll_ms: number;
+  autologout_secs: number;
+}
+
+/** [pop3]: the POP3 listeners (docs/imap-pop3.md). */
+export interface Pop3Config {
+  host: string;
+  /** Implicit TLS (995 in production; dev default 1995). */
+  port: number;
+  /** A plain listener offering STLS (110); absent: none. */
+  starttls_port?: number;
+  max_connections_per_ip: number;
+  autologout_secs: number;
+}
+
 export interface ChainConfig {
   rpc_url: string;
   ws_url: string;
@@ -70,6 +133,8 @@ export interface ChainConfig {
   authority_key_file?: string;
   delegate_key_file?: string;
   commitment: 'processed' | 'confirmed' | 'finalized';
+  /** Below this authority balance the MX defers new mail with 4xx; 0 turns the guard off. */
+  min_authority_lamports: number;
 }
 
 export interface IpfsConfig {
@@ -91,6 +156,14 @@ export interface ApiConfig {
   credential_key_file: string;
   /** Absent: the JWT key is derived from the credential key (see docs/config.md). */
   jwt_secret_file?: string;
+  /** Largest request body; bigger ones answer 413. */
+  max_body_bytes: number;
+  /** Requests per minute per client IP; 0 turns the limit off. */
+  rate_limit_ip_per_min: number;
+  /** Requests per minute per logged-in wallet; 0 turns the limit off. */
+  rate_limit_wallet_per_min: number;
+  /** Built webmail served at `/`; absent: the package's webmail/dist. */
+  webmail_dir?: string;
 }
 
 export interface DomaindConfig {
@@ -101,6 +174,12 @@ export interface DomaindConfig {
   mta_sts_mode: 'testing' | 'enforce' | 'none';
   mta_sts_max_age_secs: number;
   mta_sts_mx: string[];
+  /** Host name serving this service (CNAME target of mta-sts/autoconfig/autodiscover); derived: [smtp] hostname. */
+  public_host: string;
+  dmarc_policy: 'none' | 'quarantine' | 'reject';
+  /** Both set: serve HTTPS with this pair. */
+  tls_cert_file?: string;
+  tls_key_file?: string;
 }
 
 export interface PindConfig {
@@ -134,10 +213,26 @@ export interface DnsConfig {
   resolvers: string[];
 }
 
+/** The cost guard's windows: `<name>_messages` per `<name>_window_secs` (token buckets); 0 messages: off. */
+export interface LimitsConfig {
+  sender_messages: number;
+  sender_window_secs: number;
+  recipient_messages: number;
+  recipient_window_secs: number;
+  overall_messages: number;
+  overall_window_secs: number;
+  null_sender_messages: number;
+  null_sender_window_secs: number;
+  /** How often the authority balance is read for the balance guard. */
+  balance_check_secs: number;
+}
+
 export interface Config {
   smtp: SmtpConfig;
   spooler: SpoolerConfig;
   mail_hosts: MailHostsConfig;
+  imap: ImapConfig;
+  pop3: Pop3Config;
   chain: ChainConfig;
   ipfs: IpfsConfig;
   api: ApiConfig;
@@ -147,4 +242,5 @@ export interface Config {
   redis: RedisConfig;
   log: LogConfig;
   dns: DnsConfig;
+  limits: LimitsConfig;
 }

@@ -1,11 +1,12 @@
 // `sealpost dev`: every component that exists, on loopback, with generated
 // keys and a chain that is ready for mail. Keys and config are generated once
 // under the data directory and reused on later runs.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Connection } from '@solana/web3.js';
 import { startDevnet } from '../../chain/devnet/server.ts';
+import { startPind } from '../../pinning/pind/server.ts';
 import { type Config, defaultConfig, loadConfig, renderConfigToml } from '../config/index.ts';
 import { createCredentialKeyFile, loadCredentialKey } from '../crypto/credential-seal.ts';
 import {
@@ -16,7 +17,9 @@ import {
   writeSecretFile,
 } from '../keys/keypair-file.ts';
 import type { Logger } from '../log.ts';
+import { startServe } from '../serve/serve.ts';
 import { openStore } from '../store/index.ts';
+import { ensureSelfSignedFiles } from '../tls/self-signed.ts';
 import { bootstrapChain } from './bootstrap-chain.ts';
 import { ensureRedis } from './redis.ts';
 
@@ -31,6 +34,10 @@ export interface DevStackOptions {
   rpcPort?: number;
   redisUrl?: string;
   slotMs?: number;
+  /** Every component on an OS-chosen loopback port (tests, several stacks side by side). */
+  randomPorts?: boolean;
+  /** Adjusts the loaded config before the servers start (benchmarks, tests). */
+  configPatch?: (config: Config) => void;
   logger: Logger;
 }
 
@@ -78,12 +85,16 @@ function ensureConfig(dataDir: string, keysDir: string): { config: Config; file:
     const config = defaultConfig(dataDir);
     config.smtp.hostname = 'mail.sealpost.localhost';
     config.smtp.local_domains = [DEV_DOMAIN];
+    // Local senders use made-up domains and the machine may have no DNS: SPF would only defer them.
+    config.smtp.sender_auth = 'none';
     config.spooler.hostname = 'mail.sealpost.localhost';
     config.chain.authority_key_file = join(keysDir, 'authority.json');
     config.chain.delegate_key_file = join(keysDir, 'delegate.json');
     config.api.credential_key_file = join(keysDir, 'credential.key');
     config.api.admin_token_file = join(keysDir, 'admin.token');
     config.store.data_dir = dataDir;
+    // Queues of this data directory only: a fresh dev ledger never meets another stack's jobs.
+    config.redis.prefix = `sealpost-dev-${createHash('sha256').update(dataDir).digest('hex').slice(0, 8)}`;
     writeFileSync(
       file,
       renderConfigToml(config, {
@@ -112,6 +123,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
   const adminToken = join(keysDir, 'admin.token');
   ensureSecretFile(adminToken, () => writeSecretFile(adminToken, `${randomBytes(32).toString('hex')}\n`));
   const { config, file: configFile } = ensureConfig(dataDir, keysDir);
+  opts.configPatch?.(config);
 
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {
@@ -158,6 +170,46 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     });
     if (performed.length === 0) log.info('chain already prepared');
 
+    // The operator pin and gateway (pind), then the mail server itself.
+    const pind = await startPind({
+      dataDir: config.pind.data_dir,
+      pin: { host: config.pind.host, port: opts.randomPorts ? 0 : config.pind.port },
+      gateway: { host: config.pind.gateway_host, port: opts.randomPorts ? 0 : config.pind.gateway_port },
+      authToken: config.pind.auth_token,
+      maxPinBytes: config.pind.max_pin_bytes,
+      logger: log.child({ component: 'pind' }),
+    });
+    closers.push(pind.close);
+    if (
+      await ensureSelfSignedFiles(config.smtp.tls_cert_file, config.smtp.tls_key_file, [
+        config.smtp.hostname,
+        'localhost',
+        '127.0.0.1',
+      ])
+    ) {
+      log.info(
+        { cert: config.smtp.tls_cert_file },
+        'made a self-signed certificate for STARTTLS and TLS listeners',
+      );
+    }
+    const serving = await startServe({
+      config: {
+        ...config,
+        chain: { ...config.chain, rpc_url: devnet.rpcUrl, ws_url: devnet.wsUrl },
+        redis: { ...config.redis, url: redis.url },
+        ipfs: { ...config.ipfs, pind_url: pind.pinUrl, gateway_url: pind.gatewayUrl },
+      },
+      logger: log.child({ component: 'serve' }),
+      listenerOverrides: opts.randomPorts
+        ? config.smtp.listeners.map((l) => ({ host: l.host, port: 0 }))
+        : undefined,
+      apiListen: opts.randomPorts ? { host: config.api.host, port: 0 } : undefined,
+      mailAccess: opts.randomPorts
+        ? { imapListen: { host: config.imap.host, port: 0 }, pop3Listen: { host: config.pop3.host, port: 0 } }
+        : undefined,
+    });
+    closers.push(serving.close);
+
     const summary: DevSummary = {
       data_dir: dataDir,
       config_file: configFile,
@@ -185,6 +237,17 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         { name: 'devnet (chain JSON-RPC)', url: devnet.rpcUrl },
         { name: 'devnet (WebSocket)', url: devnet.wsUrl },
         { name: 'redis', url: redis.url },
+        { name: 'pind (pin surface)', url: pind.pinUrl },
+        { name: 'pind (IPFS gateway)', url: pind.gatewayUrl },
+        ...(serving.apiUrl ? [{ name: 'account API', url: serving.apiUrl }] : []),
+        ...serving.listeners.map((l) => ({
+          name: `smtp ${l.mode} (${l.name})`,
+          url: `smtp://${l.host}:${l.port}`,
+        })),
+        ...(serving.mailAccessListeners ?? []).map((l) => ({
+          name: l.name.startsWith('imap') ? `imap (${l.name})` : `pop3 (${l.name})`,
+          url: `${l.name}://${l.host}:${l.port}`,
+        })),
       ],
     };
     const devJson = join(dataDir, 'dev.json');

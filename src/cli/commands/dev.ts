@@ -13,13 +13,15 @@ export function register(program: Command): void {
     .option('--data-dir <dir>', 'where keys, the generated config and all state live', '.data')
     .option('--listen <host:port>', 'devnet JSON-RPC address (WebSocket on the next port)', parseListen)
     .option('--slot-ms <n>', 'devnet slot time in milliseconds', (v) => Number.parseInt(v, 10))
-    .action(async (opts: { dataDir: string; listen?: Listen; slotMs?: number }) => {
+    .option('--random-ports', 'put every other component on an OS-chosen loopback port (see dev.json)')
+    .action(async (opts: { dataDir: string; listen?: Listen; slotMs?: number; randomPorts?: boolean }) => {
       const logger = createLogger({ name: 'sealpost-dev', format: process.stderr.isTTY ? 'pretty' : 'json' });
       const stack = await startDevStack({
         dataDir: opts.dataDir,
         rpcHost: opts.listen?.host,
         rpcPort: opts.listen?.port,
         slotMs: opts.slotMs,
+        randomPorts: opts.randomPorts,
         logger,
       });
       process.stdout.write(formatSummary(stack.summary));

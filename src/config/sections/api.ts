@@ -1,6 +1,6 @@
 // [api]: the account API (/v1, /v1/admin) and the key files it needs.
 import * as z from 'zod';
-import { bool, filePath, host, httpUrl, port } from '../fields.ts';
+import { bool, filePath, host, httpUrl, nonNegativeInt, port, positiveInt } from '../fields.ts';
 
 export const apiSchema = z.strictObject({
   host: host().default('127.0.0.1'),
@@ -10,6 +10,10 @@ export const apiSchema = z.strictObject({
   admin_token_file: filePath().optional(),
   credential_key_file: filePath().optional(),
   jwt_secret_file: filePath().optional(),
+  max_body_bytes: positiveInt().default(65536),
+  rate_limit_ip_per_min: nonNegativeInt().default(600),
+  rate_limit_wallet_per_min: nonNegativeInt().default(300),
+  webmail_dir: filePath().optional(),
 });
 
 export type ApiInput = z.output<typeof apiSchema>;

@@ -61,6 +61,10 @@ export const smtpSchema = z
     postmaster_wallet: pubkey().optional(),
     sender_auth: oneOf(['spf', 'dmarc-lite', 'none']).default('spf'),
     max_connections_per_ip: positiveInt().default(20),
+    connections_per_ip_per_minute: nonNegativeInt().default(120),
+    peer_ca_file: filePath().optional(),
+    submission_max_per_hour: nonNegativeInt().default(100),
+    submission_max_per_day: nonNegativeInt().default(1000),
     timeouts: z
       .strictObject({
         socket_timeout_secs: positiveInt().default(300),

@@ -1,7 +1,18 @@
 // [spooler]: outbound delivery, DKIM signing, MTA-STS/DANE, TLS-RPT and
 // DMARC report ingestion.
 import * as z from 'zod';
-import { bool, dnsName, filePath, nonNegativeInt, positiveInt, text } from '../fields.ts';
+import {
+  bool,
+  dnsName,
+  filePath,
+  host,
+  hostPort,
+  nonNegativeInt,
+  oneOf,
+  port,
+  positiveInt,
+  text,
+} from '../fields.ts';
 
 // Roughly five days in total before a bounce (RFC 5321 §4.5.4.1 suggests
 // 4–5 days): these ten waits sum to ~2.2 days, then 86400 repeats.
@@ -15,6 +26,17 @@ const dkimSchema = z.strictObject({
   key_file: filePath(),
 });
 
+// A smarthost all outbound mail goes through instead of the recipients' MX
+// hosts. MTA-STS and DANE never apply to it; its certificate is checked
+// against `host` with the system CAs unless `tls = "opportunistic"`.
+const relaySchema = z.strictObject({
+  host: host(),
+  port: port().optional(),
+  tls: oneOf(['starttls', 'implicit', 'opportunistic']).default('starttls'),
+  username: text().optional(),
+  password_file: filePath().optional(),
+});
+
 export const spoolerSchema = z
   .strictObject({
     hostname: dnsName().optional(),
@@ -26,6 +48,17 @@ export const spoolerSchema = z
       .min(1, { error: 'expected at least one wait' })
       .default(DEFAULT_RETRY_SCHEDULE_SECS),
     dkim: z.array(dkimSchema, { error: 'expected an array of tables ([[spooler.dkim]])' }).default([]),
+    lifetime_secs: positiveInt().default(5 * 86_400),
+    delay_dsn_after_secs: nonNegativeInt().default(4 * 3_600),
+    concurrency: positiveInt().default(32),
+    per_domain_concurrency: positiveInt().default(8),
+    connect_timeout_secs: positiveInt().default(60),
+    command_timeout_secs: positiveInt().default(300),
+    smtp_port: port().default(25),
+    trusted_resolvers: z
+      .array(hostPort(53), { error: 'expected an array of "host[:port]" strings' })
+      .default([]),
+    relay: relaySchema.optional(),
     tlsrpt: z
       .strictObject({
         enabled: bool().default(false),
@@ -38,6 +71,10 @@ export const spoolerSchema = z
         enabled: bool().default(false),
         dmarc_retention_days: nonNegativeInt().default(90),
         report_retention_days: nonNegativeInt().default(90),
+        address: text()
+          .regex(/^[^\s@]+@[^\s@]+$/, { error: 'expected an email address (local@domain)' })
+          .optional(),
+        max_report_bytes: positiveInt().default(20 * 1024 * 1024),
       })
       .prefault({}),
   })
@@ -49,6 +86,13 @@ export const spoolerSchema = z
         ctx.addIssue({ code: 'custom', path: ['dkim', i], message: `duplicate DKIM key ${key}` });
       seen.add(key);
     });
+    if (s.relay && (s.relay.username === undefined) !== (s.relay.password_file === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['relay', s.relay.username === undefined ? 'username' : 'password_file'],
+        message: 'spooler.relay.username and spooler.relay.password_file must be set together',
+      });
+    }
   });
 
 export type SpoolerInput = z.output<typeof spoolerSchema>;

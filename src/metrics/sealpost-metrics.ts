@@ -1,0 +1,171 @@
+// One process's Prometheus metrics on prom-client: queue depths (read from
+// Redis at scrape time), pipeline stage latencies, SMTP replies by code,
+// pin failures, SendMail submit latency, and the Node.js process figures.
+// Each process (and each server a test starts) owns its own Registry, so
+// figures never mix. The cost guard's own registry (src/limits/metrics.ts)
+// is appended to the same exposition.
+import type { Redis } from 'ioredis';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { MetricsRegistry } from '../limits/metrics.ts';
+import { closeQueueDepthSource, type QueueDepthSource, readQueueDepths } from './queue-depth.ts';
+import type { PipelineMetrics, SmtpMetrics, SmtpPhase, StageName } from './types.ts';
+
+/** Prometheus text format 0.0.4, what GET /metrics answers with. */
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+// Seconds: stages run from a millisecond (store) to tens of seconds (a slow confirm).
+const STAGE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export interface SealpostMetricsOptions {
+  /** Also expose the Node.js process metrics (memory, CPU, event loop); default true. */
+  processMetrics?: boolean;
+  /** Further registries rendered after these (the cost guard's counters). */
+  extra?: MetricsRegistry[];
+}
+
+export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
+  readonly registry = new Registry();
+  private readonly extra: MetricsRegistry[];
+  private readonly queueSources: QueueDepthSource[] = [];
+  private readonly smtpReplies: Counter<'phase' | 'code'>;
+  private readonly mxAccept: Histogram;
+  private readonly stageSeconds: Histogram<'stage'>;
+  private readonly stageFailures: Counter<'stage'>;
+  private readonly chainSubmit: Histogram;
+  private readonly pinFailures: Counter<'pin'>;
+  private readonly deliveries: Counter<'outcome'>;
+  private readonly queueReadErrors: Counter;
+
+  constructor(opts: SealpostMetricsOptions = {}) {
+    const registers = [this.registry];
+    this.extra = opts.extra ?? [];
+    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sealpost_' });
+    this.smtpReplies = new Counter({
+      name: 'sealpost_smtp_replies_total',
+      help: 'Replies the MX gave, by SMTP phase (connect, mail, rcpt, data) and reply code.',
+      labelNames: ['phase', 'code'],
+      registers,
+    });
+    this.mxAccept = new Histogram({
+      name: 'sealpost_mx_accept_seconds',
+      help: 'From the end of DATA to the 250: spool fsync plus the delivery jobs in Redis.',
+      buckets: STAGE_BUCKETS,
+      registers,
+    });
+    this.stageSeconds = new Histogram({
+      name: 'sealpost_pipeline_stage_seconds',
+      help: 'Duration of each finished delivery pipeline stage (resolve, seal, pin, submit, store).',
+      labelNames: ['stage'],
+      buckets: STAGE_BUCKETS,
+      registers,
+    });
+    this.stageFailures = new Counter({
+      name: 'sealpost_pipeline_stage_failures_total',
+      help: 'Delivery pipeline stages that threw (the job is retried, or bounced when out of attempts).',
+      labelNames: ['stage'],
+      registers,
+    });
+    this.chainSubmit = new Histogram({
+      name: 'sealpost_chain_submit_seconds',
+      help: 'SendMail from signing to confirmation at the configured commitment.',
+      buckets: STAGE_BUCKETS,
+      registers,
+    });
+    this.pinFailures = new Counter({
+      name: 'sealpost_pin_failures_total',
+      help: 'Failed pins: operator (the pin stage, retried) or recipient (best effort, dropped).',
+      labelNames: ['pin'],
+      registers,
+    });
+    this.deliveries = new Counter({
+      name: 'sealpost_deliveries_total',
+      help: 'Delivery jobs finished by this process: delivered, or failed for good (bounced).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.queueReadErrors = new Counter({
+      name: 'sealpost_queue_depth_read_errors_total',
+      help: 'Scrapes whose queue depth read from Redis failed (the depths are then left out).',
+      registers,
+    });
+    const sources = this.queueSources;
+    const readErrors = this.queueReadErrors;
+    new Gauge({
+      name: 'sealpost_queue_jobs',
+      help: 'Jobs per BullMQ queue and state (wait, active, delayed, failed, ...), read from Redis at scrape time.',
+      labelNames: ['queue', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const source of sources) {
+          try {
+            for (const d of await readQueueDepths(source))
+              this.set({ queue: d.queue, state: d.state }, d.jobs);
+          } catch {
+            readErrors.inc();
+          }
+        }
+      },
+    });
+  }
+
+  /** Reads the depth of the pipeline's and the spooler's queues under `prefix` at every scrape. */
+  watchQueues(redis: Redis, prefix: string, queues?: string[]): void {
+    this.queueSources.push({ redis, prefix, queues });
+  }
+
+  reply(phase: SmtpPhase, code: number): void {
+    this.smtpReplies.inc({ phase, code: String(code) });
+  }
+
+  accepted(seconds: number): void {
+    this.mxAccept.observe(seconds);
+  }
+
+  stageDone(stage: StageName, seconds: number): void {
+    this.stageSeconds.observe({ stage }, seconds);
+    if (stage === 'submit') this.chainSubmit.observe(seconds);
+  }
+
+  stageFailed(stage: StageName): void {
+    this.stageFailures.inc({ stage });
+    if (stage === 'pin') this.pinFailures.inc({ pin: 'operator' });
+  }
+
+  recipientPinFailed(): void {
+    this.pinFailures.inc({ pin: 'recipient' });
+  }
+
+  delivery(outcome: 'delivered' | 'failed'): void {
+    this.deliveries.inc({ outcome });
+  }
+
+  /** Mean duration (ms) and count of each finished pipeline stage so far (benchmarks print these). */
+  async stageMeans(): Promise<Record<string, { count: number; meanMs: number }>> {
+    const sums = new Map<string, { sum: number; count: number }>();
+    for (const v of (await this.stageSeconds.get()).values) {
+      const stage = String(v.labels.stage ?? '');
+      const entry = sums.get(stage) ?? { sum: 0, count: 0 };
+      const name = (v as { metricName?: string }).metricName ?? '';
+      if (name.endsWith('_sum')) entry.sum = v.value;
+      else if (name.endsWith('_count')) entry.count = v.value;
+      sums.set(stage, entry);
+    }
+    const out: Record<string, { count: number; meanMs: number }> = {};
+    for (const [stage, { sum, count }] of sums)
+      if (count > 0) out[stage] = { count, meanMs: (sum / count) * 1000 };
+    return out;
+  }
+
+  /** Closes the queue handles (the Redis connections stay with their owners). */
+  async close(): Promise<void> {
+    await Promise.all(this.queueSources.splice(0).map(closeQueueDepthSource));
+  }
+
+  /** The whole exposition: these metrics, then the extra registries. */
+  async render(): Promise<string> {
+    const own = await this.registry.metrics();
+    const rest = this.extra.map((r) => r.render()).join('');
+    return own.endsWith('\n') || own === '' ? own + rest : `${own}\n${rest}`;
+  }
+}

@@ -1,0 +1,44 @@
+// What the instrumented parts (MX edge, pipeline, workers) report. The
+// interfaces import nothing, so delivery/ and src/smtp/ depend on these and
+// never on prom-client; SealpostMetrics (./sealpost-metrics.ts) implements them.
+
+/** Pipeline stages as they are timed: resolve, seal, pin, submit (SendMail, confirmed), store. */
+export type StageName = 'resolve' | 'seal' | 'pin' | 'submit' | 'store';
+
+export interface PipelineMetrics {
+  /** One finished stage and how long it took. */
+  stageDone(stage: StageName, seconds: number): void;
+  /** A stage that threw (the job retries or fails). */
+  stageFailed(stage: StageName): void;
+  /** A best-effort pin to a recipient's own provider that failed (logged and dropped). */
+  recipientPinFailed(): void;
+  /** A delivery job that finished: `delivered`, or `failed` for good (bounced). */
+  delivery(outcome: 'delivered' | 'failed'): void;
+}
+
+/** The SMTP command a reply answers: the greeting, MAIL, RCPT or the end of DATA. */
+export type SmtpPhase = 'connect' | 'mail' | 'rcpt' | 'data';
+
+export interface SmtpMetrics {
+  reply(phase: SmtpPhase, code: number): void;
+  /** From the end of DATA to the 250: spool fsync and the jobs in Redis. */
+  accepted(seconds: number): void;
+}
+
+/** Runs one stage and reports its duration or its failure. */
+export async function timeStage<T>(
+  metrics: PipelineMetrics | undefined,
+  stage: StageName,
+  run: () => Promise<T>,
+): Promise<T> {
+  if (!metrics) return run();
+  const started = performance.now();
+  try {
+    const result = await run();
+    metrics.stageDone(stage, (performance.now() - started) / 1000);
+    return result;
+  } catch (err) {
+    metrics.stageFailed(stage);
+    throw err;
+  }
+}

@@ -1,0 +1,24 @@
+// Redis connections with the behaviour each role needs. The MX must fail
+// fast (a 4xx now beats a 250 that cannot be queued), so its connection
+// has no offline queue; workers block on Redis and retry forever.
+import { Redis } from 'ioredis';
+import type { Logger } from '../log.ts';
+
+export function edgeRedis(url: string, log: Logger): Redis {
+  const r = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  });
+  r.on('error', (err) => log.warn({ err: err.message }, 'redis (mx) connection error'));
+  return r;
+}
+
+export function workerRedis(url: string, log: Logger): Redis {
+  const r = new Redis(url, {
+    maxRetriesPerRequest: null,
+    retryStrategy: (times) => Math.min(times * 200, 5000),
+  });
+  r.on('error', (err) => log.warn({ err: err.message }, 'redis (worker) connection error'));
+  return r;
+}

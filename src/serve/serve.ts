@@ -1,0 +1,372 @@
+// `sealpost serve` and `sealpost worker`: the long-running processes. serve
+// runs the SMTP listeners, the account API and (unless told otherwise) the
+// pipeline workers in one process; worker runs only the workers, so an
+// operator can scale them out against the same Redis and store.
+import { join } from 'node:path';
+import type { Keypair } from '@solana/web3.js';
+import { FlowProducer } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { DELIVERY_ATTEMPTS } from '../../delivery/backoff.ts';
+import type { PipelineDeps } from '../../delivery/pipeline.ts';
+import { type InboundWorkers, startInboundWorkers } from '../../delivery/worker.ts';
+import { createOperatorPinner } from '../../pinning/operator.ts';
+import type { Pinner } from '../../pinning/types.ts';
+import { startSpooler } from '../../spooler/index.ts';
+import { readAdminTokenFile } from '../api/auth/admin-auth.ts';
+import { mailRoutesFromConfig } from '../api/routes/mail.ts';
+import { startApiServer } from '../api/server.ts';
+import { BlobStore } from '../blobs/blob-store.ts';
+import { createConnection } from '../chain-rpc.ts';
+import type { Config, SmtpListener } from '../config/index.ts';
+import { loadCredentialKey } from '../crypto/credential-seal.ts';
+import { dmarcAdminRoutes } from '../dmarc/admin-route.ts';
+import { ingestDmarcMessage, isDmarcReportRecipient } from '../dmarc/ingest.ts';
+import { createDnsResolver } from '../dns/resolver.ts';
+import { checkLocalDomains, domainCheckWarning } from '../domaind/domain-check.ts';
+import { type MailAccessListener, startMailAccess } from '../imap/start-mail-access.ts';
+import { readKeypairFile } from '../keys/keypair-file.ts';
+import { startCostGuard } from '../limits/from-config.ts';
+import { MetricsRegistry } from '../limits/metrics.ts';
+import { WindowLimiter } from '../limits/window.ts';
+import type { Logger } from '../log.ts';
+import { metricsRoute, SealpostMetrics, startMetricsServer } from '../metrics/index.ts';
+import { type LoginBackoff, readerPublicKeys } from '../reader-keys/index.ts';
+import { ChainView } from '../smtp/chain-view.ts';
+import { type MxServer, startMx } from '../smtp/mx-server.ts';
+import { SenderAuth, type SenderEvaluation } from '../smtp/sender-auth.ts';
+import { AccountsRepo, MessagesRepo, openStore, SenderEvaluationsRepo, type Store } from '../store/index.ts';
+import { type ServeParts, submissionOptionsFromConfig } from '../submission/from-config.ts';
+import { startSubmission } from '../submission/server.ts';
+import { toWeb3Keypair } from './keys.ts';
+import { startMaintenance } from './maintenance.ts';
+import { edgeRedis, workerRedis } from './redis-connections.ts';
+
+export interface ServeOptions {
+  config: Config;
+  logger: Logger;
+  /** What to run; default: everything serve runs. */
+  components?: { smtp?: boolean; workers?: boolean; api?: boolean; spooler?: boolean };
+  /** Account API address overriding [api] host/port (port 0: OS-chosen). */
+  apiListen?: { host: string; port: number };
+  /** Listener addresses overriding the config's, in the config's listener order. */
+  listenerOverrides?: { host: string; port: number }[];
+  /** Replaces the operator pin built from [ipfs] (tests use this to count calls, never to fake results). */
+  operatorPin?: Pinner;
+  workerConcurrency?: number;
+  /** A /metrics listener of its own (`sealpost worker --metrics-listen`); serve's API has /metrics anyway. */
+  metricsListen?: { host: string; port: number };
+  /** IMAP/POP3 (default: with the SMTP listeners, when [mail_hosts] enables them) and listener overrides. */
+  mailAccess?: {
+    imap?: boolean;
+    pop3?: boolean;
+    imapListen?: { host: string; port: number };
+    pop3Listen?: { host: string; port: number };
+    /** Login failure back-off (tests shorten it); default DEFAULT_LOGIN_BACKOFF. */
+    loginBackoff?: LoginBackoff;
+  };
+}
+
+export interface RunningListener {
+  name: string;
+  mode: SmtpListener['mode'];
+  host: string;
+  port: number;
+}
+
+export interface Serving {
+  listeners: RunningListener[];
+  /** The account API's base URL, when it runs in this process. */
+  apiUrl?: string;
+  workers?: InboundWorkers;
+  store: Store;
+  /** This process's counters and gauges (cost guard, balance), for a /metrics route. */
+  metrics: MetricsRegistry;
+  /** Everything GET /metrics exposes (src/metrics; includes `metrics`). */
+  prometheus: SealpostMetrics;
+  /** With `metricsListen`: the metrics listener's base URL. */
+  metricsUrl?: string;
+  /** The IMAP and POP3 listeners running in this process. */
+  mailAccessListeners?: MailAccessListener[];
+  close(): Promise<void>;
+}
+
+/** `[spooler.dmarc_rua_ingest]`: reports delivered to the report address are also parsed and stored. */
+function dmarcIngestHook(
+  config: Config,
+  store: Store,
+  blobs: BlobStore,
+  log: Logger,
+): PipelineDeps['afterStore'] {
+  if (!config.spooler.dmarc_rua_ingest.enabled) return undefined;
+  return async (data) => {
+    if (!isDmarcReportRecipient(config, data.envelope.to)) return;
+    const raw = await blobs.read(data.spoolKey);
+    const result = await ingestDmarcMessage(
+      {
+        db: store.db,
+        blobs,
+        localDomains: config.smtp.local_domains,
+        maxReportBytes: config.spooler.dmarc_rua_ingest.max_report_bytes,
+        logger: log,
+      },
+      new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength),
+      { messageId: data.msgid },
+    );
+    log.info({ msgid: data.msgid, reports: result.reports?.length ?? 0 }, 'DMARC report message ingested');
+  };
+}
+
+export class ServeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ServeError';
+  }
+}
+
+function loadAuthority(config: Config): Keypair {
+  const file = config.chain.authority_key_file;
+  if (!file) {
+    throw new ServeError(
+      '[chain] authority_key_file is not set: the domain authority key signs SendMail for relayed mail. ' +
+        'Create one with `sealpost keygen authority FILE` and publish its address at _solana.authority.<domain>.',
+    );
+  }
+  return toWeb3Keypair(readKeypairFile(file));
+}
+
+export async function startServe(opts: ServeOptions): Promise<Serving> {
+  const { config } = opts;
+  const log = opts.logger;
+  const runSmtp = opts.components?.smtp ?? true;
+  const runWorkers = opts.components?.workers ?? true;
+  const runApi = opts.components?.api ?? runSmtp;
+  const closers: (() => Promise<void>)[] = [];
+  const metrics = new MetricsRegistry();
+  const prometheus = new SealpostMetrics({ extra: [metrics] });
+  const close = async () => {
+    for (const fn of closers.splice(0).reverse()) {
+      await fn().catch((err: Error) => log.warn({ err: err.message }, 'shutdown step failed'));
+    }
+  };
+
+  try {
+    const authority = loadAuthority(config);
+    const credentialKey = loadCredentialKey(config.api.credential_key_file);
+    const store = await openStore({ url: config.store.url, dataDir: config.store.data_dir });
+    closers.push(() => store.close());
+    const blobs = new BlobStore(join(config.store.data_dir, 'blobs'));
+    const connection = createConnection(config.chain.rpc_url, {
+      commitment: config.chain.commitment,
+      wsUrl: config.chain.ws_url,
+    });
+    const prefix = config.redis.prefix;
+    if (runApi || opts.metricsListen) {
+      // Its own fail-fast connection: a scrape during a Redis outage answers without depths instead of hanging.
+      const metricsRedis = edgeRedis(config.redis.url, log);
+      closers.push(async () => {
+        await prometheus.close();
+        await metricsRedis.quit().catch(() => metricsRedis.disconnect());
+      });
+      prometheus.watchQueues(metricsRedis, prefix);
+    }
+    const operatorPin = opts.operatorPin ?? createOperatorPinner(config.ipfs);
+
+    let workers: InboundWorkers | undefined;
+    if (runWorkers) {
+      workers = await startInboundWorkers({
+        redis: () => workerRedis(config.redis.url, log),
+        prefix,
+        connection,
+        programId: config.chain.program_id,
+        authority,
+        blobs,
+        operatorPin,
+        messages: new MessagesRepo(store.db),
+        accounts: new AccountsRepo(store.db),
+        credentialKey,
+        localDomains: config.smtp.local_domains,
+        hostname: config.smtp.hostname,
+        logger: log,
+        concurrency: opts.workerConcurrency,
+        metrics: prometheus,
+        recipientPinTimeoutMs: config.ipfs.recipient_pin_timeout_secs * 1000,
+        afterStore: dmarcIngestHook(config, store, blobs, log),
+        readerKeys: readerPublicKeys(store.db),
+      });
+      const w = workers;
+      closers.push(() => w.close());
+      const maintenance = await startMaintenance({
+        redis: () => workerRedis(config.redis.url, log),
+        prefix,
+        prune: { db: store.db, blobs, retention: config.spooler.dmarc_rua_ingest, logger: log },
+        logger: log,
+      });
+      closers.push(() => maintenance.close());
+      log.info({ prefix }, 'pipeline workers running');
+    }
+    // The outbound spooler: DSNs from the pipeline and submitted mail leave from here.
+    if (opts.components?.spooler ?? runWorkers) {
+      const spooler = await startSpooler({
+        redis: () => workerRedis(config.redis.url, log),
+        prefix,
+        blobs,
+        resolver: createDnsResolver({ servers: config.dns.resolvers }),
+        config: config.spooler,
+        logger: log.child({ component: 'spooler' }),
+        db: store.db,
+      });
+      closers.push(() => spooler.close());
+      log.info({ prefix }, 'outbound spooler running');
+    }
+
+    // Warn (never fail) when a local domain is not authorized on chain to our authority key.
+    checkLocalDomains({
+      connection,
+      programId: config.chain.program_id,
+      domains: config.smtp.local_domains,
+      authority: authority.publicKey,
+    })
+      .then((results) => {
+        for (const r of results) {
+          const warning = domainCheckWarning(r, authority.publicKey.toBase58());
+          if (warning) log.warn({ domain: r.domain, status: r.status }, warning);
+        }
+      })
+      .catch((err: Error) => log.warn({ err: err.message }, 'could not check the local domains on chain'));
+
+    const listeners: RunningListener[] = [];
+    // The webmail's compose-through-the-server uses the submission listeners' parts.
+    let submitParts: ServeParts | undefined;
+    if (runSmtp) {
+      const edge: Redis = edgeRedis(config.redis.url, log);
+      closers.push(async () => {
+        await edge.quit().catch(() => edge.disconnect());
+      });
+      const flow = new FlowProducer({ connection: edge, prefix });
+      closers.push(() => flow.close());
+      const chain = new ChainView({ connection, programId: config.chain.program_id });
+      const cost = await startCostGuard({
+        config,
+        redis: edge,
+        connection,
+        authority: authority.publicKey,
+        resolveAlias: (alias) => chain.alias(alias),
+        logger: log,
+        metrics,
+      });
+      closers.push(async () => cost.stop());
+      const senderAuth = new SenderAuth({
+        mode: config.smtp.sender_auth,
+        mta: config.smtp.hostname,
+        resolvers: config.dns.resolvers,
+      });
+      const evaluations = new SenderEvaluationsRepo(store.db);
+      const onEvaluation = (e: SenderEvaluation) => {
+        evaluations
+          .add(e)
+          .catch((err: Error) => log.warn({ err: err.message }, 'could not record a sender evaluation'));
+      };
+      const connectionLimiter = new WindowLimiter(edge);
+      submitParts = { chain, flow, blobs, redis: edge, store, credentialKey, logger: log };
+      const mxListeners = config.smtp.listeners.map((l, i) => ({ l, over: opts.listenerOverrides?.[i] }));
+      for (const { l, over } of mxListeners) {
+        if (l.mode !== 'mx') {
+          const bind = { host: over?.host ?? l.host, port: over?.port ?? l.port };
+          const parts = { chain, flow, blobs, redis: edge, store, credentialKey, logger: log };
+          const sub = await startSubmission(submissionOptionsFromConfig(config, l, bind, parts));
+          closers.push(() => sub.close(config.smtp.timeouts.shutdown_drain_secs * 1000));
+          listeners.push({ name: l.name, mode: l.mode, host: bind.host, port: sub.port });
+          continue;
+        }
+        const server: MxServer = await startMx({
+          host: over?.host ?? l.host,
+          port: over?.port ?? l.port,
+          hostname: config.smtp.hostname,
+          policy: {
+            localDomains: config.smtp.local_domains,
+            postmasterWallet: config.smtp.postmaster_wallet,
+          },
+          maxMessageBytes: config.smtp.max_message_bytes,
+          maxRecipients: config.smtp.max_recipients,
+          maxConnectionsPerIp: config.smtp.max_connections_per_ip,
+          socketTimeoutMs: config.smtp.timeouts.socket_timeout_secs * 1000,
+          tls:
+            l.tls === 'starttls'
+              ? { certFile: config.smtp.tls_cert_file, keyFile: config.smtp.tls_key_file }
+              : undefined,
+          chain,
+          senderAuth,
+          onEvaluation,
+          costGuard: cost.guard,
+          metrics: prometheus,
+          connectionRate: {
+            limiter: connectionLimiter,
+            prefix,
+            perMinute: config.smtp.connections_per_ip_per_minute,
+          },
+          accept: { blobs, flow, attempts: DELIVERY_ATTEMPTS, backoffMs: 2000 },
+          logger: log,
+        });
+        closers.push(() => server.close(config.smtp.timeouts.shutdown_drain_secs * 1000));
+        listeners.push({ name: l.name, mode: l.mode, host: over?.host ?? l.host, port: server.port });
+      }
+    }
+    let apiUrl: string | undefined;
+    if (runApi) {
+      const apiRedis = workerRedis(config.redis.url, log);
+      closers.push(async () => {
+        await apiRedis.quit().catch(() => apiRedis.disconnect());
+      });
+      const api = await startApiServer({
+        config,
+        host: opts.apiListen?.host,
+        port: opts.apiListen?.port,
+        store,
+        redis: apiRedis,
+        logger: log,
+        plugins: [
+          dmarcAdminRoutes({ db: store.db, blobs }),
+          metricsRoute(prometheus),
+          mailRoutesFromConfig(config, store, blobs, submitParts),
+        ],
+      });
+      closers.push(() => api.close());
+      apiUrl = api.url;
+      log.info({ url: api.url }, 'account API listening');
+    }
+    const access = await startMailAccess({
+      config,
+      db: store.db,
+      blobs,
+      credentialKey,
+      connection,
+      logger: log,
+      imap: (opts.mailAccess?.imap ?? runSmtp) && config.mail_hosts.imap_enabled,
+      pop3: (opts.mailAccess?.pop3 ?? runSmtp) && config.mail_hosts.pop3_enabled,
+      overrides: { imap: opts.mailAccess?.imapListen, pop3: opts.mailAccess?.pop3Listen },
+      backoff: opts.mailAccess?.loginBackoff,
+    });
+    closers.push(() => access.close(config.smtp.timeouts.shutdown_drain_secs * 1000));
+    let metricsUrl: string | undefined;
+    if (opts.metricsListen) {
+      const adminToken = readAdminTokenFile(config.api.admin_token_file);
+      const server = await startMetricsServer({ ...opts.metricsListen, metrics: prometheus, adminToken });
+      closers.push(() => server.close());
+      metricsUrl = server.url;
+    }
+    return {
+      listeners,
+      workers,
+      store,
+      metrics,
+      prometheus,
+      metricsUrl,
+      apiUrl,
+      mailAccessListeners: access.listeners,
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
