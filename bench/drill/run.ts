@@ -1,0 +1,63 @@
+// `npm run drill`: the fault drills, one after another, each over real
+// processes on loopback with a bounded run time and one PASS/FAIL line.
+//
+//   npm run drill -- [--only worker-kill,redis-restart,rpc-down,pin-down,provider-hang,disk-full,smtp-fuzz]
+//
+// Exit code 1 when any drill failed. What each proves: docs/operations.md.
+import { parseArgs } from 'node:util';
+import type { Drill, DrillResult } from './drill.ts';
+import { diskFull } from './drills/disk-full.ts';
+import { pinDown } from './drills/pin-down.ts';
+import { providerHang } from './drills/provider-hang.ts';
+import { redisRestart } from './drills/redis-restart.ts';
+import { rpcDown } from './drills/rpc-down.ts';
+import { smtpFuzz } from './drills/smtp-fuzz.ts';
+import { workerKill } from './drills/worker-kill.ts';
+
+const ALL: Drill[] = [workerKill, redisRestart, rpcDown, pinDown, providerHang, diskFull, smtpFuzz];
+const { values } = parseArgs({ options: { only: { type: 'string' } } });
+const wanted = values.only ? new Set(values.only.split(',')) : null;
+const unknown = [...(wanted ?? [])].filter((n) => !ALL.some((d) => d.name === n));
+if (unknown.length) {
+  process.stderr.write(`unknown drill ${unknown.join(', ')}; drills: ${ALL.map((d) => d.name).join(', ')}\n`);
+  process.exit(2);
+}
+const drills = ALL.filter((d) => !wanted || wanted.has(d.name));
+
+const results: { drill: Drill; result: DrillResult; seconds: number }[] = [];
+for (const drill of drills) {
+  process.stdout.write(
+    `▶ ${drill.name}: ${drill.summary} (at most ${Math.round(drill.budgetMs / 60_000)} min)\n`,
+  );
+  const t0 = Date.now();
+  const log = (line: string) => process.stdout.write(`    ${line}\n`);
+  let timer: NodeJS.Timeout | undefined;
+  const overBudget = new Promise<DrillResult>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ pass: false, detail: `did not finish within ${drill.budgetMs / 1000} s` }),
+      drill.budgetMs,
+    );
+  });
+  const result = await Promise.race([
+    drill.run(log).catch((err: unknown) => ({
+      pass: false,
+      detail: `error: ${err instanceof Error ? err.message : String(err)}`,
+    })),
+    overBudget,
+  ]);
+  clearTimeout(timer);
+  const seconds = (Date.now() - t0) / 1000;
+  results.push({ drill, result, seconds });
+  process.stdout.write(
+    `${result.pass ? 'PASS' : 'FAIL'} ${drill.name} (${seconds.toFixed(0)} s): ${result.detail}\n\n`,
+  );
+}
+
+const failed = results.filter((r) => !r.result.pass);
+process.stdout.write('drill summary\n');
+for (const r of results)
+  process.stdout.write(
+    `  ${r.result.pass ? 'PASS' : 'FAIL'}  ${r.drill.name.padEnd(14)} ${r.seconds.toFixed(0).padStart(4)} s\n`,
+  );
+process.stdout.write(`drills: ${results.length - failed.length} passed, ${failed.length} failed\n`);
+process.exit(failed.length ? 1 : 0);

@@ -1,0 +1,116 @@
+// Sealpost in this process for the harness: devnet, pind and `startServe`.
+// For the MX-accept comparison with the SMTP listener only (the shape of
+// `sealpost serve --no-workers`): the 250 comes after the spool fsync and the
+// delivery jobs in Redis, and no worker runs, just as the peers only queue.
+// For end to end with the pipeline workers too (the shape of `sealpost serve`).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { startDevnet } from '../../chain/devnet/server.ts';
+import { QUEUE_DELIVER } from '../../delivery/jobs.ts';
+import { startPind } from '../../pinning/pind/server.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { startServe } from '../../src/serve/serve.ts';
+import { dropRedisPrefix, prepareChain, randomPrefix, STACK_DOMAIN, writeStackConfig } from './stack.ts';
+
+export interface SealpostMx {
+  port: number;
+  /** An address that resolves to a mailbox on chain (the first of `rcpts`). */
+  rcpt: string;
+  rcpts: string[];
+  redisUrl: string;
+  prefix: string;
+  /** Mean duration of each pipeline stage so far, from the process's own metrics. */
+  stageMeans(): Promise<Record<string, { count: number; meanMs: number }>>;
+  /** Delivery jobs queued so far (one per acknowledged recipient). */
+  queued(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startSealpostMx(
+  opts: { workers?: boolean; wallets?: number } = {},
+): Promise<SealpostMx> {
+  const dir = mkdtempSync(join(tmpdir(), 'sealpost-bench-mx-'));
+  const silent = pino({ level: 'silent' });
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const prefix = randomPrefix('bench-mx');
+  const devnet = await startDevnet({
+    dataDir: join(dir, 'devnet'),
+    host: '127.0.0.1',
+    port: 0,
+    logger: silent,
+  });
+  const closers: (() => Promise<void>)[] = [
+    () => devnet.close(),
+    async () => rmSync(dir, { recursive: true, force: true }),
+  ];
+  const stop = async () => {
+    for (const fn of closers.splice(0).reverse()) await fn().catch(() => undefined);
+  };
+  try {
+    const keys = await prepareChain({
+      dir,
+      rpcUrl: devnet.rpcUrl,
+      programId: devnet.programId,
+      wallets: opts.wallets ?? 1,
+    });
+    const pind = await startPind({
+      dataDir: join(dir, 'pind'),
+      pin: { host: '127.0.0.1', port: 0 },
+      maxPinBytes: 32 << 20,
+      logger: silent,
+    });
+    closers.push(() => pind.close());
+    const configFile = writeStackConfig({
+      dir,
+      keysDir: keys.keysDir,
+      rpcUrl: devnet.rpcUrl,
+      programId: devnet.programId,
+      pindUrl: pind.pinUrl,
+      gatewayUrl: pind.gatewayUrl,
+      redisUrl,
+      prefix,
+      mxPort: 2525,
+      apiPort: 8080,
+    });
+    const config = loadConfig(configFile);
+    closers.push(() => dropRedisPrefix(redisUrl, prefix));
+    const serving = await startServe({
+      config,
+      logger: silent,
+      components: { smtp: true, workers: opts.workers ?? false, api: false },
+      listenerOverrides: [{ host: '127.0.0.1', port: 0 }],
+      mailAccess: { imap: false, pop3: false },
+    });
+    closers.push(() => serving.close());
+    const mx = serving.listeners.find((l) => l.mode === 'mx');
+    if (!mx) throw new Error('no MX listener');
+    const rcpts = keys.wallets.map((w) => `${w.address}@${STACK_DOMAIN}`);
+    return {
+      port: mx.port,
+      rcpt: rcpts[0] as string,
+      rcpts,
+      redisUrl,
+      prefix,
+      stageMeans: () => serving.prometheus.stageMeans(),
+      async queued() {
+        const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+        const q = new Queue(QUEUE_DELIVER, { connection, prefix });
+        try {
+          const c = await q.getJobCounts('wait', 'active', 'delayed', 'completed', 'failed');
+          return Object.values(c).reduce((a, b) => a + b, 0);
+        } finally {
+          await q.close();
+          connection.disconnect();
+        }
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

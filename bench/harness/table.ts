@@ -1,0 +1,69 @@
+// The harness's one table: a row per measurement, a column per system, the
+// ratios of Sealpost to each peer, and how far a messages/s path is from the
+// floor (seal + CID + blake3). A missing peer shows as `missing: why`.
+
+export type Cell = { value: number; note?: string } | { missing: string } | { text: string };
+
+export interface Row {
+  name: string;
+  unit: string;
+  sealpost: Cell;
+  postfix?: Cell;
+  haraka?: Cell;
+  /** The same framework's bare route (account API row). */
+  bare?: Cell;
+  /** A path that ends in sealing each message: show how far it is from the floor. */
+  fromFloor?: boolean;
+}
+
+function show(cell: Cell | undefined, unit: string): string {
+  if (!cell) return '—';
+  if ('missing' in cell) return `missing: ${cell.missing}`;
+  if ('text' in cell) return cell.text;
+  const digits = unit === 'µs/msg' || cell.value < 100 ? 1 : 0;
+  return `${cell.value.toFixed(digits)}${cell.note ? ` (${cell.note})` : ''}`;
+}
+
+function ratio(a: Cell, b: Cell | undefined, label: string): string | undefined {
+  if (!b || !('value' in a) || !('value' in b) || b.value === 0) return undefined;
+  return `${(a.value / b.value).toFixed(2)}× ${label}`;
+}
+
+export function formatTable(rows: Row[], floorPerSecond?: number): string {
+  const header = [
+    'measurement',
+    'unit',
+    'Sealpost',
+    'Postfix',
+    'Haraka',
+    'bare Fastify',
+    'Sealpost ÷ peer',
+    'floor ÷ Sealpost',
+  ];
+  const lines = rows.map((r) => {
+    const ratios = [
+      ratio(r.sealpost, r.postfix, 'Postfix'),
+      ratio(r.sealpost, r.haraka, 'Haraka'),
+      ratio(r.sealpost, r.bare, 'bare'),
+    ]
+      .filter(Boolean)
+      .join(', ');
+    const fromFloor =
+      floorPerSecond && r.fromFloor && 'value' in r.sealpost && r.sealpost.value > 0
+        ? `${(floorPerSecond / r.sealpost.value).toFixed(1)}×`
+        : '—';
+    return [
+      r.name,
+      r.unit,
+      show(r.sealpost, r.unit),
+      show(r.postfix, r.unit),
+      show(r.haraka, r.unit),
+      show(r.bare, r.unit),
+      ratios || '—',
+      fromFloor,
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
+  const fmt = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [fmt(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)].join('\n');
+}
