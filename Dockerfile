@@ -1,24 +1,48 @@
-# Multi-stage build: native modules (better-sqlite3) compile in the build
-# stage; the runtime stage carries production dependencies only and runs as
-# an unprivileged user.
-FROM node:20-bookworm-slim AS build
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+# Sealpost image: one image for every process (serve, worker, pind, domaind,
+# devnet); the compose file picks the subcommand. The CLI runs the TypeScript
+# sources through tsx (a production dependency), so there is no compile step
+# for the server; the webmail bundle is built in the first stage.
+
+# Stage 1: every dependency, dev ones included, to build the webmail bundle.
+FROM node:20-bookworm-slim AS webmail
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build:webmail
+
+# Stage 2: production dependencies only. better-sqlite3 compiles here when no
+# prebuilt binary matches, so the toolchain stays in this stage.
+FROM node:20-bookworm-slim AS deps
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# Stage 3: the runtime: sources, production node_modules, the built webmail;
+# no toolchain, no dev dependencies, an unprivileged user.
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY src ./src
 COPY chain ./chain
 COPY delivery ./delivery
 COPY spooler ./spooler
 COPY pinning ./pinning
-
-FROM node:20-bookworm-slim
-ENV NODE_ENV=production
-WORKDIR /app
-COPY --from=build /app /app
-RUN useradd --system --uid 10001 --home /var/lib/sealpost sealpost && mkdir -p /var/lib/sealpost && chown sealpost /var/lib/sealpost
+COPY --from=webmail /app/webmail/dist ./webmail/dist
+# Named volumes copy the ownership of these directories when first mounted,
+# so keys and data written by the container belong to the sealpost user.
+RUN useradd --system --uid 10001 --home-dir /var/lib/sealpost --shell /usr/sbin/nologin sealpost \
+  && mkdir -p /var/lib/sealpost /etc/sealpost/keys \
+  && chown -R sealpost:sealpost /var/lib/sealpost /etc/sealpost/keys
 USER sealpost
 VOLUME ["/var/lib/sealpost"]
+# MX, submissions, IMAPS, POP3S, account API, domaind, pind (pins, gateway), worker metrics
+EXPOSE 2525 2465 1993 1995 8080 8081 8182 8183 9464
 ENTRYPOINT ["node", "/app/bin/sealpost.js"]
 CMD ["--help"]
