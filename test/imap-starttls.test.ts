@@ -15,6 +15,7 @@ import { BlobStore } from '../src/blobs/blob-store.ts';
 import { CredentialSealer } from '../src/crypto/credential-seal.ts';
 import { startImapServer } from '../src/imap/server.ts';
 import { generateKeypair } from '../src/keys/keypair-file.ts';
+import { acquireWalletLease, type Lease } from '../src/limits/lease.ts';
 import { startPop3Server } from '../src/pop3/index.ts';
 import { MailLogin } from '../src/reader-keys/index.ts';
 import { AccountsRepo, openStore, type Store } from '../src/store/index.ts';
@@ -78,6 +79,7 @@ async function components(): Promise<{
   wallet: string;
   password: string;
   mail: { db: Store['db']; blobs: BlobStore };
+  lockMaildrop: (wallet: string) => Promise<Lease | null>;
   cert: { cert: string; key: string };
 }> {
   const dir = tempDir();
@@ -111,6 +113,7 @@ async function components(): Promise<{
     wallet,
     password,
     mail: { db: store.db, blobs: new BlobStore(join(dir, 'blobs')) },
+    lockMaildrop: (w: string) => acquireWalletLease(redis, prefix, w, 'pop3-maildrop', { ttlMs: 30_000 }),
     cert,
   };
 }
@@ -176,6 +179,7 @@ describe('STARTTLS listeners', () => {
       ...c.cert,
       login: c.login,
       mail: c.mail,
+      lockMaildrop: c.lockMaildrop,
       timeoutMs: 600_000,
       maxConnectionsPerIp: 10,
       logger: pino({ level: 'silent' }),

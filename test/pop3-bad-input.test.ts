@@ -105,4 +105,59 @@ describe('POP3 bad input', () => {
     expect(await d.until(/^-/)).toMatch(/^-ERR \[AUTH\] too many failed logins; try again in \d+ seconds$/);
     d.close();
   }, 120_000);
+
+  it('locks the maildrop from login to close: a second session gets [IN-USE] (RFC 1939 section 8)', async () => {
+    const rig = await startMailRig({
+      serve: {
+        serve: {
+          mailAccess: { pop3Listen: { host: '127.0.0.1', port: 0 }, imap: false, loginBackoff: FAST_BACKOFF },
+        },
+      },
+    });
+    const user = await mailUser(rig);
+    await deliver(rig, user.address, rawMessage('locked maildrop'));
+    await waitForCopies(rig, user.wallet, 1);
+    const port = rig.pop3Port as number;
+    const session = async () => {
+      const c = await LineClient.open(port);
+      await c.until(/^\+OK/);
+      const say = async (line: string) => {
+        c.write(`${line}\r\n`);
+        return c.until(/^[+-]/);
+      };
+      return { c, say };
+    };
+    const a = await session();
+    expect(await a.say(`AUTH PLAIN ${plain(user.address, user.password)}`)).toBe('+OK Logged in; 1 messages');
+    expect(await a.say('DELE 1')).toBe('+OK Message 1 deleted');
+    // The right password, but the maildrop is taken: the session stays in AUTHORIZATION.
+    const b = await session();
+    expect(await b.say(`USER ${user.address}`)).toBe('+OK Send the password');
+    expect(await b.say(`PASS ${user.password}`)).toBe(
+      '-ERR [IN-USE] Maildrop already locked by another POP3 session; try again later',
+    );
+    expect(await b.say('STAT')).toBe('-ERR Command not valid in this state');
+    // Not a failed login: the account's failure window did not move.
+    expect(await b.say(`USER ${user.address}`)).toBe('+OK Send the password');
+    expect(await b.say(`PASS ${user.password}`)).toMatch(/^-ERR \[IN-USE\]/);
+    expect(await b.say(`USER ${user.address}`)).toBe('+OK Send the password');
+    expect(await b.say(`PASS ${user.password}`)).toMatch(/^-ERR \[IN-USE\]/);
+    expect(b.c.closed).toBe(false);
+    // A dropped connection frees the lock (and removes nothing).
+    a.c.close();
+    await a.c.closedWithin(3000);
+    let reply = '';
+    for (let i = 0; i < 50; i++) {
+      reply = await b.say(`AUTH PLAIN ${plain(user.address, user.password)}`);
+      if (!reply.includes('[IN-USE]')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(reply).toBe('+OK Logged in; 1 messages');
+    expect(await b.say('DELE 1')).toBe('+OK Message 1 deleted');
+    expect(await b.say('QUIT')).toBe('+OK Sealpost POP3 signing off (1 messages deleted)');
+    // After QUIT the next session logs in at once.
+    const c = await session();
+    expect(await c.say(`AUTH PLAIN ${plain(user.address, user.password)}`)).toBe('+OK Logged in; 0 messages');
+    c.c.close();
+  }, 120_000);
 });

@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Config } from '../config/index.ts';
 import { CredentialSealer } from '../crypto/credential-seal.ts';
+import { acquireWalletLease } from '../limits/lease.ts';
 import type { Logger } from '../log.ts';
 import { pop3ServerFor } from '../pop3/index.ts';
 import { type LoginBackoff, MailLogin } from '../reader-keys/index.ts';
@@ -22,6 +23,8 @@ import { walletOfLogin } from '../submission/password-auth.ts';
 import type { MailAccessDeps } from './mail/mail-access.ts';
 import { createCopyReleaser } from './mail/release.ts';
 import { startImapServer } from './server.ts';
+
+const MAILDROP_LOCK_MS = 30_000;
 
 export interface MailAccessListener {
   name: 'imaps' | 'imap' | 'pop3s' | 'pop3';
@@ -152,6 +155,12 @@ export async function startMailAccess(opts: StartMailAccessOptions): Promise<Mai
         config,
         login,
         mail,
+        // RFC 1939's exclusive maildrop lock, as a wallet lease: renewed while
+        // the session lives, gone within MAILDROP_LOCK_MS if the process dies.
+        lockMaildrop: (wallet) =>
+          acquireWalletLease(redis, config.redis.prefix, wallet, 'pop3-maildrop', {
+            ttlMs: MAILDROP_LOCK_MS,
+          }),
         cert,
         key,
         logger: opts.logger,

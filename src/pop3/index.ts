@@ -5,6 +5,7 @@ import type { MailAccessDeps } from '../imap/mail/mail-access.ts';
 import type { Logger } from '../log.ts';
 import type { MailLogin } from '../reader-keys/index.ts';
 import { startPop3Server } from './server.ts';
+import type { MaildropLock } from './session.ts';
 
 export { type Pop3Server, type Pop3ServerOptions, startPop3Server } from './server.ts';
 
@@ -17,6 +18,7 @@ export async function pop3ServerFor(opts: {
   config: Config;
   login: MailLogin;
   mail: MailAccessDeps;
+  lockMaildrop: (wallet: string) => Promise<MaildropLock | null>;
   cert: Buffer;
   key: Buffer;
   logger: Logger;
@@ -26,6 +28,7 @@ export async function pop3ServerFor(opts: {
   const common = {
     login: opts.login,
     mail: opts.mail,
+    lockMaildrop: opts.lockMaildrop,
     cert: opts.cert,
     key: opts.key,
     timeoutMs: config.pop3.autologout_secs * 1000,

@@ -1,7 +1,9 @@
 // One POP3 connection (RFC 1939, CAPA from RFC 2449, SASL PLAIN per RFC
 // 5034, STLS per RFC 2595, response codes per RFC 3206). The maildrop is
 // the readable INBOX messages at login; DELE marks, QUIT removes (UPDATE
-// state), and a dropped connection removes nothing.
+// state), and a dropped connection removes nothing. A session holds the
+// maildrop's exclusive lock (RFC 1939 section 8) from login to close; a
+// second POP3 login for the same wallet gets `-ERR [IN-USE]` meanwhile.
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type SecureContext, TLSSocket } from 'node:tls';
@@ -10,11 +12,19 @@ import { ByteReader, InputClosedError, LineTooLongError } from '../imap/protocol
 import type { Logger } from '../log.ts';
 import { type MailLogin, MailLoginError } from '../reader-keys/index.ts';
 import { INBOX, type ReadableMessage } from '../store/index.ts';
+
+/** The exclusive lock on one wallet's maildrop; released when the session ends. */
+export interface MaildropLock {
+  release(): Promise<unknown>;
+}
+
 import { dotStuff, topOf } from './message-text.ts';
 
 export interface Pop3SessionOptions {
   login: MailLogin;
   mail: MailAccessDeps;
+  /** Takes the wallet's maildrop lock; null while another session holds it. */
+  lockMaildrop: (wallet: string) => Promise<MaildropLock | null>;
   /** Autologout after this long without a command (RFC 1939: at least 10 minutes). */
   timeoutMs: number;
   /** Present on a plain listener that offers STLS. */
@@ -37,6 +47,7 @@ export class Pop3Session {
   private secure: boolean;
   private user: string | undefined;
   private access: MailAccess | undefined;
+  private lock: MaildropLock | undefined;
   private drop: ReadableMessage[] = [];
   private uidValidity = 0;
   private readonly deleted = new Set<number>();
@@ -81,15 +92,24 @@ export class Pop3Session {
     if (this.state === 'closed') return;
     this.state = 'closed';
     if (farewell) this.socket.write(`${farewell}\r\n`);
-    this.access?.close();
+    this.release();
     this.socket.end();
     setTimeout(() => this.socket.destroy(), 2000).unref();
   }
 
   destroy(): void {
     this.state = 'closed';
-    this.access?.close();
+    this.release();
     this.socket.destroy();
+  }
+
+  private release(): void {
+    this.access?.close();
+    this.access = undefined;
+    const lock = this.lock;
+    this.lock = undefined;
+    // A lock whose release fails (Redis away) expires on its own.
+    lock?.release().catch((err: Error) => this.log.warn({ err: err.message }, 'POP3 maildrop unlock failed'));
   }
 
   async run(): Promise<void> {
@@ -250,6 +270,25 @@ export class Pop3Session {
       }
       throw new Pop3Error(`[AUTH] ${text}`);
     }
+    let lock: MaildropLock | null;
+    try {
+      lock = await this.opts.lockMaildrop(access.wallet);
+    } catch (err) {
+      access.close();
+      this.log.warn({ err: (err as Error).message }, 'POP3 maildrop lock failed');
+      throw new Pop3Error('[SYS/TEMP] The maildrop cannot be locked now; try again later');
+    }
+    if (!lock) {
+      access.close();
+      throw new Pop3Error('[IN-USE] Maildrop already locked by another POP3 session; try again later');
+    }
+    if (this.state === 'closed') {
+      // The client went away while the lock was taken.
+      access.close();
+      await lock.release().catch(() => {});
+      return;
+    }
+    this.lock = lock;
     try {
       const [inbox] = (await access.folders.ensureDefaultFolders(access.wallet)).filter(
         (b) => b.name === INBOX,
@@ -258,6 +297,7 @@ export class Pop3Session {
       this.uidValidity = inbox.uidValidity;
       this.drop = await access.folders.listReadable(access.wallet, inbox.id, access.readerId);
     } catch (err) {
+      this.release();
       access.close();
       throw err;
     }
