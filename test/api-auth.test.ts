@@ -308,6 +308,58 @@ describe('rate limits', () => {
     }
   });
 
+  it('behind a trusted proxy: counts the X-Forwarded-For client; from anyone else the header is ignored', async () => {
+    const proxied = await startRig('sqlite', {
+      api: { rate_limit_ip_per_min: 2, trusted_proxies: ['127.0.0.0/8'] },
+    });
+    try {
+      const from = (ip: string) => ({ headers: { 'x-forwarded-for': ip } });
+      for (let i = 0; i < 2; i++) {
+        expect(
+          (await proxied.request('GET', `/v1/away/${newWallet().address}`, from('198.51.100.1'))).status,
+        ).toBe(200);
+      }
+      expectError(
+        await proxied.request('GET', `/v1/away/${newWallet().address}`, from('198.51.100.1')),
+        429,
+        'rate_limited',
+      );
+      // Another client behind the same proxy has its own window.
+      expect(
+        (await proxied.request('GET', `/v1/away/${newWallet().address}`, from('198.51.100.2'))).status,
+      ).toBe(200);
+      // A client cannot hide behind a forged hop: the nearest untrusted address counts.
+      expectError(
+        await proxied.request('GET', `/v1/away/${newWallet().address}`, from('203.0.113.9, 198.51.100.1')),
+        429,
+        'rate_limited',
+      );
+      const keys = await proxied.redisKeys();
+      expect(keys.some((k) => k.startsWith(`${proxied.prefix}:rl:ip:198.51.100.1:api:`))).toBe(true);
+      expect(keys.some((k) => k.startsWith(`${proxied.prefix}:rl:ip:127.0.0.1:api:`))).toBe(false);
+    } finally {
+      await proxied.close();
+    }
+    const direct = await startRig('sqlite', { api: { rate_limit_ip_per_min: 2 } });
+    try {
+      for (const ip of ['198.51.100.1', '198.51.100.2']) {
+        const r = await direct.request('GET', `/v1/away/${newWallet().address}`, {
+          headers: { 'x-forwarded-for': ip },
+        });
+        expect(r.status).toBe(200);
+      }
+      const third = await direct.request('GET', `/v1/away/${newWallet().address}`, {
+        headers: { 'x-forwarded-for': '198.51.100.3' },
+      });
+      expectError(third, 429, 'rate_limited');
+      const keys = await direct.redisKeys();
+      expect(keys.some((k) => k.startsWith(`${direct.prefix}:rl:ip:127.0.0.1:api:`))).toBe(true);
+      expect(keys.some((k) => k.includes('198.51.100'))).toBe(false);
+    } finally {
+      await direct.close();
+    }
+  });
+
   it('per wallet: counted in Redis under the wallet, separately from other wallets', async () => {
     const rig = await startRig('sqlite', { api: { rate_limit_wallet_per_min: 3 } });
     try {

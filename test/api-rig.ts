@@ -68,7 +68,7 @@ export const newWallet = generateKeypair;
 
 export interface RigOptions {
   /** `[api]` keys over the rig's defaults (rate limits off in effect). */
-  api?: Record<string, string | number | boolean>;
+  api?: Record<string, string | number | boolean | string[]>;
   plugins?: FastifyPluginAsync[];
 }
 

@@ -42,6 +42,10 @@ describe('config validation', () => {
     expect(errorsOf('[api]\nopen_registration = "yes"\n')).toEqual([
       'api.open_registration: expected true or false, got "yes"',
     ]);
+    expect(errorsOf('[api]\ntrusted_proxies = ["10.0.0.0/8", "10.0.0.0/33", "proxy.local"]\n')).toEqual([
+      'api.trusted_proxies[1]: expected an IP address or CIDR network such as 10.0.0.0/8, got "10.0.0.0/33"',
+      'api.trusted_proxies[2]: expected an IP address or CIDR network such as 10.0.0.0/8, got "proxy.local"',
+    ]);
     expect(errorsOf('[log]\nformat = "xml"\n')).toEqual([
       'log.format: expected one of "json", "pretty", got "xml"',
     ]);

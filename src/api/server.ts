@@ -118,6 +118,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     genReqId: () => newRequestId(),
     bodyLimit: config.api.max_body_bytes,
     exposeHeadRoutes: false,
+    // request.ip: the X-Forwarded-For client only behind a configured proxy.
+    trustProxy: config.api.trusted_proxies.length > 0 ? config.api.trusted_proxies : false,
     // Validation must reject, never repair: no coercion, no silently dropped fields.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
   });

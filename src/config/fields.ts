@@ -21,6 +21,22 @@ export const text = () =>
 export const identifier = () =>
   text().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, { error: 'expected a name of letters, digits, "-" or "_"' });
 
+/** True for an IP address or an `address/prefix` network (IPv4 /0-32, IPv6 /0-128). */
+export function isIpOrCidr(value: string): boolean {
+  const slash = value.indexOf('/');
+  if (slash === -1) return isIP(value) !== 0;
+  const family = isIP(value.slice(0, slash));
+  const bits = value.slice(slash + 1);
+  if (family === 0 || !/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/** An IP address or CIDR network, e.g. `10.0.0.0/8` or `::1`. */
+export const ipOrCidr = () =>
+  z
+    .string({ error: 'expected an IP address or CIDR network' })
+    .refine(isIpOrCidr, { error: 'expected an IP address or CIDR network such as 10.0.0.0/8' });
+
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
   const error = `expected one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
   return z.enum(values, { error });

@@ -162,6 +162,8 @@ export interface ApiConfig {
   rate_limit_ip_per_min: number;
   /** Requests per minute per logged-in wallet; 0 turns the limit off. */
   rate_limit_wallet_per_min: number;
+  /** Proxies whose X-Forwarded-For names the client (addresses or CIDR networks); empty: none. */
+  trusted_proxies: string[];
   /** Built webmail served at `/`; absent: the package's webmail/dist. */
   webmail_dir?: string;
 }
