@@ -3,7 +3,10 @@
 // and nothing left behind (queue, blobs, rate quota) when it fails.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { BalanceGuard } from '../src/limits/balance-guard.ts';
+import { CostGuard, type PublicationLimits } from '../src/limits/cost-guard.ts';
 import { submitMessage } from '../src/submission/submit.ts';
 import { SubmitError } from '../src/submission/submit-error.ts';
 import { DOMAIN, message, startSubmissionRig } from './submission-rig.ts';
@@ -133,5 +136,67 @@ describe('submitMessage (webmail hand-off)', () => {
     const windows = await r.redis.keys(`${r.prefix}:rl:wallet:${wallet}:submit-*`);
     for (const key of windows) expect(await r.redis.get(key)).toBe('0');
     expect(await r.outbound.count()).toBe(0);
+  });
+
+  it('charges local recipients to the MX cost guard: publication windows and the balance floor', async () => {
+    const r = await startSubmissionRig();
+    const off = { limit: 0, windowMs: 3_600_000 };
+    const limits: PublicationLimits = {
+      sender: { limit: 1, windowMs: 3_600_000 },
+      recipient: off,
+      overall: off,
+      nullSender: off,
+    };
+    const guardOn = (rig: typeof r, extra: { balance?: BalanceGuard } = {}) =>
+      new CostGuard({ redis: rig.redis, prefix: rig.prefix, limits, localDomains: [DOMAIN], ...extra });
+    const inputs = (rig: typeof r) => {
+      const toBob = {
+        wallet: rig.alice.publicKey.toBase58(),
+        raw: Buffer.from(message(rig.aliceAddress, rig.bobAddress, 'local')),
+        envelopeFrom: rig.aliceAddress,
+        recipients: [rig.bobAddress],
+      };
+      return { toBob, remote: { ...toBob, recipients: ['friend@remote.example'] } };
+    };
+    const deps = { ...r.deps, costGuard: guardOn(r) };
+    const { toBob, remote } = inputs(r);
+    expect(await submitMessage(deps, toBob)).toMatchObject({ local: 1, remote: 0 });
+    // The sender's one publication is spent: the next local message waits, and says why.
+    const err = await submitMessage(deps, toBob).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SubmitError);
+    expect((err as SubmitError).code).toBe('rate_limited');
+    expect((err as SubmitError).message).toMatch(
+      /^The publication limit for this sender is reached, try again in \d+ seconds$/,
+    );
+    expect((err as SubmitError).detail.recipient).toBe(r.bobAddress);
+    expect(await r.deliver.getJobs(['waiting', 'waiting-children'])).toHaveLength(1);
+    // Remote mail publishes nothing on chain and is not held back by it.
+    expect(await submitMessage(deps, remote)).toMatchObject({ local: 0, remote: 1 });
+
+    // A refusal later in the hand-off gives the publication back.
+    const f = await startSubmissionRig({ limits: { perHour: 1, perDay: 100 } });
+    const fGuard = guardOn(f);
+    const fIn = inputs(f);
+    expect(await submitMessage({ ...f.deps, costGuard: fGuard }, fIn.remote)).toMatchObject({ remote: 1 });
+    const refused = await submitMessage({ ...f.deps, costGuard: fGuard }, fIn.toBob).catch((e: unknown) => e);
+    expect((refused as SubmitError).message).toMatch(/^Send rate limit of 1 messages per hour reached/);
+    expect((await fGuard.reserve(f.aliceAddress, f.bob.publicKey.toBase58())).ok).toBe(true);
+
+    // Below the authority-balance floor, local recipients are deferred; remote ones still go.
+    const balance = new BalanceGuard({
+      read: () => r.chain.connection.getBalance(r.alice.publicKey),
+      minLamports: Number.MAX_SAFE_INTEGER,
+      intervalMs: 60_000,
+      logger: pino({ level: 'silent' }),
+    });
+    await balance.refresh();
+    expect(balance.check().ok).toBe(false);
+    const poor = { ...r.deps, costGuard: guardOn(r, { balance }) };
+    const before = await r.deliver.count();
+    const low = await submitMessage(poor, toBob).catch((e: unknown) => e);
+    expect((low as SubmitError).code).toBe('unavailable');
+    expect((low as SubmitError).message).toMatch(/cannot publish on chain/);
+    expect(await r.deliver.count()).toBe(before);
+    expect(await submitMessage(poor, remote)).toMatchObject({ remote: 1 });
   });
 });

@@ -267,13 +267,12 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           .catch((err: Error) => log.warn({ err: err.message }, 'could not record a sender evaluation'));
       };
       const connectionLimiter = new WindowLimiter(edge);
-      submitParts = { chain, flow, blobs, redis: edge, store, credentialKey, logger: log };
+      submitParts = { chain, flow, blobs, redis: edge, store, credentialKey, logger: log, costGuard: cost.guard };
       const mxListeners = config.smtp.listeners.map((l, i) => ({ l, over: opts.listenerOverrides?.[i] }));
       for (const { l, over } of mxListeners) {
         if (l.mode !== 'mx') {
           const bind = { host: over?.host ?? l.host, port: over?.port ?? l.port };
-          const parts = { chain, flow, blobs, redis: edge, store, credentialKey, logger: log };
-          const sub = await startSubmission(submissionOptionsFromConfig(config, l, bind, parts));
+          const sub = await startSubmission(submissionOptionsFromConfig(config, l, bind, submitParts));
           closers.push(() => sub.close(config.smtp.timeouts.shutdown_drain_secs * 1000));
           listeners.push({ name: l.name, mode: l.mode, host: bind.host, port: sub.port });
           continue;

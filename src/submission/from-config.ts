@@ -8,6 +8,7 @@ import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Config, SmtpListener } from '../config/index.ts';
 import { CredentialSealer } from '../crypto/credential-seal.ts';
 import type { Logger } from '../log.ts';
+import type { CostGuard } from '../limits/cost-guard.ts';
 import type { ChainView } from '../smtp/chain-view.ts';
 import { AccountsRepo, type Store } from '../store/index.ts';
 import { SendRate } from './send-rate.ts';
@@ -23,6 +24,8 @@ export interface ServeParts {
   store: Store;
   credentialKey: Uint8Array;
   logger: Logger;
+  /** The MX's cost guard; local recipients of submitted mail are charged to it. */
+  costGuard?: CostGuard;
 }
 
 /** The hand-off's dependencies from config; also what an HTTP route needs to call submitMessage. */
@@ -40,6 +43,7 @@ export function submitDepsFromConfig(
       perHour: config.smtp.submission_max_per_hour,
       perDay: config.smtp.submission_max_per_day,
     }),
+    costGuard: parts.costGuard,
     maxMessageBytes: config.smtp.max_message_bytes,
     maxRecipients: config.smtp.max_recipients,
     hostname: config.smtp.hostname,

@@ -5,14 +5,18 @@
 //   2. the sender may only use their own addresses (MAIL FROM and header From);
 //   3. recipients: local ones must resolve on chain and pass the postage gate,
 //      remote ones must be addresses;
-//   4. the account's send-rate windows must have room (counted here, given
-//      back if queuing then fails);
+//   4. local recipients cost the operator a SendMail each, as MX mail does:
+//      the same cost guard applies (authority balance floor, per-sender,
+//      per-recipient and overall publication windows), so submitting is no
+//      way around the MX's limits; then the account's send-rate windows must
+//      have room (all counted here, given back if queuing then fails);
 //   5. trace fields on top; remote copies DKIM-signed (only submitted mail is
 //      ever signed) and stored content-addressed;
 //   6. local recipients' delivery jobs and the outbound job(s) are added in a
 //      single atomic Redis step; only then does this return.
 // A failure anywhere leaves nothing queued and no blob behind.
 import type { DkimSigner } from '../../spooler/dkim-sign.ts';
+import type { CostGuard, Reservation } from '../limits/cost-guard.ts';
 import type { Logger } from '../log.ts';
 import { newMessageId } from '../log.ts';
 import { type AcceptDeps, acceptMessage } from '../smtp/accept.ts';
@@ -39,6 +43,8 @@ export interface SubmitDeps {
   dkim: Pick<DkimSigner, 'sign'>;
   /** Per-account send-rate windows ([smtp] submission_max_per_hour/day). */
   sendRate: SendRate;
+  /** The MX's cost guard (docs/cost-guard.md), charged for local recipients; absent means none. */
+  costGuard?: Pick<CostGuard, 'checkBalance' | 'reserve' | 'release'>;
   /** `[smtp] max_message_bytes`. */
   maxMessageBytes: number;
   /** `[smtp] max_recipients`. */
@@ -97,10 +103,19 @@ export async function submitAs(
   await checkSenders(deps, submitter, input.envelopeFrom, facts.from);
   const plan = await planRecipients(deps, input.envelopeFrom, input.recipients);
 
+  const reservations = await reservePublications(deps, input.envelopeFrom, plan);
+  const giveBack = async (refundKeys: string[]) => {
+    if (reservations.length > 0) await deps.costGuard?.release(reservations).catch(() => {});
+    if (refundKeys.length > 0) await deps.sendRate.refund(refundKeys).catch(() => {});
+  };
   let refundKeys: string[] = [];
   if (submitter.kind === 'account') {
-    const taken = await lookup(() => deps.sendRate.take(submitter.wallet));
+    const taken = await lookup(() => deps.sendRate.take(submitter.wallet)).catch(async (err) => {
+      await giveBack([]);
+      throw err;
+    });
     if (!taken.ok) {
+      await giveBack([]);
       throw new SubmitError(
         'rate_limited',
         `Send rate limit of ${taken.limit} messages per ${taken.window} reached, try again in ${taken.retryAfterSecs} seconds`,
@@ -114,7 +129,7 @@ export async function submitAs(
   try {
     await queue(deps, input, plan, msgid, facts, now());
   } catch (err) {
-    if (refundKeys.length > 0) await deps.sendRate.refund(refundKeys).catch(() => {});
+    await giveBack(refundKeys);
     throw err;
   }
   deps.logger?.info(
@@ -128,6 +143,49 @@ export async function submitAs(
     'submission queued',
   );
   return { msgid, local: plan.local.length, remote: plan.remote.length };
+}
+
+const GUARD_WORDS = {
+  sender: 'publication limit for this sender',
+  recipient: 'publication limit for this recipient',
+  overall: 'publication limit of this server',
+  null_sender: 'publication limit for the null sender',
+} as const;
+
+/**
+ * One chain publication per local recipient, all or nothing, under the
+ * MX's cost guard; nothing when every recipient is remote.
+ */
+async function reservePublications(
+  deps: SubmitDeps,
+  envelopeFrom: string,
+  plan: RecipientPlan,
+): Promise<Reservation[]> {
+  const guard = deps.costGuard;
+  if (!guard || plan.local.length === 0) return [];
+  if (!guard.checkBalance().ok) {
+    throw new SubmitError(
+      'unavailable',
+      'Not accepting mail for local recipients now (the server cannot publish on chain), try again later',
+    );
+  }
+  const held: Reservation[] = [];
+  for (const recipient of plan.local) {
+    const result = await lookup(() => guard.reserve(envelopeFrom, recipient.wallet)).catch(async (err) => {
+      await guard.release(held).catch(() => {});
+      throw err;
+    });
+    if (!result.ok) {
+      await guard.release(held).catch(() => {});
+      throw new SubmitError(
+        'rate_limited',
+        `The ${GUARD_WORDS[result.reason]} is reached, try again in ${result.retryAfterSecs} seconds`,
+        { recipient: recipient.address, retryAfterSecs: result.retryAfterSecs },
+      );
+    }
+    held.push(result.reservation);
+  }
+  return held;
 }
 
 function checkBytes(raw: Buffer): void {
