@@ -8,6 +8,7 @@ import type { ServeRig } from './helpers/serve-rig.ts';
 import {
   deliver,
   imapFlow,
+  LineClient,
   type MailUser,
   mailUser,
   rawMessage,
@@ -83,6 +84,46 @@ describe('folders shared by IMAP, the webmail routes and the export', () => {
       expect(m ? m.envelope?.subject : '').toBe('shared folders');
     } finally {
       await client.logout().catch(() => client.close());
+    }
+  }, 120_000);
+
+  it('pushes flag changes from another IMAP session and from the webmail to a session in IDLE', async () => {
+    const rig = await startMailRig();
+    const user = await mailUser(rig);
+    await deliver(rig, user.address, rawMessage('watched'));
+    await waitForCopies(rig, user.wallet, 1);
+    const watcher = await LineClient.open(rig.imapPort as number);
+    await watcher.until(/^\* OK/);
+    await watcher.command('a', `LOGIN "${user.address}" "${user.password}"`);
+    expect(await watcher.command('b', 'SELECT INBOX')).toMatch(/^\* 1 EXISTS$/m);
+    watcher.write('c IDLE\r\n');
+    await watcher.until(/^\+ /);
+    const other = imapFlow(rig, user.address, user.password);
+    await other.connect();
+    try {
+      await other.mailboxOpen('INBOX');
+      await other.messageFlagsAdd('1', ['\\Flagged']);
+      // No NOOP: the IDLE poll notices the change by itself.
+      expect(await watcher.until(/^\* 1 FETCH/, 10_000)).toMatch(
+        /^\* 1 FETCH \(UID \d+ FLAGS \(\\Flagged\)\)$/m,
+      );
+      const token = await apiToken(rig, user);
+      const rows = (await get(rig, token, '/v1/mail/messages?mailbox=INBOX')) as {
+        messages: { id: string }[];
+      };
+      const id = rows.messages[0]?.id as string;
+      const patched = await fetch(`${rig.serving.apiUrl}/v1/mail/messages/${encodeURIComponent(id)}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ flags: ['\\Seen'] }),
+      });
+      expect(patched.status).toBeLessThan(300);
+      expect(await watcher.until(/^\* 1 FETCH/, 10_000)).toMatch(/FLAGS \(\\Seen\)\)$/m);
+      watcher.write('DONE\r\n');
+      expect(await watcher.until(/^c /)).toBe('c OK IDLE terminated');
+    } finally {
+      watcher.close();
+      await other.logout().catch(() => other.close());
     }
   }, 120_000);
 });

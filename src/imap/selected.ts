@@ -92,8 +92,9 @@ export class SelectedMailbox {
 
   /**
    * Reloads from the store and returns the untagged updates. Without
-   * `force`, a cheap fingerprint is checked first (new or removed mail);
-   * flag changes by other sessions show on a forced sync (NOOP, CHECK).
+   * `force`, a cheap fingerprint is checked first (new, removed or
+   * re-flagged mail, see FoldersRepo.readableStamp) and nothing is reloaded
+   * while it is unchanged.
    */
   async sync(force: boolean): Promise<Piece[][]> {
     const stamp = await this.currentStamp();

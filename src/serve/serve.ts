@@ -267,7 +267,16 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           .catch((err: Error) => log.warn({ err: err.message }, 'could not record a sender evaluation'));
       };
       const connectionLimiter = new WindowLimiter(edge);
-      submitParts = { chain, flow, blobs, redis: edge, store, credentialKey, logger: log, costGuard: cost.guard };
+      submitParts = {
+        chain,
+        flow,
+        blobs,
+        redis: edge,
+        store,
+        credentialKey,
+        logger: log,
+        costGuard: cost.guard,
+      };
       const mxListeners = config.smtp.listeners.map((l, i) => ({ l, over: opts.listenerOverrides?.[i] }));
       for (const { l, over } of mxListeners) {
         if (l.mode !== 'mx') {

@@ -8,6 +8,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { newSortableId } from '../log.ts';
 import {
+  bumpFlagChanges,
   INBOX,
   type Mailbox,
   MessagesRepo,
@@ -303,19 +304,23 @@ export class FoldersRepo {
     }));
   }
 
-  /** A cheap fingerprint of a folder's readable content, to notice new or removed mail. */
+  /** A cheap fingerprint of a folder's readable content, to notice new, removed or re-flagged mail. */
   async readableStamp(wallet: string, mailboxId: string, readerId: string): Promise<string> {
     const row = await this.db
       .selectFrom('messages')
       .innerJoin('reader_wraps', (j) =>
         j.onRef('reader_wraps.message_id', '=', 'messages.id').on('reader_wraps.reader_id', '=', readerId),
       )
-      .select((eb) => [eb.fn.countAll().as('n'), eb.fn.max('messages.uid').as('max_uid')])
+      .select((eb) => [
+        eb.fn.countAll().as('n'),
+        eb.fn.max('messages.uid').as('max_uid'),
+        eb.selectFrom('mailboxes').select('flag_changes').where('id', '=', mailboxId).as('flag_changes'),
+      ])
       .where('messages.wallet', '=', wallet)
       .where('messages.mailbox_id', '=', mailboxId)
       .where('messages.deleted_at', 'is', null)
       .executeTakeFirst();
-    return `${Number(row?.n ?? 0)}:${Number(row?.max_uid ?? 0)}`;
+    return `${Number(row?.n ?? 0)}:${Number(row?.max_uid ?? 0)}:${Number(row?.flag_changes ?? 0)}`;
   }
 
   /** Stores an appended message (already sealed) with its wraps; the mailbox's next UID. */
@@ -496,6 +501,11 @@ export class FoldersRepo {
           .where('wallet', '=', wallet)
           .execute();
       }
+      await bumpFlagChanges(
+        trx,
+        wallet,
+        updates.map((u) => u.id),
+      );
     });
   }
 }

@@ -253,12 +253,17 @@ export class MessagesRepo {
   }
 
   async setFlags(id: string, flags: string[]): Promise<boolean> {
-    const r = await this.db
-      .updateTable('messages')
-      .set({ flags: JSON.stringify([...new Set(flags)].sort()) })
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('messages').select('wallet').where('id', '=', id).executeTakeFirst();
+      if (!row) return false;
+      await trx
+        .updateTable('messages')
+        .set({ flags: JSON.stringify([...new Set(flags)].sort()) })
+        .where('id', '=', id)
+        .execute();
+      await bumpFlagChanges(trx, row.wallet, [id]);
+      return true;
+    });
   }
 
   /** Removes one copy and its wraps; returns the removed row (for unpin/DeleteMail follow-ups). */
@@ -313,4 +318,25 @@ export class MessagesRepo {
       return Number(r.numDeletedRows);
     });
   }
+}
+
+/** Counts a flag write in the mailboxes of these messages (see migration 0008). */
+export async function bumpFlagChanges(
+  trx: Kysely<Database> | Transaction<Database>,
+  wallet: string,
+  messageIds: string[],
+): Promise<void> {
+  if (messageIds.length === 0) return;
+  await trx
+    .updateTable('mailboxes')
+    .set((eb) => ({ flag_changes: eb('flag_changes', '+', 1) }))
+    .where('wallet', '=', wallet)
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('messages')
+        .select('mailbox_id')
+        .where('wallet', '=', wallet)
+        .where('id', 'in', messageIds),
+    )
+    .execute();
 }

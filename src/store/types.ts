@@ -56,6 +56,8 @@ export interface MailboxesTable {
   uid_validity: number;
   uid_next: number;
   created_at: number;
+  /** Bumped with every flag write in the mailbox (IDLE's fingerprint); 0 on insert. */
+  flag_changes: ColumnType<number, number | undefined, number>;
 }
 
 export interface MessagesTable {
