@@ -9,7 +9,7 @@
 // directory fsynced, so a crash leaves either the whole blob or nothing.
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -52,8 +52,40 @@ export class BlobStore {
   async putContent(bytes: Uint8Array, area: ContentArea = 'sha256'): Promise<PutResult> {
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const key = `${area}/${sha256.slice(0, 2)}/${sha256}`;
-    if (await this.exists(key)) return { key, size: bytes.length, sha256 };
+    if (await this.exists(key)) {
+      // A new reference to old bytes: it counts as new for the orphan sweep's age rule.
+      const at = new Date();
+      await utimes(this.path(key), at, at).catch(() => {});
+      return { key, size: bytes.length, sha256 };
+    }
     return this.writeAtomic(key, [bytes], Number.POSITIVE_INFINITY);
+  }
+
+  /**
+   * Every blob of an area (`spool`, `sha256`) with its size and modification
+   * time, a directory at a time; temp files of unfinished writes are included
+   * under their own names (`.tmp-…`), so a sweep can also remove stale ones.
+   */
+  async *list(area: 'spool' | 'sha256'): AsyncGenerator<{ key: string; size: number; mtimeMs: number }> {
+    const top = join(this.root, area);
+    const dirs = area === 'spool' ? [''] : await readdir(top).catch(() => [] as string[]);
+    for (const sub of dirs) {
+      if (area === 'sha256' && !/^[0-9a-f]{2}$/.test(sub)) continue;
+      const dir = sub ? join(top, sub) : top;
+      const names = await readdir(dir).catch(() => [] as string[]);
+      for (const name of names) {
+        const st = await stat(join(dir, name)).catch(() => null);
+        if (!st?.isFile()) continue;
+        yield { key: sub ? `${area}/${sub}/${name}` : `${area}/${name}`, size: st.size, mtimeMs: st.mtimeMs };
+      }
+    }
+  }
+
+  /** Removes a leftover temp file that `list` reported (never a blob). */
+  async deleteTemp(key: string): Promise<void> {
+    const name = key.slice(key.lastIndexOf('/') + 1);
+    if (!name.startsWith('.tmp-') || key.includes('..')) throw new Error(`not a temp file: ${key}`);
+    await rm(join(this.root, key), { force: true });
   }
 
   async exists(key: string): Promise<boolean> {
@@ -62,6 +94,16 @@ export class BlobStore {
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+
+  /** Last modification time (Unix ms), or null when the blob is absent. */
+  async mtime(key: string): Promise<number | null> {
+    try {
+      return (await stat(this.path(key))).mtimeMs;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     }
   }

@@ -16,6 +16,7 @@ import { readAdminTokenFile } from '../api/auth/admin-auth.ts';
 import { mailRoutesFromConfig } from '../api/routes/mail.ts';
 import { startApiServer } from '../api/server.ts';
 import { BlobStore } from '../blobs/blob-store.ts';
+import { blobSweepGraceMs } from '../blobs/orphan-sweep.ts';
 import { createConnection } from '../chain-rpc.ts';
 import type { Config, SmtpListener } from '../config/index.ts';
 import { loadCredentialKey } from '../crypto/credential-seal.ts';
@@ -199,6 +200,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         redis: () => workerRedis(config.redis.url, log),
         prefix,
         prune: { db: store.db, blobs, retention: config.spooler.dmarc_rua_ingest, logger: log },
+        sweep: { db: store.db, blobs, graceMs: blobSweepGraceMs(config.spooler.lifetime_secs), logger: log },
         logger: log,
       });
       closers.push(() => maintenance.close());

@@ -1,0 +1,111 @@
+// The daily sweep of blobs nothing will read again. Sealed bodies
+// (`sha256/`) are referenced by message rows while mail lives and by queued
+// jobs while it is in flight; a blob stays unreferenced when a worker dies
+// between sealing and its checkpoint (the retry seals again), when the last
+// copy of a message is expunged, and a spool file stays when the MX fails
+// between writing it and queuing its jobs (no 250 was given).
+//
+// Rule: a blob older than the grace period that no message row references
+// is removed. The grace period outlives every job that may still name a
+// blob (deliveries give up within hours, outbound mail after [spooler]
+// lifetime_secs), and storing the same bytes again refreshes a blob's age
+// (BlobStore.putContent), so the only blobs that qualify are ones no job and
+// no row can reach. Spool files and leftover temp files older than the
+// grace period are removed too. DMARC report blobs have their own retention.
+import type { Kysely } from 'kysely';
+import type { Logger } from '../log.ts';
+import type { Database } from '../store/types.ts';
+import type { BlobStore } from './blob-store.ts';
+
+const DAY_MS = 86_400_000;
+const BATCH = 500;
+
+export interface BlobSweepDeps {
+  db: Kysely<Database>;
+  blobs: BlobStore;
+  /** Blobs younger than this are never removed. */
+  graceMs: number;
+  logger?: Logger;
+}
+
+export interface BlobSweepSummary {
+  /** Sealed blobs looked at. */
+  scanned: number;
+  /** Unreferenced sealed blobs removed, and their bytes. */
+  removed: number;
+  removedBytes: number;
+  spoolRemoved: number;
+  tempRemoved: number;
+  /** Unix ms: only blobs last written before this were candidates. */
+  olderThan: number;
+}
+
+/** The grace period for a deployment: outbound lifetime plus two days, at least a week. */
+export function blobSweepGraceMs(spoolerLifetimeSecs: number): number {
+  return Math.max(7 * DAY_MS, spoolerLifetimeSecs * 1000 + 2 * DAY_MS);
+}
+
+const isTemp = (key: string) => key.slice(key.lastIndexOf('/') + 1).startsWith('.tmp-');
+
+export async function sweepOrphanBlobs(deps: BlobSweepDeps, now: number): Promise<BlobSweepSummary> {
+  const olderThan = now - deps.graceMs;
+  const summary: BlobSweepSummary = {
+    scanned: 0,
+    removed: 0,
+    removedBytes: 0,
+    spoolRemoved: 0,
+    tempRemoved: 0,
+    olderThan,
+  };
+  const removeTemp = async (key: string) => {
+    await deps.blobs.deleteTemp(key);
+    summary.tempRemoved++;
+  };
+
+  let batch: { key: string; size: number }[] = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const keys = batch.map((b) => b.key);
+    const rows = await deps.db
+      .selectFrom('messages')
+      .select('blob_key')
+      .where('blob_key', 'in', keys)
+      .execute();
+    const referenced = new Set(rows.map((r) => r.blob_key));
+    for (const b of batch) {
+      if (referenced.has(b.key)) continue;
+      // Stored again since it was listed: young again, keep it.
+      const mtimeMs = await deps.blobs.mtime(b.key);
+      if (mtimeMs === null || mtimeMs >= olderThan) continue;
+      await deps.blobs.delete(b.key);
+      summary.removed++;
+      summary.removedBytes += b.size;
+    }
+    batch = [];
+  };
+
+  for await (const blob of deps.blobs.list('sha256')) {
+    if (blob.mtimeMs >= olderThan) continue;
+    if (isTemp(blob.key)) {
+      await removeTemp(blob.key);
+      continue;
+    }
+    summary.scanned++;
+    batch.push({ key: blob.key, size: blob.size });
+    if (batch.length >= BATCH) await flush();
+  }
+  await flush();
+
+  for await (const blob of deps.blobs.list('spool')) {
+    if (blob.mtimeMs >= olderThan) continue;
+    if (isTemp(blob.key)) await removeTemp(blob.key);
+    else {
+      await deps.blobs.delete(blob.key);
+      summary.spoolRemoved++;
+    }
+  }
+  if (summary.removed + summary.spoolRemoved + summary.tempRemoved > 0) {
+    deps.logger?.info(summary, 'orphan blob sweep removed unreferenced blobs');
+  } else deps.logger?.debug(summary, 'orphan blob sweep found nothing to remove');
+  return summary;
+}
