@@ -7,19 +7,24 @@ import { deliver, LineClient, mailUser, rawMessage, startMailRig, waitForCopies 
 
 const FAST_BACKOFF = { windowMs: 60_000, maxPerIp: 50, maxPerAccount: 4, baseDelayMs: 5, maxDelayMs: 20 };
 
+/** A serve rig with POP3 only, on a random port, with a fast login back-off. */
+function popRig() {
+  return startMailRig({
+    serve: {
+      serve: {
+        mailAccess: { pop3Listen: { host: '127.0.0.1', port: 0 }, imap: false, loginBackoff: FAST_BACKOFF },
+      },
+    },
+  });
+}
+
 function plain(user: string, password: string, authz = ''): string {
   return Buffer.from(`${authz}\u0000${user}\u0000${password}`).toString('base64');
 }
 
 describe('POP3 bad input', () => {
   it('answers commands out of order and malformed arguments, and deletes only on QUIT', async () => {
-    const rig = await startMailRig({
-      serve: {
-        serve: {
-          mailAccess: { pop3Listen: { host: '127.0.0.1', port: 0 }, imap: false, loginBackoff: FAST_BACKOFF },
-        },
-      },
-    });
+    const rig = await popRig();
     const user = await mailUser(rig);
     await deliver(rig, user.address, rawMessage('pop bad input'));
     await waitForCopies(rig, user.wallet, 1);
@@ -75,13 +80,7 @@ describe('POP3 bad input', () => {
   }, 120_000);
 
   it('backs off brute-force logins and locks the account window', async () => {
-    const rig = await startMailRig({
-      serve: {
-        serve: {
-          mailAccess: { pop3Listen: { host: '127.0.0.1', port: 0 }, imap: false, loginBackoff: FAST_BACKOFF },
-        },
-      },
-    });
+    const rig = await popRig();
     const user = await mailUser(rig);
     const port = rig.pop3Port as number;
     const c = await LineClient.open(port);
@@ -107,13 +106,7 @@ describe('POP3 bad input', () => {
   }, 120_000);
 
   it('locks the maildrop from login to close: a second session gets [IN-USE] (RFC 1939 section 8)', async () => {
-    const rig = await startMailRig({
-      serve: {
-        serve: {
-          mailAccess: { pop3Listen: { host: '127.0.0.1', port: 0 }, imap: false, loginBackoff: FAST_BACKOFF },
-        },
-      },
-    });
+    const rig = await popRig();
     const user = await mailUser(rig);
     await deliver(rig, user.address, rawMessage('locked maildrop'));
     await waitForCopies(rig, user.wallet, 1);
