@@ -97,6 +97,11 @@ export class Pop3Session {
     setTimeout(() => this.socket.destroy(), 2000).unref();
   }
 
+  /** Server shutdown: a goodbye, then close. */
+  shutdown(): void {
+    this.close('-ERR [SYS/TEMP] Server shutting down');
+  }
+
   destroy(): void {
     this.state = 'closed';
     this.release();
