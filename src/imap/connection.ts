@@ -55,12 +55,16 @@ export const CAPABILITIES = [
   'SPECIAL-USE',
   'UNSELECT',
   'CHILDREN',
+  'ENABLE',
+  'CONDSTORE',
 ];
 
 export class ImapConnection {
   state: SessionState = 'not-authenticated';
   mail: MailAccess | undefined;
   selected: SelectedMailbox | undefined;
+  /** RFC 7162: once enabled, FETCH responses about flag changes carry MODSEQ. */
+  condstore = false;
   loginFailures = 0;
   readonly remoteIp: string;
   readonly log: Logger;
@@ -89,6 +93,12 @@ export class ImapConnection {
 
   get canStartTls(): boolean {
     return !this.secure && this.opts.startTls !== undefined;
+  }
+
+  /** Turns CONDSTORE on for the rest of the session (ENABLE, or a CONDSTORE-enabling command). */
+  enableCondstore(): void {
+    this.condstore = true;
+    if (this.selected) this.selected.withModseq = true;
   }
 
   capabilities(): string[] {

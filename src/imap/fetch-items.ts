@@ -12,7 +12,7 @@ import { ImapSyntaxError, type Token } from './protocol/tokens.ts';
 import { flagList } from './selected.ts';
 
 export type FetchItem =
-  | { kind: 'uid' | 'flags' | 'internaldate' | 'size' | 'envelope' | 'body' | 'bodystructure' }
+  | { kind: 'uid' | 'flags' | 'internaldate' | 'size' | 'envelope' | 'body' | 'bodystructure' | 'modseq' }
   | { kind: 'rfc822' | 'rfc822.header' | 'rfc822.text' }
   | { kind: 'section'; peek: boolean; section: SectionSpec; partial?: [number, number] };
 
@@ -27,6 +27,7 @@ const SIMPLE: Record<string, FetchItem['kind']> = {
   RFC822: 'rfc822',
   'RFC822.HEADER': 'rfc822.header',
   'RFC822.TEXT': 'rfc822.text',
+  MODSEQ: 'modseq',
 };
 
 const MACROS: Record<string, string[]> = {
@@ -70,7 +71,7 @@ export function parseFetchItems(tokens: Token[], uid: boolean): FetchItem[] {
 
 /** Whether the message text is needed (else row facts suffice). */
 export function needsContent(items: FetchItem[]): boolean {
-  return items.some((i) => !['uid', 'flags', 'internaldate'].includes(i.kind));
+  return items.some((i) => !['uid', 'flags', 'internaldate', 'modseq'].includes(i.kind));
 }
 
 /** Whether fetching these sets \Seen (non-PEEK body sections, RFC822, RFC822.TEXT). */
@@ -83,6 +84,7 @@ export function setsSeen(items: FetchItem[]): boolean {
 export interface FetchSubject {
   uid: number;
   flags: string[];
+  modseq: number;
   receivedAt: number;
   opened?: OpenedMessage;
 }
@@ -117,6 +119,9 @@ export function renderFetch(items: FetchItem[], s: FetchSubject): Piece[] {
         break;
       case 'internaldate':
         add([`INTERNALDATE "${formatInternalDate(s.receivedAt)}"`]);
+        break;
+      case 'modseq':
+        add([`MODSEQ (${s.modseq})`]);
         break;
       case 'size':
         add([`RFC822.SIZE ${content().raw.length}`]);

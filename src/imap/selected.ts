@@ -18,6 +18,8 @@ export function flagList(flags: string[]): Piece[] {
 
 export class SelectedMailbox {
   messages: ReadableMessage[] = [];
+  /** Set when the session has CONDSTORE on: flag updates then carry MODSEQ. */
+  withModseq = false;
   private stamp = '';
 
   constructor(
@@ -78,6 +80,20 @@ export class SelectedMailbox {
     return ranges.every(([, b]) => b <= this.exists && b >= 1);
   }
 
+  /** An untagged FETCH about one message's flags (with MODSEQ under CONDSTORE). */
+  flagUpdate(seq: number, m: ReadableMessage, withUid: boolean, withFlags = true): Piece[] {
+    const parts: Piece[] = [`* ${seq} FETCH (`];
+    const add = (pieces: Piece[]) => {
+      if (parts.length > 1) parts.push(' ');
+      parts.push(...pieces);
+    };
+    if (withUid) add([`UID ${m.uid}`]);
+    if (withFlags) add(['FLAGS ', ...flagList(m.flags)]);
+    if (this.withModseq) add([`MODSEQ (${m.modseq})`]);
+    parts.push(')');
+    return parts;
+  }
+
   /** Drops messages by UID; returns the EXPUNGE responses (descending, so numbers stay valid). */
   drop(uids: Set<number>): Piece[][] {
     const out: Piece[][] = [];
@@ -107,9 +123,10 @@ export class SelectedMailbox {
     const known = new Set(this.messages.map((m) => m.uid));
     this.messages.forEach((m, i) => {
       const f = freshByUid.get(m.uid);
-      if (f && f.flags.join(' ') !== m.flags.join(' ')) {
+      if (f && (f.flags.join(' ') !== m.flags.join(' ') || f.modseq !== m.modseq)) {
         m.flags = f.flags;
-        out.push([`* ${i + 1} FETCH (UID ${m.uid} FLAGS `, ...flagList(m.flags), ')']);
+        m.modseq = f.modseq;
+        out.push(this.flagUpdate(i + 1, m, true));
       }
     });
     const added = fresh.filter((m) => !known.has(m.uid) && m.uid > this.maxUid);

@@ -8,13 +8,14 @@
 import type { Kysely, Transaction } from 'kysely';
 import { newSortableId } from '../log.ts';
 import {
-  bumpFlagChanges,
   INBOX,
   type Mailbox,
   MessagesRepo,
+  nextModseqAndUids,
   type StoredMessage,
   toMailbox,
   toMessage,
+  writeFlagsIn,
 } from './messages-repo.ts';
 import type { Database } from './types.ts';
 
@@ -76,6 +77,8 @@ export interface ReadableMessage {
   blobKey: string;
   /** base64 wrap of the content key for the reader. */
   wrap: string;
+  /** RFC 7162 MODSEQ of the message's last change. */
+  modseq: number;
 }
 
 export interface AppendInput {
@@ -286,6 +289,7 @@ export class FoldersRepo {
         'messages.size as size',
         'messages.received_at as received_at',
         'messages.blob_key as blob_key',
+        'messages.modseq as modseq',
         'reader_wraps.wrap as wrap',
       ])
       .where('messages.wallet', '=', wallet)
@@ -301,6 +305,7 @@ export class FoldersRepo {
       receivedAt: Number(r.received_at),
       blobKey: r.blob_key,
       wrap: r.wrap,
+      modseq: Number(r.modseq),
     }));
   }
 
@@ -314,20 +319,20 @@ export class FoldersRepo {
       .select((eb) => [
         eb.fn.countAll().as('n'),
         eb.fn.max('messages.uid').as('max_uid'),
-        eb.selectFrom('mailboxes').select('flag_changes').where('id', '=', mailboxId).as('flag_changes'),
+        eb.selectFrom('mailboxes').select('highest_modseq').where('id', '=', mailboxId).as('highest_modseq'),
       ])
       .where('messages.wallet', '=', wallet)
       .where('messages.mailbox_id', '=', mailboxId)
       .where('messages.deleted_at', 'is', null)
       .executeTakeFirst();
-    return `${Number(row?.n ?? 0)}:${Number(row?.max_uid ?? 0)}:${Number(row?.flag_changes ?? 0)}`;
+    return `${Number(row?.n ?? 0)}:${Number(row?.max_uid ?? 0)}:${Number(row?.highest_modseq ?? 0)}`;
   }
 
   /** Stores an appended message (already sealed) with its wraps; the mailbox's next UID. */
   async appendMessage(input: AppendInput): Promise<StoredMessage> {
     const id = `a.${newSortableId()}`;
     return this.db.transaction().execute(async (trx) => {
-      const uid = await this.takeUids(trx, input.wallet, input.mailboxId, 1);
+      const { uid, modseq } = await this.takeUids(trx, input.wallet, input.mailboxId, 1);
       const at = this.now();
       await trx
         .insertInto('messages')
@@ -346,6 +351,7 @@ export class FoldersRepo {
           tx_signature: null,
           published_by_us: 0,
           flags: JSON.stringify([...new Set(input.flags)].sort()),
+          modseq,
           deleted_at: null,
         })
         .execute();
@@ -367,17 +373,16 @@ export class FoldersRepo {
     });
   }
 
-  /** Reserves `count` UIDs of a mailbox of `wallet`; returns the first. */
-  private async takeUids(trx: Db, wallet: string, mailboxId: string, count: number): Promise<number> {
-    const bumped = await trx
-      .updateTable('mailboxes')
-      .set((eb) => ({ uid_next: eb('uid_next', '+', count) }))
-      .where('id', '=', mailboxId)
-      .where('wallet', '=', wallet)
-      .returning('uid_next')
-      .executeTakeFirst();
-    if (!bumped) throw new FolderError('not_found', 'no such folder');
-    return Number(bumped.uid_next) - count;
+  /** Reserves `count` UIDs of a mailbox of `wallet` and its next mod-sequence; returns the first UID and it. */
+  private async takeUids(
+    trx: Db,
+    wallet: string,
+    mailboxId: string,
+    count: number,
+  ): Promise<{ uid: number; modseq: number }> {
+    const taken = await nextModseqAndUids(trx, mailboxId, count, wallet);
+    if (!taken) throw new FolderError('not_found', 'no such folder');
+    return { uid: taken.firstUid, modseq: taken.modseq };
   }
 
   private async moveIn(
@@ -387,12 +392,12 @@ export class FoldersRepo {
     toMailboxId: string,
   ): Promise<{ id: string; uid: number }[]> {
     if (ids.length === 0) return [];
-    let uid = await this.takeUids(trx, wallet, toMailboxId, ids.length);
+    let { uid, modseq } = await this.takeUids(trx, wallet, toMailboxId, ids.length);
     const out: { id: string; uid: number }[] = [];
     for (const id of ids) {
       const r = await trx
         .updateTable('messages')
-        .set({ mailbox_id: toMailboxId, uid })
+        .set({ mailbox_id: toMailboxId, uid, modseq })
         .where('id', '=', id)
         .where('wallet', '=', wallet)
         .executeTakeFirst();
@@ -424,7 +429,7 @@ export class FoldersRepo {
   ): Promise<{ sourceId: string; id: string; uid: number }[]> {
     if (ids.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
-      let uid = await this.takeUids(trx, wallet, toMailboxId, ids.length);
+      let { uid, modseq } = await this.takeUids(trx, wallet, toMailboxId, ids.length);
       const at = this.now();
       const out: { sourceId: string; id: string; uid: number }[] = [];
       for (const sourceId of ids) {
@@ -443,6 +448,7 @@ export class FoldersRepo {
             id,
             mailbox_id: toMailboxId,
             uid,
+            modseq,
             pinned_by_operator: 0,
             published_by_us: 0,
             deleted_at: null,
@@ -485,28 +491,16 @@ export class FoldersRepo {
         await trx.deleteFrom('messages').where('id', 'in', found).execute();
         removed.push(...rows.map(toMessage));
       }
+      // An expunge is a change of the mailbox too (HIGHESTMODSEQ moves on).
+      if (removed.length > 0) await nextModseqAndUids(trx, mailboxId, 0, wallet);
       return removed;
     });
   }
 
-  /** Writes new flag sets for messages of `wallet`, in one transaction. */
-  async writeFlags(wallet: string, updates: { id: string; flags: string[] }[]): Promise<void> {
-    if (updates.length === 0) return;
-    await this.db.transaction().execute(async (trx) => {
-      for (const u of updates) {
-        await trx
-          .updateTable('messages')
-          .set({ flags: JSON.stringify([...new Set(u.flags)].sort()) })
-          .where('id', '=', u.id)
-          .where('wallet', '=', wallet)
-          .execute();
-      }
-      await bumpFlagChanges(
-        trx,
-        wallet,
-        updates.map((u) => u.id),
-      );
-    });
+  /** Writes new flag sets for messages of `wallet`, in one transaction; returns each one's new MODSEQ. */
+  async writeFlags(wallet: string, updates: { id: string; flags: string[] }[]): Promise<Map<string, number>> {
+    if (updates.length === 0) return new Map();
+    return this.db.transaction().execute((trx) => writeFlagsIn(trx, wallet, updates));
   }
 }
 

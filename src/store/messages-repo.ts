@@ -16,6 +16,8 @@ export interface Mailbox {
   uidValidity: number;
   uidNext: number;
   createdAt: number;
+  /** RFC 7162 HIGHESTMODSEQ. */
+  highestModseq: number;
 }
 
 export interface StoredMessage {
@@ -68,6 +70,7 @@ export function toMailbox(row: Selectable<MailboxesTable>): Mailbox {
     uidValidity: Number(row.uid_validity),
     uidNext: Number(row.uid_next),
     createdAt: Number(row.created_at),
+    highestModseq: Number(row.highest_modseq),
   };
 }
 
@@ -159,9 +162,9 @@ export class MessagesRepo {
       const mailbox = await this.ensureMailboxIn(trx, copy.wallet, INBOX);
       const bumped = await trx
         .updateTable('mailboxes')
-        .set((eb) => ({ uid_next: eb('uid_next', '+', 1) }))
+        .set((eb) => ({ uid_next: eb('uid_next', '+', 1), highest_modseq: eb('highest_modseq', '+', 1) }))
         .where('id', '=', mailbox.id)
-        .returning('uid_next')
+        .returning(['uid_next', 'highest_modseq'])
         .executeTakeFirstOrThrow();
       const uid = Number(bumped.uid_next) - 1;
       await trx
@@ -181,6 +184,7 @@ export class MessagesRepo {
           tx_signature: copy.txSignature,
           published_by_us: copy.publishedByUs ? 1 : 0,
           flags: '[]',
+          modseq: Number(bumped.highest_modseq),
           deleted_at: null,
         })
         .execute();
@@ -256,12 +260,7 @@ export class MessagesRepo {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('messages').select('wallet').where('id', '=', id).executeTakeFirst();
       if (!row) return false;
-      await trx
-        .updateTable('messages')
-        .set({ flags: JSON.stringify([...new Set(flags)].sort()) })
-        .where('id', '=', id)
-        .execute();
-      await bumpFlagChanges(trx, row.wallet, [id]);
+      await writeFlagsIn(trx, row.wallet, [{ id, flags }]);
       return true;
     });
   }
@@ -320,23 +319,67 @@ export class MessagesRepo {
   }
 }
 
-/** Counts a flag write in the mailboxes of these messages (see migration 0008). */
-export async function bumpFlagChanges(
+/**
+ * Writes new flag sets for messages of `wallet` inside `trx`: each mailbox
+ * involved takes its next mod-sequence once, and its messages record it.
+ * Returns each written message's new MODSEQ.
+ */
+export async function writeFlagsIn(
   trx: Kysely<Database> | Transaction<Database>,
   wallet: string,
-  messageIds: string[],
-): Promise<void> {
-  if (messageIds.length === 0) return;
-  await trx
-    .updateTable('mailboxes')
-    .set((eb) => ({ flag_changes: eb('flag_changes', '+', 1) }))
+  updates: { id: string; flags: string[] }[],
+): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (updates.length === 0) return out;
+  const rows = await trx
+    .selectFrom('messages')
+    .select(['id', 'mailbox_id'])
     .where('wallet', '=', wallet)
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('messages')
-        .select('mailbox_id')
-        .where('wallet', '=', wallet)
-        .where('id', 'in', messageIds),
+    .where(
+      'id',
+      'in',
+      updates.map((u) => u.id),
     )
     .execute();
+  const mailboxOf = new Map(rows.map((r) => [r.id, r.mailbox_id]));
+  const modseqOf = new Map<string, number>();
+  for (const mailboxId of new Set(mailboxOf.values())) {
+    modseqOf.set(mailboxId, await nextModseq(trx, mailboxId));
+  }
+  for (const u of updates) {
+    const mailboxId = mailboxOf.get(u.id);
+    if (mailboxId === undefined) continue;
+    const modseq = modseqOf.get(mailboxId) as number;
+    await trx
+      .updateTable('messages')
+      .set({ flags: JSON.stringify([...new Set(u.flags)].sort()), modseq })
+      .where('id', '=', u.id)
+      .where('wallet', '=', wallet)
+      .execute();
+    out.set(u.id, modseq);
+  }
+  return out;
+}
+
+/** Takes a mailbox's next mod-sequence (and, with `uids`, that many UIDs); returns both. */
+export async function nextModseqAndUids(
+  trx: Kysely<Database> | Transaction<Database>,
+  mailboxId: string,
+  uids: number,
+  wallet?: string,
+): Promise<{ modseq: number; firstUid: number } | undefined> {
+  let q = trx
+    .updateTable('mailboxes')
+    .set((eb) => ({ uid_next: eb('uid_next', '+', uids), highest_modseq: eb('highest_modseq', '+', 1) }))
+    .where('id', '=', mailboxId);
+  if (wallet !== undefined) q = q.where('wallet', '=', wallet);
+  const row = await q.returning(['uid_next', 'highest_modseq']).executeTakeFirst();
+  if (!row) return undefined;
+  return { modseq: Number(row.highest_modseq), firstUid: Number(row.uid_next) - uids };
+}
+
+async function nextModseq(trx: Kysely<Database> | Transaction<Database>, mailboxId: string): Promise<number> {
+  const taken = await nextModseqAndUids(trx, mailboxId, 0);
+  if (!taken) throw new Error(`no mailbox ${mailboxId}`);
+  return taken.modseq;
 }

@@ -56,8 +56,8 @@ export interface MailboxesTable {
   uid_validity: number;
   uid_next: number;
   created_at: number;
-  /** Bumped with every flag write in the mailbox (IDLE's fingerprint); 0 on insert. */
-  flag_changes: ColumnType<number, number | undefined, number>;
+  /** RFC 7162 HIGHESTMODSEQ: taken by every change in the mailbox; 1 on insert. */
+  highest_modseq: ColumnType<number, number | undefined, number>;
 }
 
 export interface MessagesTable {
@@ -82,6 +82,8 @@ export interface MessagesTable {
   published_by_us: ColumnType<SqlBool, 0 | 1 | undefined, 0 | 1>;
   /** JSON array of IMAP flags. */
   flags: ColumnType<string, string | undefined, string>;
+  /** RFC 7162 MODSEQ: the mailbox's highest_modseq when this message last changed. */
+  modseq: ColumnType<number, number | undefined, number>;
   deleted_at: number | null;
 }
 

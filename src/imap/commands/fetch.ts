@@ -1,12 +1,35 @@
 // FETCH and UID FETCH. Messages are opened one at a time with the session's
 // reader key (cached for repeated fetches); fetching a body without PEEK
-// sets \Seen, and the new flags come back in the same response.
+// sets \Seen (stored before the answer), and the new flags come back in the
+// same response. RFC 7162: the MODSEQ item and the (CHANGEDSINCE n)
+// modifier, which keeps only messages changed after n and adds MODSEQ.
 import { type FetchItem, needsContent, parseFetchItems, renderFetch, setsSeen } from '../fetch-items.ts';
 import type { OpenedMessage } from '../mail/mail-access.ts';
+import { ImapSyntaxError, type Token } from '../protocol/tokens.ts';
 import { mail, selected } from './helpers.ts';
 import { type ImapCommand, SELECTED } from './types.ts';
 
 const LOOKAHEAD = 8;
+
+/** A mod-sequence as a client writes it: decimal, 63 bits at most (kept below 2^53 here). */
+export function parseModseq(tok: Token | undefined, what: string, allowZero: boolean): number {
+  if (tok?.t !== 'atom' || !/^\d{1,19}$/.test(tok.v))
+    throw new ImapSyntaxError(`${what} needs a mod-sequence`);
+  const n = Number(tok.v);
+  if (!Number.isSafeInteger(n) || (!allowZero && n === 0))
+    throw new ImapSyntaxError(`${what}: bad mod-sequence`);
+  return n;
+}
+
+function changedSince(tok: Token | undefined): number | undefined {
+  if (tok === undefined) return undefined;
+  if (tok.t !== 'list' || tok.v.length !== 2)
+    throw new ImapSyntaxError('expected (CHANGEDSINCE <mod-sequence>)');
+  const [name, value] = tok.v;
+  if (name?.t !== 'atom' || name.v.toUpperCase() !== 'CHANGEDSINCE')
+    throw new ImapSyntaxError('the only FETCH modifier is CHANGEDSINCE');
+  return parseModseq(value, 'CHANGEDSINCE', true);
+}
 
 export const fetch: ImapCommand = {
   names: ['FETCH'],
@@ -14,15 +37,38 @@ export const fetch: ImapCommand = {
   uid: true,
   async handle({ conn, uid }, args) {
     const setText = args.atom('sequence set');
-    const items = parseFetchItems(args.rest(), uid);
+    const rest = args.rest();
+    if (rest.length > 2) throw new ImapSyntaxError('FETCH takes items and at most one modifier list');
+    let items = parseFetchItems(rest.slice(0, 1), uid);
+    const since = changedSince(rest[1]);
+    if (since !== undefined || items.some((i) => i.kind === 'modseq')) conn.enableCondstore();
+    if (since !== undefined && !items.some((i) => i.kind === 'modseq'))
+      items = [...items, { kind: 'modseq' }];
     const sel = selected(conn);
     const m = mail(conn);
-    const targets = sel.resolve(setText, uid);
+    let targets = sel.resolve(setText, uid);
+    if (since !== undefined) targets = targets.filter((t) => t.msg.modseq > since);
     const loadContent = needsContent(items);
     const markSeen = setsSeen(items) && !sel.readOnly;
-    const withFlags: FetchItem[] =
-      markSeen && !items.some((i) => i.kind === 'flags') ? [...items, { kind: 'flags' }] : items;
-    const seenUpdates: { id: string; flags: string[] }[] = [];
+    // \Seen is stored first, so the FLAGS (and MODSEQ) shown are what is kept.
+    const seen = new Set<string>();
+    if (markSeen) {
+      const updates = targets
+        .filter((t) => !t.msg.flags.includes('\\Seen'))
+        .map((t) => ({ id: t.msg.id, flags: [...t.msg.flags, '\\Seen'].sort() }));
+      const written = await m.folders.writeFlags(m.wallet, updates);
+      for (const u of updates) seen.add(u.id);
+      for (const t of targets) {
+        const modseq = written.get(t.msg.id);
+        if (modseq === undefined) continue;
+        t.msg.flags = [...t.msg.flags, '\\Seen'].sort();
+        t.msg.modseq = modseq;
+      }
+    }
+    const extra: FetchItem[] = [];
+    if (!items.some((i) => i.kind === 'flags')) extra.push({ kind: 'flags' });
+    if (conn.condstore && !items.some((i) => i.kind === 'modseq')) extra.push({ kind: 'modseq' });
+    const withFlags: FetchItem[] = [...items, ...extra];
     // Open a few messages ahead while the current one is written, so blob
     // reads and decryption overlap with the socket instead of taking turns.
     const opening = new Map<number, Promise<OpenedMessage>>();
@@ -35,17 +81,11 @@ export const fetch: ImapCommand = {
     };
     for (const [i, { seq, msg }] of targets.entries()) {
       for (let j = i; j < i + LOOKAHEAD; j++) prefetch(j);
-      let shown = items;
-      if (markSeen && !msg.flags.includes('\\Seen')) {
-        msg.flags = [...msg.flags, '\\Seen'].sort();
-        seenUpdates.push({ id: msg.id, flags: msg.flags });
-        shown = withFlags;
-      }
+      const shown = seen.has(msg.id) ? withFlags : items;
       const opened = loadContent ? await opening.get(i) : undefined;
       opening.delete(i);
       await conn.send([`* ${seq} FETCH `, ...renderFetch(shown, { ...msg, opened })]);
     }
-    await m.folders.writeFlags(m.wallet, seenUpdates);
     return undefined;
   },
 };

@@ -6,6 +6,7 @@ import { close } from './close.ts';
 import { copy } from './copy.ts';
 import { create } from './create.ts';
 import { deleteCommand } from './delete.ts';
+import { enable } from './enable.ts';
 import { expunge } from './expunge.ts';
 import { fetch } from './fetch.ts';
 import { id } from './id.ts';
@@ -33,6 +34,7 @@ const ALL: ImapCommand[] = [
   login,
   authenticate,
   id,
+  enable,
   namespace,
   listCommand,
   status,

@@ -1,7 +1,9 @@
-// SEARCH and UID SEARCH (RFC 3501 §6.4.4) over the session's decrypted view.
+// SEARCH and UID SEARCH (RFC 3501 §6.4.4) over the session's decrypted view,
+// with RFC 7162's MODSEQ criterion (the answer then ends with the highest
+// MODSEQ among the hits).
 import { ImapError } from '../errors.ts';
 import { buildSearchDoc, matches } from '../search/search-eval.ts';
-import { BadCharsetError, parseSearch, SEARCH_CHARSETS } from '../search/search-parse.ts';
+import { BadCharsetError, parseSearch, SEARCH_CHARSETS, usesModseq } from '../search/search-parse.ts';
 import { mail, selected } from './helpers.ts';
 import { type ImapCommand, SELECTED } from './types.ts';
 
@@ -25,6 +27,9 @@ export const search: ImapCommand = {
     }
     const sel = selected(conn);
     const m = mail(conn);
+    const withModseq = usesModseq(key);
+    if (withModseq) conn.enableCondstore();
+    let highest = 0;
     const limits = { maxSeq: sel.exists, maxUid: sel.maxUid };
     const hits: number[] = [];
     for (const [i, msg] of [...sel.messages].entries()) {
@@ -32,6 +37,7 @@ export const search: ImapCommand = {
         seq: i + 1,
         uid: msg.uid,
         flags: msg.flags,
+        modseq: msg.modseq,
         internalDate: msg.receivedAt,
         size: () => m.rawSize(msg),
         doc: async () => {
@@ -40,9 +46,13 @@ export const search: ImapCommand = {
           return opened.search;
         },
       };
-      if (await matches(key, target, limits)) hits.push(uid ? msg.uid : i + 1);
+      if (await matches(key, target, limits)) {
+        hits.push(uid ? msg.uid : i + 1);
+        highest = Math.max(highest, msg.modseq);
+      }
     }
-    await conn.send([`* SEARCH${hits.map((h) => ` ${h}`).join('')}`]);
+    const tail = withModseq && hits.length > 0 ? ` (MODSEQ ${highest})` : '';
+    await conn.send([`* SEARCH${hits.map((h) => ` ${h}`).join('')}${tail}`]);
     return undefined;
   },
 };

@@ -1,9 +1,21 @@
-// STORE and UID STORE (RFC 3501 §6.4.6): FLAGS, +FLAGS, -FLAGS, .SILENT.
+// STORE and UID STORE (RFC 3501 §6.4.6): FLAGS, +FLAGS, -FLAGS, .SILENT,
+// and RFC 7162's (UNCHANGEDSINCE n) modifier: a message changed after n is
+// left alone and named in the tagged OK's [MODIFIED set].
 import { ImapError } from '../errors.ts';
-import { ImapSyntaxError } from '../protocol/tokens.ts';
-import { flagList } from '../selected.ts';
+import { formatSequenceSet } from '../protocol/sequence-set.ts';
+import { ImapSyntaxError, type Token } from '../protocol/tokens.ts';
+import { parseModseq } from './fetch.ts';
 import { mail, parseFlags, selected } from './helpers.ts';
-import { type ImapCommand, SELECTED } from './types.ts';
+import { type CommandResult, type ImapCommand, SELECTED } from './types.ts';
+
+function unchangedSince(tok: Token): number {
+  if (tok.t !== 'list' || tok.v.length !== 2)
+    throw new ImapSyntaxError('expected (UNCHANGEDSINCE <mod-sequence>)');
+  const [name, value] = tok.v;
+  if (name?.t !== 'atom' || name.v.toUpperCase() !== 'UNCHANGEDSINCE')
+    throw new ImapSyntaxError('the only STORE modifier is UNCHANGEDSINCE');
+  return parseModseq(value, 'UNCHANGEDSINCE', true);
+}
 
 export const store: ImapCommand = {
   names: ['STORE'],
@@ -11,6 +23,7 @@ export const store: ImapCommand = {
   uid: true,
   async handle({ conn, uid }, args) {
     const setText = args.atom('sequence set');
+    const since = args.peek()?.t === 'list' ? unchangedSince(args.next('modifier')) : undefined;
     const op = args.atom('FLAGS, +FLAGS or -FLAGS').toUpperCase();
     const m = /^([+-]?)FLAGS(\.SILENT)?$/.exec(op);
     if (!m) throw new ImapSyntaxError('expected FLAGS, +FLAGS or -FLAGS (optionally .SILENT)');
@@ -19,10 +32,16 @@ export const store: ImapCommand = {
     const flags = parseFlags(tokens);
     const sel = selected(conn);
     if (sel.readOnly) throw new ImapError('NO', 'Mailbox is read-only', 'READ-ONLY');
+    if (since !== undefined) conn.enableCondstore();
     const silent = Boolean(m[2]);
     const updates: { id: string; flags: string[] }[] = [];
-    const replies: { seq: number; uid: number; flags: string[] }[] = [];
+    const touched: { seq: number; msg: (typeof sel.messages)[number] }[] = [];
+    const modified: number[] = [];
     for (const { seq, msg } of sel.resolve(setText, uid)) {
+      if (since !== undefined && msg.modseq > since) {
+        modified.push(uid ? msg.uid : seq);
+        continue;
+      }
       let next: string[];
       if (m[1] === '+') next = [...new Set([...msg.flags, ...flags])];
       else if (m[1] === '-') next = msg.flags.filter((f) => !flags.includes(f));
@@ -30,16 +49,25 @@ export const store: ImapCommand = {
       if (next.length > 64) throw new ImapError('NO', 'Too many flags on one message', 'LIMIT');
       next.sort();
       if (next.join(' ') !== msg.flags.join(' ')) updates.push({ id: msg.id, flags: next });
-      msg.flags = next;
-      replies.push({ seq, uid: msg.uid, flags: next });
+      touched.push({ seq, msg });
     }
     const access = mail(conn);
-    await access.folders.writeFlags(access.wallet, updates);
-    if (!silent) {
-      for (const r of replies) {
-        await conn.send([`* ${r.seq} FETCH (${uid ? `UID ${r.uid} ` : ''}FLAGS `, ...flagList(r.flags), ')']);
+    const written = await access.folders.writeFlags(access.wallet, updates);
+    const nextFlags = new Map(updates.map((u) => [u.id, u.flags]));
+    for (const { seq, msg } of touched) {
+      const modseq = written.get(msg.id);
+      if (modseq !== undefined) {
+        msg.flags = nextFlags.get(msg.id) as string[];
+        msg.modseq = modseq;
       }
+      // .SILENT drops the FLAGS; under CONDSTORE a changed message still reports its new MODSEQ.
+      if (!silent) await conn.send(sel.flagUpdate(seq, msg, uid));
+      else if (sel.withModseq && modseq !== undefined) await conn.send(sel.flagUpdate(seq, msg, uid, false));
     }
-    return undefined;
+    const result: CommandResult =
+      modified.length > 0
+        ? { code: `MODIFIED ${formatSequenceSet(modified)}`, text: 'Conditional STORE failed' }
+        : undefined;
+    return result;
   },
 };

@@ -21,6 +21,7 @@ export interface SearchTarget {
   seq: number;
   uid: number;
   flags: string[];
+  modseq: number;
   internalDate: number;
   size(): Promise<number>;
   doc(): Promise<SearchDoc>;
@@ -109,6 +110,8 @@ export async function matches(
       return key.uid
         ? inRanges(m.uid, parseSequenceSet(key.text, limits.maxUid))
         : inRanges(m.seq, parseSequenceSet(key.text, limits.maxSeq));
+    case 'modseq':
+      return m.modseq >= key.n;
     case 'size': {
       const size = await m.size();
       return key.cmp === 'larger' ? size > key.n : size < key.n;

@@ -18,6 +18,8 @@ export type SearchKey =
   | { op: 'date'; which: 'internal' | 'sent'; cmp: 'before' | 'on' | 'since'; day: number }
   | { op: 'size'; cmp: 'larger' | 'smaller'; n: number }
   | { op: 'set'; uid: boolean; text: string }
+  /** RFC 7162: messages whose MODSEQ is at least `n`. */
+  | { op: 'modseq'; n: number }
   | { op: 'not'; key: SearchKey }
   | { op: 'or'; a: SearchKey; b: SearchKey }
   | { op: 'and'; keys: SearchKey[] };
@@ -55,6 +57,9 @@ class Reader {
   ) {}
   get done() {
     return this.pos >= this.tokens.length;
+  }
+  peek(): Token | undefined {
+    return this.tokens[this.pos];
   }
   next(what: string): Token {
     const t = this.tokens[this.pos++];
@@ -161,6 +166,17 @@ function parseKey(r: Reader): SearchKey {
       return { op: 'size', cmp: key.toLowerCase() as 'larger', n: r.number(key) };
     case 'UID':
       return { op: 'set', uid: true, text: checkSet(r.atom('UID set')) };
+    case 'MODSEQ': {
+      // MODSEQ ["<entry name>" <priv|shared|all>] <mod-sequence>: this server
+      // keeps one mod-sequence per message, so an entry name narrows nothing.
+      if (r.peek()?.t === 'string') {
+        r.string('MODSEQ entry name');
+        const type = r.atom('MODSEQ entry type').toLowerCase();
+        if (!['priv', 'shared', 'all'].includes(type))
+          throw new ImapSyntaxError('SEARCH: MODSEQ entry type must be priv, shared or all');
+      }
+      return { op: 'modseq', n: r.number('MODSEQ') };
+    }
     case 'NOT':
       return { op: 'not', key: parseKey(r) };
     case 'OR':
@@ -184,6 +200,22 @@ function checkSet(text: string): string {
  * Parses the SEARCH arguments. `CHARSET x` may come first; unsupported ones
  * throw BadCharsetError. Several keys are ANDed.
  */
+/** Whether a MODSEQ criterion appears anywhere (the answer then carries the highest MODSEQ). */
+export function usesModseq(key: SearchKey): boolean {
+  switch (key.op) {
+    case 'modseq':
+      return true;
+    case 'not':
+      return usesModseq(key.key);
+    case 'or':
+      return usesModseq(key.a) || usesModseq(key.b);
+    case 'and':
+      return key.keys.some(usesModseq);
+    default:
+      return false;
+  }
+}
+
 export function parseSearch(tokens: Token[]): SearchKey {
   let rest = tokens;
   let charset = 'US-ASCII';

@@ -8,7 +8,7 @@ import * as m0003 from './0003-api.ts';
 import * as m0004 from './0004-dmarc.ts';
 import * as m0005 from './0005-sender-evaluations.ts';
 import * as m0007 from './0007-reader-keys.ts';
-import * as m0008 from './0008-flag-changes.ts';
+import * as m0008 from './0008-modseq.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-accounts': m0001,
@@ -17,7 +17,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0004-dmarc': m0004,
   '0005-sender-evaluations': m0005,
   '0007-reader-keys': m0007,
-  '0008-flag-changes': m0008,
+  '0008-modseq': m0008,
 };
 
 export class MigrationError extends Error {
