@@ -6,7 +6,7 @@
 //                account confirmed on devnet, and per-message latency from
 //                its 250 to its delivery job completing (Email confirmed and stored).
 //
-//   npm run bench:inbound -- [--messages 1000] [--clients 50] [--recipients 50] [--slot-ms 400]
+//   npm run bench:inbound -- [--messages 1000] [--clients 50] [--recipients 50] [--slot-ms 400] [--concurrency 32]
 //
 // Load shape: `clients` SMTP sessions in parallel, each reusing its session
 // for its share of messages (so smtp-server's fixed 100 ms greeting delay is
@@ -32,6 +32,7 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '50' },
     recipients: { type: 'string', default: '50' },
     'slot-ms': { type: 'string', default: '400' },
+    concurrency: { type: 'string' },
   },
 });
 const MESSAGES = Number(values.messages);
@@ -49,6 +50,7 @@ const stack = await startDevStack({
   rpcPort: 0,
   randomPorts: true,
   slotMs: SLOT_MS,
+  workerConcurrency: values.concurrency === undefined ? undefined : Number(values.concurrency),
   // Every client connects from loopback: lift the per-IP connection cap above the client count.
   configPatch: (c) => {
     c.smtp.max_connections_per_ip = CLIENTS + 10;

@@ -38,6 +38,8 @@ export interface DevStackOptions {
   randomPorts?: boolean;
   /** Adjusts the loaded config before the servers start (benchmarks, tests). */
   configPatch?: (config: Config) => void;
+  /** Deliveries the pipeline workers run at once (default: serve's). */
+  workerConcurrency?: number;
   logger: Logger;
 }
 
@@ -200,6 +202,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         ipfs: { ...config.ipfs, pind_url: pind.pinUrl, gateway_url: pind.gatewayUrl },
       },
       logger: log.child({ component: 'serve' }),
+      workerConcurrency: opts.workerConcurrency,
       listenerOverrides: opts.randomPorts
         ? config.smtp.listeners.map((l) => ({ host: l.host, port: 0 }))
         : undefined,
