@@ -28,7 +28,7 @@ import {
 } from '../chain/index.ts';
 import { computeCid } from '../pinning/cid.ts';
 import { DEV_DOMAIN, DEV_POSTAGE_LAMPORTS } from '../src/dev/dev-stack.ts';
-import { AccountsRepo } from '../src/store/index.ts';
+import { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
 import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';
 
 const SHOTS = resolve(import.meta.dirname, '../test-artifacts/webmail');
@@ -633,6 +633,13 @@ describe('webmail in headless Chromium against the dev stack', () => {
 
   it('server mode: wallet login, folders with the delivered mail, settings, pin provider set and removed with step-up, compose through the server', async () => {
     const owner = stack.openWallet;
+    // Mail from a wallet address, stored with its Email account before the page loads.
+    const stored = new MessagesRepo(stack.store.db);
+    const countBefore = (await stored.listForWallet(owner.publicKey.toBase58())).length;
+    await smtpSend(addr(bob), addr(owner), 'From a wallet, read in server mode', 'Reply on chain, please.');
+    await expect
+      .poll(async () => (await stored.listForWallet(owner.publicKey.toBase58())).length, { timeout: 30_000 })
+      .toBe(countBefore + 1);
     const page = await newPage();
     await page.goto(stack.url);
     await importKey(page, owner);
@@ -647,6 +654,26 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await expect
       .poll(() => page.getByTestId('mail-subject').textContent())
       .toBe('Grüße from SMTP — trustless');
+    // A sender outside the chain: the reply goes through the server, with no on-chain link.
+    await page.getByRole('button', { name: 'Reply' }).click();
+    await page.getByLabel('Subject').waitFor();
+    expect(await page.getByTestId('reply-chip').count()).toBe(0);
+    await page.getByRole('button', { name: 'Mail', exact: true }).click();
+    await page.getByLabel('Search').fill('');
+    // A wallet sender: Reply links to its Email account on chain and goes direct-signed.
+    const walletRow = page
+      .getByTestId('server-row')
+      .filter({ hasText: 'From a wallet, read in server mode' });
+    await walletRow.waitFor();
+    const emailAddress = (await stored.listForWallet(owner.publicKey.toBase58())).at(-1)?.emailAddress;
+    expect(emailAddress).toBeTruthy();
+    await walletRow.click();
+    await page.getByRole('button', { name: 'Reply' }).click();
+    await page.getByTestId('reply-chip').waitFor();
+    const e = String(emailAddress);
+    expect(await page.getByTestId('reply-chip').textContent()).toContain(`${e.slice(0, 4)}…${e.slice(-4)}`);
+    expect(await page.locator('input[name=to]').inputValue()).toBe(addr(bob));
+    expect(await page.getByLabel('on chain, signed by my wallet').isChecked()).toBe(true);
 
     await page.getByRole('button', { name: 'Pin provider' }).click();
     await expect.poll(() => page.getByTestId('pin-status').textContent()).toBe('Status: not configured');

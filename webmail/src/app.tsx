@@ -199,7 +199,7 @@ function renderView(view: View, settings: ConnectionSettings, storage: Storage, 
     case 'folders':
       return <FoldersView />;
     case 'server-message':
-      return <ServerReaderView key={view.id} id={view.id} />;
+      return <ServerReaderView key={view.id} id={view.id} emailAddress={view.emailAddress ?? null} />;
     case 'account':
       return <AccountSettingsView />;
     case 'pin-provider':

@@ -57,7 +57,7 @@ export type View =
   | { name: 'keys' }
   | { name: 'settings' }
   | { name: 'folders' }
-  | { name: 'server-message'; id: string }
+  | { name: 'server-message'; id: string; emailAddress?: string | null }
   | { name: 'account' }
   | { name: 'pin-provider' };
 

@@ -137,7 +137,9 @@ export function FoldersView() {
                 class={`row${unseen ? ' unseen' : ''}`}
                 data-row
                 data-testid="server-row"
-                onClick={() => app.navigate({ name: 'server-message', id: r.id })}
+                onClick={() =>
+                  app.navigate({ name: 'server-message', id: r.id, emailAddress: r.email_address })
+                }
               >
                 <span class="row-from">
                   {typeof o === 'object' ? (o.parsed.from?.address ?? '') : `#${r.uid}`}

@@ -1,14 +1,19 @@
 // Server mode reader: the sealed bytes come from the server's mail view
 // (this is how no_ipfs mail is read), are opened here, and the message is
-// marked \Seen.
+// marked \Seen. Reply links to the parent on chain (reply_to_hash, sent
+// direct-signed) when the parent has an Email account and came from a wallet
+// address, which has an on-chain mailbox; other replies go through the server.
 import { useEffect, useState } from 'preact/hooks';
+import { isBase58Key } from '../../../chain/hash.ts';
+import { localPart } from '../chain/recipient.ts';
 import { replySubject } from '../mail/build-message.ts';
 import { type LoadedMessage, loadServerMessage } from '../messages.ts';
 import { useApp } from '../session.ts';
 import { MailBody } from './mail-body.tsx';
+import { replyDraft } from './reader.tsx';
 import { ErrorText } from './widgets.tsx';
 
-export function ServerReaderView({ id }: { id: string }) {
+export function ServerReaderView({ id, emailAddress }: { id: string; emailAddress: string | null }) {
   const app = useApp();
   const s = app.session;
   const [loaded, setLoaded] = useState<LoadedMessage | null>(null);
@@ -35,6 +40,11 @@ export function ServerReaderView({ id }: { id: string }) {
   const reply = () => {
     if (!loaded) return;
     const p = loaded.parsed;
+    const sender = p.from?.address ?? loaded.opened.envelope.from;
+    if (emailAddress && isBase58Key(localPart(sender))) {
+      app.navigate({ name: 'compose', draft: replyDraft(emailAddress, loaded, false) });
+      return;
+    }
     app.navigate({
       name: 'compose',
       draft: {
