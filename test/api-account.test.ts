@@ -305,13 +305,18 @@ describe.each(DIALECTS)('account on %s', (dialect) => {
       headers: { [STEP_UP]: (await rig.stepUp(token, alice)).proof },
     });
     expect(r.status).toBe(204);
-    expect((await rig.request('GET', '/v1/account', { token })).status).toBe(404);
+    // Tokens from before the deletion are dead; a fresh login finds no account.
+    const stale = await rig.request('GET', '/v1/account', { token });
+    expect([stale.status, (stale.body as { error: string }).error]).toEqual([401, 'session_revoked']);
+    rig.clock.now += 1000;
+    const fresh = await rig.login(alice);
+    expect((await rig.request('GET', '/v1/account', { token: fresh })).status).toBe(404);
     expect(await new MessagesRepo(rig.store.db).listForWallet(alice.address)).toEqual([]);
     const audit = await new AccountsRepo(rig.store.db).listAudit({ target: alice.address });
     expect(audit[0]).toMatchObject({ action: 'account.delete', actor: alice.address, outcome: 'success' });
     const again = await rig.request('DELETE', '/v1/account', {
-      token,
-      headers: { [STEP_UP]: (await rig.stepUp(token, alice)).proof },
+      token: fresh,
+      headers: { [STEP_UP]: (await rig.stepUp(fresh, alice)).proof },
     });
     expect(again.status).toBe(404);
   });

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { QUEUE_DELETE_MAIL, QUEUE_UNPIN } from '../delivery/jobs.ts';
 import type { Keypair } from '../src/keys/keypair-file.ts';
 import {
+  accountDeletedKey,
   loginChallengeKey,
   nullSenderPublicationWindowKey,
   senderPublicationWindowKey,
@@ -188,7 +189,13 @@ describe.each(DIALECTS)('admin account sweep on %s', (dialect) => {
     const walletKeys = after.filter(
       (k) => k.includes(w) && !k.includes(':unpin:') && !k.includes(':delete-mail:'),
     );
-    expect(walletKeys.sort()).toEqual(kept.slice(0, 1).sort());
+    // Left: a window under a foreign domain (not this server's to sweep) and the
+    // deletion mark that retires the wallet's tokens, which expires with them.
+    const deletedMark = accountDeletedKey(rig.prefix, w);
+    expect(walletKeys.sort()).toEqual([...kept.slice(0, 1), deletedMark].sort());
+    const markTtl = await rig.redis.ttl(deletedMark);
+    expect(markTtl).toBeGreaterThan(3600);
+    expect(markTtl).toBeLessThanOrEqual(3900);
     for (const k of kept) expect(after).toContain(k);
     // IP windows are not wallet-keyed and stay.
     expect(after.some((k) => k.includes(':rl:ip:'))).toBe(true);

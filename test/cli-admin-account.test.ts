@@ -95,7 +95,10 @@ describe('admin account CLI', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ deleted: true, found: true, copies: 0 });
     expect(r.stderr).toContain(`sweeping account ${alice.address}`);
-    expect((await rig.request('GET', '/v1/account', { token })).status).toBe(404);
+    expect((await rig.request('GET', '/v1/account', { token })).status).toBe(401);
+    rig.clock.now = Date.now() + 2000;
+    const fresh = await rig.login(alice);
+    expect((await rig.request('GET', '/v1/account', { token: fresh })).status).toBe(404);
     const second = await cli(rig, ['admin', 'account', 'delete', alice.address]);
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`no account for wallet ${alice.address}; nothing was swept`);

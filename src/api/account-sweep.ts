@@ -24,6 +24,7 @@ import {
   type UnpinJobData,
 } from '../../delivery/jobs.ts';
 import {
+  accountDeletedKey,
   loginChallengeKey,
   senderPublicationWindowKey,
   stepUpChallengeKey,
@@ -34,6 +35,7 @@ import { AccountsRepo } from '../store/accounts-repo.ts';
 import { MessagesRepo } from '../store/messages-repo.ts';
 import { SettingsRepo } from '../store/settings-repo.ts';
 import type { Database } from '../store/types.ts';
+import { TOKEN_LIFETIME_SECS } from './auth/session-tokens.ts';
 
 export interface SweepDeps {
   db: Kysely<Database>;
@@ -128,6 +130,14 @@ export async function sweepAccount(
       await audit('failure', { reason: 'not_found' });
       return { found: false, copies: 0, unpinJobs: 0, deleteMailJobs: 0, redisKeys: 0 };
     }
+    // First, so no token issued until now acts for this wallet again, whatever happens below.
+    const nowSecs = Math.floor((deps.now ?? Date.now)() / 1000);
+    await deps.redis.set(
+      accountDeletedKey(deps.prefix, wallet),
+      String(nowSecs),
+      'EX',
+      TOKEN_LIFETIME_SECS + 300,
+    );
     const jobs = await enqueueReleases(deps, wallet);
     const copies = await new MessagesRepo(deps.db).deleteAllForWallet(wallet);
     let redisKeys = await deleteByPattern(deps.redis, walletLeasePattern(deps.prefix, wallet));

@@ -8,6 +8,7 @@
 //      missing account) comes after verification and the challenge is spent.
 //      Only a proof that is not base58 of 64 bytes leaves it intact (400).
 import type { FastifyRequest } from 'fastify';
+import { accountDeletedKey } from '../limits/redis-keys.ts';
 import { STEP_UP_NONCE_PREFIX } from './auth/challenges.ts';
 import type { SessionClaims } from './auth/session-tokens.ts';
 import { decodeSignature, verifyWalletSignature } from './auth/signatures.ts';
@@ -62,10 +63,11 @@ export function requestGuard(ctx: ApiContext) {
     }
     const checks: RateCheck[] = [{ scope: 'ip', subject: request.ip, bucket: 'api', limit: ipLimit }];
     if (claims) checks.push({ scope: 'wallet', subject: claims.wallet, bucket: 'api', limit: walletLimit });
-    // The Redis windows and the store's session epoch are independent: ask both at once.
-    const [, epoch] = await Promise.all([
+    // The Redis windows, the store's session epoch and the deletion mark are independent: ask all at once.
+    const [, epoch, deletedAt] = await Promise.all([
       ctx.limiter.hit(checks),
       claims ? ctx.settings.sessionEpoch(claims.wallet) : null,
+      claims ? ctx.redis.get(accountDeletedKey(ctx.config.redis.prefix, claims.wallet)) : null,
     ]);
 
     if (auth === 'admin') ctx.adminAuth.check(request.headers.authorization);
@@ -73,6 +75,9 @@ export function requestGuard(ctx: ApiContext) {
       if (!claims) throw authError;
       if (claims.epoch !== epoch) {
         throw new ApiError(401, 'session_revoked', 'this session was revoked; log in again');
+      }
+      if (deletedAt !== null && claims.issuedAt <= Number(deletedAt)) {
+        throw new ApiError(401, 'session_revoked', 'the account of this session was deleted; log in again');
       }
       request.wallet = claims.wallet;
       if (config.stepUp) await checkStepUp(ctx, request);

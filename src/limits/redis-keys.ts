@@ -94,6 +94,15 @@ export function overallPublicationWindowKey(prefix: string): string {
   return `${prefix}:pubwin:all`;
 }
 
+/**
+ * When a wallet's account was last deleted (Unix seconds), kept for one token
+ * lifetime: session tokens issued up to then are refused, so a token from
+ * before the deletion cannot act for a later account of the same wallet.
+ */
+export function accountDeletedKey(prefix: string, wallet: string): string {
+  return `${prefix}:auth:deleted:${wallet}`;
+}
+
 /** Pending login challenges of a wallet (sorted set: nonce → expiry ms). */
 export function loginChallengeKey(prefix: string, wallet: string): string {
   return `${prefix}:auth:login:${wallet}`;

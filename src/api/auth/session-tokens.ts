@@ -13,6 +13,8 @@ const ALG = 'HS256';
 export interface SessionClaims {
   wallet: string;
   epoch: number;
+  /** `iat`, Unix seconds. */
+  issuedAt: number;
 }
 
 /** Verified tokens remembered (by their full text, signature included) to skip repeated HMAC checks. */
@@ -43,7 +45,8 @@ export class SessionTokens {
   /** Verifies signature, algorithm, issuer, audience and expiry; throws a 401 ApiError. */
   async verify(token: string): Promise<SessionClaims> {
     const known = this.verified.get(token);
-    if (known && known.expMs > this.now()) return { wallet: known.wallet, epoch: known.epoch };
+    if (known && known.expMs > this.now())
+      return { wallet: known.wallet, epoch: known.epoch, issuedAt: known.issuedAt };
     if (known) this.verified.delete(token);
     return this.verifyFully(token);
   }
@@ -60,11 +63,12 @@ export class SessionTokens {
       if (
         typeof payload.sub !== 'string' ||
         typeof payload.sep !== 'number' ||
-        typeof payload.exp !== 'number'
+        typeof payload.exp !== 'number' ||
+        typeof payload.iat !== 'number'
       ) {
         throw new ApiError(401, 'invalid_token', 'token claims are malformed');
       }
-      const claims = { wallet: payload.sub, epoch: payload.sep };
+      const claims = { wallet: payload.sub, epoch: payload.sep, issuedAt: payload.iat };
       if (this.verified.size >= CACHE_MAX) this.verified.clear();
       this.verified.set(token, { ...claims, expMs: payload.exp * 1000 });
       return claims;
