@@ -6,7 +6,7 @@
 //                account confirmed on devnet, and per-message latency from
 //                its 250 to its delivery job completing (Email confirmed and stored).
 //
-//   npm run bench:inbound -- [--messages 1000] [--clients 50] [--recipients 50] [--slot-ms 400] [--concurrency 32]
+//   npm run bench:inbound -- [--messages 1000] [--clients 50] [--recipients 50] [--slot-ms 400] [--concurrency 32] [--pipeline-sendmail true|false]
 //
 // Load shape: `clients` SMTP sessions in parallel, each reusing its session
 // for its share of messages (so smtp-server's fixed 100 ms greeting delay is
@@ -33,6 +33,7 @@ const { values } = parseArgs({
     recipients: { type: 'string', default: '50' },
     'slot-ms': { type: 'string', default: '400' },
     concurrency: { type: 'string' },
+    'pipeline-sendmail': { type: 'string' },
   },
 });
 const MESSAGES = Number(values.messages);
@@ -54,6 +55,8 @@ const stack = await startDevStack({
   // Every client connects from loopback: lift the per-IP connection cap above the client count.
   configPatch: (c) => {
     c.smtp.max_connections_per_ip = CLIENTS + 10;
+    if (values['pipeline-sendmail'] !== undefined)
+      c.chain.pipeline_sendmail = values['pipeline-sendmail'] === 'true';
   },
   logger: pino({ level: 'warn' }),
 });
@@ -145,7 +148,7 @@ try {
   const rows = [
     [
       'load',
-      `${MESSAGES} × 10 KB, ${CLIENTS} concurrent SMTP clients (sessions reused), ${RECIPIENTS} recipients, slot ${SLOT_MS} ms`,
+      `${MESSAGES} × 10 KB, ${CLIENTS} concurrent SMTP clients (sessions reused), ${RECIPIENTS} recipients, slot ${SLOT_MS} ms, worker concurrency ${values.concurrency ?? 32}, pipeline_sendmail ${values['pipeline-sendmail'] ?? 'false (default)'}`,
     ],
     ['accepted (250)', `${(MESSAGES / acceptSecs).toFixed(1)} msg/s  (${acceptSecs.toFixed(2)} s)`],
     [

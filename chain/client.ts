@@ -1,6 +1,6 @@
 // Read helpers over a web3.js Connection, and the stamp price math
 // (docs/protocol.md "Stamp prices"). Browser-safe.
-import type { AccountInfo, Connection, PublicKey } from '@solana/web3.js';
+import type { AccountInfo, Commitment, Connection, PublicKey } from '@solana/web3.js';
 import {
   type Alias,
   decodeAlias,
@@ -50,12 +50,19 @@ async function fetchDecoded<T>(
   programId: Key,
   address: PublicKey,
   decode: (d: Uint8Array) => T,
+  commitment?: Commitment,
 ): Promise<T | null> {
-  return ours(await conn.getAccountInfo(address), programId, decode);
+  return ours(await conn.getAccountInfo(address, commitment), programId, decode);
 }
 
-export function getMailbox(conn: Connection, programId: Key, owner: Key): Promise<Mailbox | null> {
-  return fetchDecoded(conn, programId, mailboxAddress(programId, owner)[0], decodeMailbox);
+/** The wallet's Mailbox; `commitment` defaults to the connection's. */
+export function getMailbox(
+  conn: Connection,
+  programId: Key,
+  owner: Key,
+  commitment?: Commitment,
+): Promise<Mailbox | null> {
+  return fetchDecoded(conn, programId, mailboxAddress(programId, owner)[0], decodeMailbox, commitment);
 }
 
 export function getMailboxKey(conn: Connection, programId: Key, owner: Key): Promise<MailboxKey | null> {

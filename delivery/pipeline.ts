@@ -41,6 +41,8 @@ export interface PipelineDeps {
   afterStore?: (data: DeliverJobData, stages: StageResults) => Promise<void>;
   pinTimeoutMs?: number;
   confirmTimeoutMs?: number;
+  /** `[chain] pipeline_sendmail` (delivery/stages/submit.ts). */
+  pipelineSendMail?: boolean;
   /** Stage latencies and failures for /metrics (src/metrics). */
   metrics?: PipelineMetrics;
 }
@@ -116,6 +118,7 @@ export async function runDelivery(
           redis: deps.redis,
           lockPrefix: deps.prefix,
           confirmTimeoutMs: deps.confirmTimeoutMs,
+          pipelined: deps.pipelineSendMail,
         },
         {
           wallet: data.wallet,

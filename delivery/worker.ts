@@ -48,6 +48,8 @@ export interface InboundWorkerOptions {
   recipientPinTimeoutMs?: number;
   pinTimeoutMs?: number;
   confirmTimeoutMs?: number;
+  /** `[chain] pipeline_sendmail`. */
+  pipelineSendMail?: boolean;
   readerKeys?: (wallet: string) => Promise<ReaderKey[]>;
   afterStore?: PipelineDeps['afterStore'];
   recipientPinner?: Parameters<typeof pinForRecipient>[0]['pinnerFor'];
@@ -93,6 +95,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     afterStore: opts.afterStore,
     pinTimeoutMs: opts.pinTimeoutMs,
     confirmTimeoutMs: opts.confirmTimeoutMs,
+    pipelineSendMail: opts.pipelineSendMail,
     metrics: opts.metrics,
   };
   // A crashed worker's jobs are picked up again within seconds, and however

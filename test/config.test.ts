@@ -183,6 +183,7 @@ describe('config defaults', () => {
       authority_key_file: undefined,
       delegate_key_file: undefined,
       min_authority_lamports: 10_000_000,
+      pipeline_sendmail: false,
     });
     expect(c.limits).toMatchObject({
       sender_messages: 1000,

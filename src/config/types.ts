@@ -135,6 +135,8 @@ export interface ChainConfig {
   commitment: 'processed' | 'confirmed' | 'finalized';
   /** Below this authority balance the MX defers new mail with 4xx; 0 turns the guard off. */
   min_authority_lamports: number;
+  /** The next SendMail to a recipient may go once the previous one is processed (not yet confirmed). */
+  pipeline_sendmail: boolean;
 }
 
 export interface IpfsConfig {

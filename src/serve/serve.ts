@@ -189,6 +189,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         hostname: config.smtp.hostname,
         logger: log,
         concurrency: opts.workerConcurrency,
+        pipelineSendMail: config.chain.pipeline_sendmail,
         metrics: prometheus,
         recipientPinTimeoutMs: config.ipfs.recipient_pin_timeout_secs * 1000,
         afterStore: dmarcIngestHook(config, store, blobs, log),
