@@ -174,7 +174,7 @@ try {
   } else {
     const pf = await runPostfix(sink, { count: N, concurrency: CONCURRENCY, message });
     rows.push({
-      system: `postfix ${postfixCmd(['postconf', '-h', 'mail_version']).trim()}`,
+      system: `postfix ${postfixCmd(['postconf', '-d', '-h', 'mail_version']).trim()}`,
       seconds: pf.seconds,
       note: `relayhost = sink; SMTP injection took ${pf.injectSeconds.toFixed(1)} s (not timed)`,
     });

@@ -3,13 +3,13 @@
 // once a send is processed, so the next send to the same recipient is built
 // on it (index + 1) and sent while the first still waits for confirmation;
 // both then confirm, each with its own Email account. Without pipelining the
-// second send waits for the first's confirmation.
+// second send cannot take the lease until the first is confirmed.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { getMailbox } from '../chain/client.ts';
 import type { StageResults } from '../delivery/jobs.ts';
-import { type SubmitDeps, submitSendMail } from '../delivery/stages/submit.ts';
+import { type SubmitDeps, type SubmitInput, submitSendMail } from '../delivery/stages/submit.ts';
 import { computeCid } from '../pinning/cid.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
@@ -25,76 +25,89 @@ afterEach(async () => {
 });
 afterAll(() => redis.disconnect());
 
-async function setup() {
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+async function setup(pipelined: boolean) {
   // Slots of 1 s leave a send processed but unconfirmed long enough to watch.
   const chain = await startTestChain({ slotMs: 1000 });
   const mail = await prepareMailChain(chain, 'mail.test');
   const rcpt = await mail.mailbox();
   const prefix = `sptest-pipe-${randomBytes(6).toString('hex')}`;
   prefixes.push(prefix);
-  return { chain, mail, rcpt, prefix };
+  const deps: SubmitDeps = {
+    connection: chain.connection,
+    programId: chain.programId,
+    authority: mail.authority,
+    redis,
+    lockPrefix: prefix,
+    pipelined,
+  };
+  const input = async (from: string, checkpoint: (s: Submitted) => void): Promise<SubmitInput> => ({
+    wallet: rcpt.publicKey.toBase58(),
+    envelopeFrom: from,
+    domain: 'mail.test',
+    cid: await computeCid(randomBytes(64)),
+    checkpoint: async (s) => checkpoint(s),
+  });
+  return { chain, rcpt, deps, input };
 }
+
+/**
+ * Starts send A with its confirmation wait held at a gate (its 50 ms polls);
+ * resolves once A has checkpointed. `held` tells whether A reached the gate,
+ * i.e. was processed but not yet confirmed.
+ */
+async function startGatedSend(deps: SubmitDeps, input: SubmitInput) {
+  let open = () => {};
+  const gate = new Promise<void>((r) => {
+    open = r;
+  });
+  const state = { held: false, checkpointed: undefined as Submitted | undefined };
+  const done = submitSendMail(
+    {
+      ...deps,
+      sleep: async (ms) => {
+        if (ms === 50) {
+          state.held = true;
+          await gate;
+        }
+        await new Promise((r) => setTimeout(r, ms));
+      },
+    },
+    {
+      ...input,
+      checkpoint: async (s) => {
+        state.checkpointed = s;
+        await input.checkpoint(s);
+      },
+    },
+  );
+  while (!state.checkpointed) await tick();
+  return { state, done, open };
+}
+
+// If A is confirmed before its first poll (its slot closed right after it was
+// processed), nothing can be observed; each test then tries again.
+const ATTEMPTS = 3;
 
 describe('SendMail pipelining', () => {
   it('sends the next message to a recipient while the previous one is still unconfirmed', async () => {
-    const { chain, mail, rcpt, prefix } = await setup();
-    const base: SubmitDeps = {
-      connection: chain.connection,
-      programId: chain.programId,
-      authority: mail.authority,
-      redis,
-      lockPrefix: prefix,
-      pipelined: true,
-    };
-    const wallet = rcpt.publicKey.toBase58();
-    const input = async (n: number, onCheckpoint: (s: Submitted) => void) => ({
-      wallet,
-      envelopeFrom: `sender${n}@elsewhere.example`,
-      domain: 'mail.test',
-      cid: await computeCid(randomBytes(64)),
-      checkpoint: async (s: Submitted) => onCheckpoint(s),
-    });
-
-    // A's confirmation wait is held at a gate (its 50 ms polls) until B has sent.
-    // If A happens to be confirmed before its first poll (the slot closed right
-    // after it was processed), nothing could be observed: try again.
+    const { chain, rcpt, deps, input } = await setup(true);
     let observed = false;
-    for (let attempt = 0; attempt < 3 && !observed; attempt++) {
-      let openGate = () => {};
-      const gate = new Promise<void>((r) => {
-        openGate = r;
-      });
-      let aHeld = false;
-      let bSentWhileAHeld = false;
-      let a: Submitted | undefined;
+    for (let attempt = 0; attempt < ATTEMPTS && !observed; attempt++) {
+      const a = await startGatedSend(deps, await input(`a${attempt}@elsewhere.example`, () => {}));
       let b: Submitted | undefined;
-      const aDone = submitSendMail(
-        {
-          ...base,
-          sleep: async (ms) => {
-            if (ms === 50) {
-              aHeld = true;
-              await gate;
-            }
-            await new Promise((r) => setTimeout(r, ms));
-          },
-        },
-        await input(1, (s) => {
-          a = s;
-        }),
-      );
-      // B starts once A has checkpointed (A holds the lease from before that until processed).
-      while (!a) await new Promise((r) => setTimeout(r, 5));
+      let bSentWhileAHeld = false;
       const bDone = submitSendMail(
-        base,
-        await input(2, (s) => {
+        deps,
+        await input(`b${attempt}@elsewhere.example`, (s) => {
           b = s;
-          bSentWhileAHeld = aHeld;
+          bSentWhileAHeld = a.state.held;
         }),
       );
-      while (!b) await new Promise((r) => setTimeout(r, 5));
-      openGate();
-      const [ra, rb] = await Promise.all([aDone, bDone]);
+      while (!b) await tick();
+      a.open();
+      const [ra, rb] = await Promise.all([a.done, bDone]);
       expect(ra.confirmed && rb.confirmed).toBe(true);
       expect(BigInt(rb.index)).toBe(BigInt(ra.index) + 1n);
       expect(rb.emailAddress).not.toBe(ra.emailAddress);
@@ -106,66 +119,28 @@ describe('SendMail pipelining', () => {
   }, 120_000);
 
   it('without pipelining, the next send to the recipient waits for the confirmation', async () => {
-    const { chain, mail, rcpt, prefix } = await setup();
-    const wallet = rcpt.publicKey.toBase58();
-    const deps: SubmitDeps = {
-      connection: chain.connection,
-      programId: chain.programId,
-      authority: mail.authority,
-      redis,
-      lockPrefix: prefix,
-      pipelined: false,
-    };
-    const input = async (from: string, onCheckpoint: (s: Submitted) => void) => ({
-      wallet,
-      envelopeFrom: from,
-      domain: 'mail.test',
-      cid: await computeCid(randomBytes(64)),
-      checkpoint: async (s: Submitted) => onCheckpoint(s),
-    });
-    // As above: an attempt counts only when A was still unconfirmed while B tried.
+    const { deps, input } = await setup(false);
     let observed = false;
-    for (let attempt = 0; attempt < 3 && !observed; attempt++) {
-      let openGate = () => {};
-      const gate = new Promise<void>((r) => {
-        openGate = r;
-      });
-      let aHeld = false;
-      let a: Submitted | undefined;
+    for (let attempt = 0; attempt < ATTEMPTS && !observed; attempt++) {
+      const a = await startGatedSend(deps, await input(`a${attempt}@elsewhere.example`, () => {}));
       let b: Submitted | undefined;
-      const aDone = submitSendMail(
-        {
-          ...deps,
-          sleep: async (ms) => {
-            if (ms === 50) {
-              aHeld = true;
-              await gate;
-            }
-            await new Promise((r) => setTimeout(r, ms));
-          },
-        },
-        await input(`one${attempt}@elsewhere.example`, (s) => {
-          a = s;
-        }),
-      );
-      while (!a) await new Promise((r) => setTimeout(r, 5));
       const outcome = await submitSendMail(
         deps,
-        await input(`two${attempt}@elsewhere.example`, (s) => {
+        await input(`b${attempt}@elsewhere.example`, (s) => {
           b = s;
         }),
       ).then(
         () => 'sent',
         (err: Error) => err.message,
       );
-      if (aHeld) {
+      if (a.state.held) {
         // B could not take the lease while A was unconfirmed: the job is given back for a retry.
         expect(outcome).toMatch(/is busy/);
         expect(b).toBeUndefined();
         observed = true;
       }
-      openGate();
-      expect((await aDone).confirmed).toBe(true);
+      a.open();
+      expect((await a.done).confirmed).toBe(true);
     }
     expect(observed).toBe(true);
   }, 120_000);

@@ -2,18 +2,10 @@
 // plain port that offers STARTTLS (143, only when configured). Each
 // connection is an ImapConnection; at most `maxConnectionsPerIp` at once
 // from one address.
-import { startSessionListener } from '../net/session-listener.ts';
+import { type ListenerSetup, startSessionListener } from '../net/session-listener.ts';
 import { ImapConnection, type ImapConnectionOptions } from './connection.ts';
 
-export interface ImapServerOptions extends Omit<ImapConnectionOptions, 'startTls'> {
-  host: string;
-  port: number;
-  /** `implicit`: TLS from the first byte; `starttls`: plain, with STARTTLS required before login. */
-  tls: 'implicit' | 'starttls';
-  cert: string | Buffer;
-  key: string | Buffer;
-  maxConnectionsPerIp: number;
-}
+export interface ImapServerOptions extends Omit<ImapConnectionOptions, 'startTls'>, ListenerSetup {}
 
 export interface ImapServer {
   port: number;

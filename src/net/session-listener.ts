@@ -20,15 +20,20 @@ export interface ListenedSession {
   destroy(): void;
 }
 
-export interface SessionListenerOptions<S extends ListenedSession> {
-  /** For logs: `imap`, `pop3`. */
-  component: string;
+/** Where and how a listener accepts connections. */
+export interface ListenerSetup {
   host: string;
   port: number;
+  /** `implicit`: TLS from the first byte; `starttls`: plain, the protocol upgrades before login. */
   tls: 'implicit' | 'starttls';
   cert: string | Buffer;
   key: string | Buffer;
   maxConnectionsPerIp: number;
+}
+
+export interface SessionListenerOptions<S extends ListenedSession> extends ListenerSetup {
+  /** For logs: `imap`, `pop3`. */
+  component: string;
   logger: Logger;
   /** The line sent before closing a connection that is refused (over the limit, or shutting down). */
   refusal: (reason: 'busy' | 'closing') => string;

@@ -1,16 +1,9 @@
 // The POP3 listener (docs/imap-pop3.md): implicit TLS (995; dev 1995) or a
 // plain port that offers STLS (110, only when configured).
-import { startSessionListener } from '../net/session-listener.ts';
+import { type ListenerSetup, startSessionListener } from '../net/session-listener.ts';
 import { Pop3Session, type Pop3SessionOptions } from './session.ts';
 
-export interface Pop3ServerOptions extends Omit<Pop3SessionOptions, 'startTls'> {
-  host: string;
-  port: number;
-  tls: 'implicit' | 'starttls';
-  cert: string | Buffer;
-  key: string | Buffer;
-  maxConnectionsPerIp: number;
-}
+export interface Pop3ServerOptions extends Omit<Pop3SessionOptions, 'startTls'>, ListenerSetup {}
 
 export interface Pop3Server {
   port: number;

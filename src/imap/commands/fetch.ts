@@ -5,31 +5,12 @@
 // modifier, which keeps only messages changed after n and adds MODSEQ.
 import { type FetchItem, needsContent, parseFetchItems, renderFetch, setsSeen } from '../fetch-items.ts';
 import type { OpenedMessage } from '../mail/mail-access.ts';
-import { ImapSyntaxError, type Token } from '../protocol/tokens.ts';
+import { modseqModifier } from '../protocol/modseq.ts';
+import { ImapSyntaxError } from '../protocol/tokens.ts';
 import { mail, selected } from './helpers.ts';
 import { type ImapCommand, SELECTED } from './types.ts';
 
 const LOOKAHEAD = 8;
-
-/** A mod-sequence as a client writes it: decimal, 63 bits at most (kept below 2^53 here). */
-export function parseModseq(tok: Token | undefined, what: string, allowZero: boolean): number {
-  if (tok?.t !== 'atom' || !/^\d{1,19}$/.test(tok.v))
-    throw new ImapSyntaxError(`${what} needs a mod-sequence`);
-  const n = Number(tok.v);
-  if (!Number.isSafeInteger(n) || (!allowZero && n === 0))
-    throw new ImapSyntaxError(`${what}: bad mod-sequence`);
-  return n;
-}
-
-function changedSince(tok: Token | undefined): number | undefined {
-  if (tok === undefined) return undefined;
-  if (tok.t !== 'list' || tok.v.length !== 2)
-    throw new ImapSyntaxError('expected (CHANGEDSINCE <mod-sequence>)');
-  const [name, value] = tok.v;
-  if (name?.t !== 'atom' || name.v.toUpperCase() !== 'CHANGEDSINCE')
-    throw new ImapSyntaxError('the only FETCH modifier is CHANGEDSINCE');
-  return parseModseq(value, 'CHANGEDSINCE', true);
-}
 
 export const fetch: ImapCommand = {
   names: ['FETCH'],
@@ -40,7 +21,7 @@ export const fetch: ImapCommand = {
     const rest = args.rest();
     if (rest.length > 2) throw new ImapSyntaxError('FETCH takes items and at most one modifier list');
     let items = parseFetchItems(rest.slice(0, 1), uid);
-    const since = changedSince(rest[1]);
+    const since = rest[1] === undefined ? undefined : modseqModifier(rest[1], 'CHANGEDSINCE', 'FETCH');
     if (since !== undefined || items.some((i) => i.kind === 'modseq')) conn.enableCondstore();
     if (since !== undefined && !items.some((i) => i.kind === 'modseq'))
       items = [...items, { kind: 'modseq' }];

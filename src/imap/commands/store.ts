@@ -2,20 +2,11 @@
 // and RFC 7162's (UNCHANGEDSINCE n) modifier: a message changed after n is
 // left alone and named in the tagged OK's [MODIFIED set].
 import { ImapError } from '../errors.ts';
+import { modseqModifier } from '../protocol/modseq.ts';
 import { formatSequenceSet } from '../protocol/sequence-set.ts';
-import { ImapSyntaxError, type Token } from '../protocol/tokens.ts';
-import { parseModseq } from './fetch.ts';
+import { ImapSyntaxError } from '../protocol/tokens.ts';
 import { mail, parseFlags, selected } from './helpers.ts';
 import { type CommandResult, type ImapCommand, SELECTED } from './types.ts';
-
-function unchangedSince(tok: Token): number {
-  if (tok.t !== 'list' || tok.v.length !== 2)
-    throw new ImapSyntaxError('expected (UNCHANGEDSINCE <mod-sequence>)');
-  const [name, value] = tok.v;
-  if (name?.t !== 'atom' || name.v.toUpperCase() !== 'UNCHANGEDSINCE')
-    throw new ImapSyntaxError('the only STORE modifier is UNCHANGEDSINCE');
-  return parseModseq(value, 'UNCHANGEDSINCE', true);
-}
 
 export const store: ImapCommand = {
   names: ['STORE'],
@@ -23,7 +14,10 @@ export const store: ImapCommand = {
   uid: true,
   async handle({ conn, uid }, args) {
     const setText = args.atom('sequence set');
-    const since = args.peek()?.t === 'list' ? unchangedSince(args.next('modifier')) : undefined;
+    const since =
+      args.peek()?.t === 'list'
+        ? modseqModifier(args.next('modifier'), 'UNCHANGEDSINCE', 'STORE')
+        : undefined;
     const op = args.atom('FLAGS, +FLAGS or -FLAGS').toUpperCase();
     const m = /^([+-]?)FLAGS(\.SILENT)?$/.exec(op);
     if (!m) throw new ImapSyntaxError('expected FLAGS, +FLAGS or -FLAGS (optionally .SILENT)');
