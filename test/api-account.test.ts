@@ -308,7 +308,7 @@ describe.each(DIALECTS)('account on %s', (dialect) => {
     // Tokens from before the deletion are dead; a fresh login finds no account.
     const stale = await rig.request('GET', '/v1/account', { token });
     expect([stale.status, (stale.body as { error: string }).error]).toEqual([401, 'session_revoked']);
-    rig.clock.now += 1000;
+    rig.clock.now += 1;
     const fresh = await rig.login(alice);
     expect((await rig.request('GET', '/v1/account', { token: fresh })).status).toBe(404);
     expect(await new MessagesRepo(rig.store.db).listForWallet(alice.address)).toEqual([]);

@@ -131,10 +131,10 @@ export async function sweepAccount(
       return { found: false, copies: 0, unpinJobs: 0, deleteMailJobs: 0, redisKeys: 0 };
     }
     // First, so no token issued until now acts for this wallet again, whatever happens below.
-    const nowSecs = Math.floor((deps.now ?? Date.now)() / 1000);
+    const nowMs = (deps.now ?? Date.now)();
     await deps.redis.set(
       accountDeletedKey(deps.prefix, wallet),
-      String(nowSecs),
+      String(nowMs),
       'EX',
       TOKEN_LIFETIME_SECS + 300,
     );

@@ -76,7 +76,7 @@ export function requestGuard(ctx: ApiContext) {
       if (claims.epoch !== epoch) {
         throw new ApiError(401, 'session_revoked', 'this session was revoked; log in again');
       }
-      if (deletedAt !== null && claims.issuedAt <= Number(deletedAt)) {
+      if (deletedAt !== null && claims.issuedAtMs <= Number(deletedAt)) {
         throw new ApiError(401, 'session_revoked', 'the account of this session was deleted; log in again');
       }
       request.wallet = claims.wallet;

@@ -95,7 +95,7 @@ export function overallPublicationWindowKey(prefix: string): string {
 }
 
 /**
- * When a wallet's account was last deleted (Unix seconds), kept for one token
+ * When a wallet's account was last deleted (Unix ms), kept for one token
  * lifetime: session tokens issued up to then are refused, so a token from
  * before the deletion cannot act for a later account of the same wallet.
  */

@@ -13,8 +13,8 @@ const ALG = 'HS256';
 export interface SessionClaims {
   wallet: string;
   epoch: number;
-  /** `iat`, Unix seconds. */
-  issuedAt: number;
+  /** When the token was issued, Unix ms (the `iam` claim; `iat` × 1000 for tokens without it). */
+  issuedAtMs: number;
 }
 
 /** Verified tokens remembered (by their full text, signature included) to skip repeated HMAC checks. */
@@ -31,8 +31,11 @@ export class SessionTokens {
   }
 
   async issue(wallet: string, epoch: number): Promise<string> {
-    const iat = Math.floor(this.now() / 1000);
-    return new SignJWT({ sep: epoch })
+    const nowMs = this.now();
+    const iat = Math.floor(nowMs / 1000);
+    // `iam`: the issue time in ms, so a deletion mark can tell apart a token
+    // issued just before the deletion from a login just after it.
+    return new SignJWT({ sep: epoch, iam: nowMs })
       .setProtectedHeader({ alg: ALG, typ: 'JWT' })
       .setSubject(wallet)
       .setIssuer(ISSUER)
@@ -46,7 +49,7 @@ export class SessionTokens {
   async verify(token: string): Promise<SessionClaims> {
     const known = this.verified.get(token);
     if (known && known.expMs > this.now())
-      return { wallet: known.wallet, epoch: known.epoch, issuedAt: known.issuedAt };
+      return { wallet: known.wallet, epoch: known.epoch, issuedAtMs: known.issuedAtMs };
     if (known) this.verified.delete(token);
     return this.verifyFully(token);
   }
@@ -68,7 +71,11 @@ export class SessionTokens {
       ) {
         throw new ApiError(401, 'invalid_token', 'token claims are malformed');
       }
-      const claims = { wallet: payload.sub, epoch: payload.sep, issuedAt: payload.iat };
+      const claims = {
+        wallet: payload.sub,
+        epoch: payload.sep,
+        issuedAtMs: typeof payload.iam === 'number' ? payload.iam : payload.iat * 1000,
+      };
       if (this.verified.size >= CACHE_MAX) this.verified.clear();
       this.verified.set(token, { ...claims, expMs: payload.exp * 1000 });
       return claims;
