@@ -8,6 +8,27 @@ import { ErrorText, Field } from './widgets.tsx';
 
 type Kind = PinProviderBody['kind'];
 
+/** The credential fields of each provider kind, in form order (the reference's "Pin provider" table). */
+const FIELDS: Record<
+  Kind,
+  { name: string; label: string; type: 'text' | 'password' | 'url'; hint?: string }[]
+> = {
+  remote: [
+    { name: 'endpoint', label: 'Endpoint', type: 'url', hint: 'Default http://127.0.0.1:8182' },
+    { name: 'auth_token', label: 'Auth token (optional)', type: 'password' },
+  ],
+  hosted_jwt: [
+    { name: 'jwt', label: 'API token (JWT)', type: 'password' },
+    { name: 'gateway', label: 'Dedicated gateway URL (https)', type: 'url' },
+  ],
+  s3_bucket: [
+    { name: 'access_key', label: 'Access key', type: 'text' },
+    { name: 'secret_key', label: 'Secret key', type: 'password' },
+    { name: 'bucket', label: 'Bucket', type: 'text' },
+    { name: 'endpoint', label: 'Endpoint (optional)', type: 'url' },
+  ],
+};
+
 export function PinProviderView() {
   const app = useApp();
   const s = app.session;
@@ -105,82 +126,17 @@ export function PinProviderView() {
             <option value="s3_bucket">S3-compatible bucket</option>
           </select>
         </Field>
-        {kind === 'remote' && (
-          <>
-            <Field label="Endpoint" hint="Default http://127.0.0.1:8182">
-              <input
-                type="url"
-                name="endpoint"
-                value={field('endpoint')}
-                onInput={(e) => setField('endpoint', e.currentTarget.value)}
-              />
-            </Field>
-            <Field label="Auth token (optional)">
-              <input
-                type="password"
-                name="auth_token"
-                value={field('auth_token')}
-                onInput={(e) => setField('auth_token', e.currentTarget.value)}
-              />
-            </Field>
-          </>
-        )}
-        {kind === 'hosted_jwt' && (
-          <>
-            <Field label="API token (JWT)">
-              <input
-                type="password"
-                name="jwt"
-                value={field('jwt')}
-                onInput={(e) => setField('jwt', e.currentTarget.value)}
-              />
-            </Field>
-            <Field label="Dedicated gateway URL (https)">
-              <input
-                type="url"
-                name="gateway"
-                value={field('gateway')}
-                onInput={(e) => setField('gateway', e.currentTarget.value)}
-              />
-            </Field>
-          </>
-        )}
-        {kind === 's3_bucket' && (
-          <>
-            <Field label="Access key">
-              <input
-                type="text"
-                name="access_key"
-                value={field('access_key')}
-                onInput={(e) => setField('access_key', e.currentTarget.value)}
-              />
-            </Field>
-            <Field label="Secret key">
-              <input
-                type="password"
-                name="secret_key"
-                value={field('secret_key')}
-                onInput={(e) => setField('secret_key', e.currentTarget.value)}
-              />
-            </Field>
-            <Field label="Bucket">
-              <input
-                type="text"
-                name="bucket"
-                value={field('bucket')}
-                onInput={(e) => setField('bucket', e.currentTarget.value)}
-              />
-            </Field>
-            <Field label="Endpoint (optional)">
-              <input
-                type="url"
-                name="endpoint"
-                value={field('endpoint')}
-                onInput={(e) => setField('endpoint', e.currentTarget.value)}
-              />
-            </Field>
-          </>
-        )}
+        {FIELDS[kind].map((f) => (
+          <Field key={`${kind}.${f.name}`} label={f.label} hint={f.hint}>
+            <input
+              // Preact types each input type apart; all three take a text value.
+              type={f.type as 'text'}
+              name={f.name}
+              value={field(f.name)}
+              onInput={(e) => setField(f.name, e.currentTarget.value)}
+            />
+          </Field>
+        ))}
         <button type="submit" disabled={busy}>
           {status?.configured ? 'Replace (rotate credentials)' : 'Save'}
         </button>{' '}
