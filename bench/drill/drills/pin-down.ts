@@ -2,17 +2,9 @@
 // while mail flows, then started again on the same store. The MX keeps
 // accepting (pinning is not on the accept path); pin stages fail and retry;
 // afterwards the pipeline drains and nothing is lost or doubled.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Drill } from '../drill.ts';
-import {
-  account,
-  accountingOk,
-  describeAccounting,
-  formatReplies,
-  readInboxes,
-  sendLoad,
-  waitForInboxes,
-} from '../mail.ts';
+import { accountingOk, describeAccounting, formatReplies } from '../mail.ts';
+import { outageDuringLoad } from '../outage.ts';
 import { startDrillStack } from '../rig.ts';
 
 const MESSAGES = 200;
@@ -25,42 +17,15 @@ export const pinDown: Drill = {
   async run(log) {
     const stack = await startDrillStack({ label: 'pin', wallets: 5 });
     try {
-      // The fault starts once a quarter of the run is acknowledged.
-      let quarter: () => void = () => {};
-      const started = new Promise<void>((r) => {
-        quarter = r;
-      });
-      const sending = sendLoad({
-        mxPort: stack.mxPort,
-        to: stack.addresses(),
-        count: MESSAGES,
-        connections: 4,
-        paceMs: 250,
-        onAck: (n) => n >= MESSAGES / 4 && quarter(),
-        deadlineMs: 5 * 60_000,
+      const { load, accounting: a } = await outageDuringLoad(stack, log, {
+        messages: MESSAGES,
+        outageMs: OUTAGE_MS,
         tag: 'pin',
+        what: 'operator pin (pind)',
+        stop: () => stack.pind.stop('SIGTERM'),
+        start: () => stack.pind.start(),
       });
-      await Promise.race([started, sending]);
-      await stack.pind.stop('SIGTERM');
-      log('operator pin (pind) stopped');
-      await sleep(OUTAGE_MS);
-      await stack.pind.start();
-      log('operator pin started again');
-      const load = await sending;
       log(`sent: ${load.acked.length} acknowledged (${formatReplies(load.replies)})`);
-      const n = await waitForInboxes(
-        stack.connection,
-        stack.programId,
-        stack.wallets,
-        load.acked.length,
-        6 * 60_000,
-      );
-      log(`drained: ${n} Email accounts`);
-      await sleep(3000);
-      const a = account(
-        load.acked,
-        await readInboxes(stack.connection, stack.programId, stack.gatewayUrl, stack.wallets),
-      );
       const deferred = [...load.replies.entries()]
         .filter(([c]) => c !== '250')
         .reduce((s, [, v]) => s + v, 0);

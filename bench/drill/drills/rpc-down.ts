@@ -3,17 +3,9 @@
 // (docs/operations.md): the MX resolves recipients on chain before RCPT, so
 // during the outage it answers 4xx; mail acknowledged before waits in the
 // queue and the pipeline drains once the node is back. Nothing is lost.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Drill } from '../drill.ts';
-import {
-  account,
-  accountingOk,
-  describeAccounting,
-  formatReplies,
-  readInboxes,
-  sendLoad,
-  waitForInboxes,
-} from '../mail.ts';
+import { accountingOk, describeAccounting, formatReplies } from '../mail.ts';
+import { outageDuringLoad } from '../outage.ts';
 import { startDrillStack } from '../rig.ts';
 
 const MESSAGES = 200;
@@ -26,43 +18,16 @@ export const rpcDown: Drill = {
   async run(log) {
     const stack = await startDrillStack({ label: 'rpc', wallets: 5 });
     try {
-      // The fault starts once a quarter of the run is acknowledged.
-      let quarter: () => void = () => {};
-      const started = new Promise<void>((r) => {
-        quarter = r;
-      });
-      const sending = sendLoad({
-        mxPort: stack.mxPort,
-        to: stack.addresses(),
-        count: MESSAGES,
-        connections: 4,
-        paceMs: 250,
-        onAck: (n) => n >= MESSAGES / 4 && quarter(),
-        deadlineMs: 5 * 60_000,
+      const { load, accounting: a } = await outageDuringLoad(stack, log, {
+        messages: MESSAGES,
+        outageMs: OUTAGE_MS,
         tag: 'rpc',
+        what: 'chain RPC node',
+        stop: () => stack.devnet.stop('SIGTERM'),
+        start: () => stack.devnet.start(),
       });
-      await Promise.race([started, sending]);
-      await stack.devnet.stop('SIGTERM');
-      log('chain RPC node stopped');
-      await sleep(OUTAGE_MS);
-      await stack.devnet.start();
-      log('chain RPC node started again');
-      const load = await sending;
       log(
         `sent: ${load.acked.length} acknowledged, ${load.unacked} given up (${formatReplies(load.replies)})`,
-      );
-      const n = await waitForInboxes(
-        stack.connection,
-        stack.programId,
-        stack.wallets,
-        load.acked.length,
-        6 * 60_000,
-      );
-      log(`drained: ${n} Email accounts`);
-      await sleep(3000);
-      const a = account(
-        load.acked,
-        await readInboxes(stack.connection, stack.programId, stack.gatewayUrl, stack.wallets),
       );
       const deferred = [...load.replies.entries()]
         .filter(([c]) => c.startsWith('4'))
