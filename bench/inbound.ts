@@ -25,6 +25,7 @@ import { QUEUE_DELIVER } from '../delivery/jobs.ts';
 import { createConnection } from '../src/chain-rpc.ts';
 import { loadConfig } from '../src/config/index.ts';
 import { startDevStack } from '../src/dev/dev-stack.ts';
+import { dropRedisPrefix } from './harness/stack.ts';
 
 const { values } = parseArgs({
   options: {
@@ -166,6 +167,9 @@ try {
   // QueueEvents does not close a connection it was given.
   eventsRedis.disconnect();
 } finally {
+  const { url, prefix } = loadConfig(stack.summary.config_file).redis;
   await stack.close();
+  // The run's queues and windows live under the stack's own prefix: leave nothing behind.
+  await dropRedisPrefix(stack.summary.redis.url ?? url, prefix);
   rmSync(dataDir, { recursive: true, force: true });
 }
