@@ -167,9 +167,9 @@ try {
   // QueueEvents does not close a connection it was given.
   eventsRedis.disconnect();
 } finally {
-  const { url, prefix } = loadConfig(stack.summary.config_file).redis;
+  const { prefix } = loadConfig(stack.summary.config_file).redis;
   await stack.close();
   // The run's queues and windows live under the stack's own prefix: leave nothing behind.
-  await dropRedisPrefix(stack.summary.redis.url ?? url, prefix);
+  await dropRedisPrefix(stack.summary.redis.url, prefix);
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -98,7 +98,6 @@ export class ImapConnection {
   /** Turns CONDSTORE on for the rest of the session (ENABLE, or a CONDSTORE-enabling command). */
   enableCondstore(): void {
     this.condstore = true;
-    if (this.selected) this.selected.withModseq = true;
   }
 
   capabilities(): string[] {

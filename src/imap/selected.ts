@@ -18,15 +18,19 @@ export function flagList(flags: string[]): Piece[] {
 
 export class SelectedMailbox {
   messages: ReadableMessage[] = [];
-  /** Set when the session has CONDSTORE on: flag updates then carry MODSEQ. */
-  withModseq = false;
   private stamp = '';
 
   constructor(
     private readonly mail: MailAccess,
     public mailbox: Mailbox,
     readonly readOnly: boolean,
+    /** Whether the session has CONDSTORE on: flag updates then carry MODSEQ. */
+    private readonly condstore: () => boolean = () => false,
   ) {}
+
+  get withModseq(): boolean {
+    return this.condstore();
+  }
 
   async load(): Promise<void> {
     this.messages = await this.mail.folders.listReadable(

@@ -34,6 +34,12 @@ export const DEFAULT_LOGIN_BACKOFF: LoginBackoff = {
 
 export type FailureCheck = { locked: false; counted: number } | { locked: true; retryAfterSecs: number };
 
+/** How one password attempt ended; `temporary` when Redis or the store could not answer. */
+export type Attempt<T> =
+  | { ok: true; value: T }
+  | { ok: false; reason: 'locked'; retryAfterSecs: number }
+  | { ok: false; reason: 'invalid' | 'temporary' };
+
 export class LoginFailures {
   constructor(
     private readonly redis: Redis,
@@ -41,7 +47,33 @@ export class LoginFailures {
     /** Names the counter, so SMTP AUTH and IMAP/POP3 logins do not share one. */
     private readonly bucket: string,
     readonly backoff: LoginBackoff = DEFAULT_LOGIN_BACKOFF,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {}
+
+  /**
+   * One password attempt: refused unchecked while a window is full; else
+   * `verify` (null: wrong password or unknown account) decides, and a failure
+   * is counted and answered only after its back-off delay.
+   */
+  async attempt<T>(ip: string, wallet: string | null, verify: () => Promise<T | null>): Promise<Attempt<T>> {
+    let check: FailureCheck;
+    try {
+      check = await this.check(ip, wallet);
+    } catch {
+      return { ok: false, reason: 'temporary' };
+    }
+    if (check.locked) return { ok: false, reason: 'locked', retryAfterSecs: check.retryAfterSecs };
+    let value: T | null;
+    try {
+      value = await verify();
+    } catch {
+      return { ok: false, reason: 'temporary' };
+    }
+    if (value !== null) return { ok: true, value };
+    const count = await this.record(ip, wallet).catch(() => check.counted + 1);
+    await this.sleep(this.delayFor(count));
+    return { ok: false, reason: 'invalid' };
+  }
 
   private keys(ip: string, wallet: string | null): { ip: string; wallet?: string } {
     return {

@@ -42,11 +42,15 @@ const BUCKET = 'mail-login-fail';
 
 export class MailLogin {
   private readonly failures: LoginFailures;
-  private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(private readonly deps: MailLoginDeps) {
-    this.failures = new LoginFailures(deps.redis, deps.prefix, BUCKET, deps.backoff ?? DEFAULT_LOGIN_BACKOFF);
-    this.sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.failures = new LoginFailures(
+      deps.redis,
+      deps.prefix,
+      BUCKET,
+      deps.backoff ?? DEFAULT_LOGIN_BACKOFF,
+      deps.sleep,
+    );
   }
 
   private async passwordMatches(wallet: string, password: string): Promise<boolean> {
@@ -65,31 +69,17 @@ export class MailLogin {
     } catch {
       throw new MailLoginError('temporary', 'the login name could not be resolved now; try again later');
     }
-    let check: Awaited<ReturnType<LoginFailures['check']>>;
-    try {
-      check = await this.failures.check(ip, wallet);
-    } catch {
-      throw new MailLoginError('temporary', 'authentication is unavailable now; try again later');
-    }
-    if (check.locked) {
-      const secs = check.retryAfterSecs;
+    const result = await this.failures.attempt(ip, wallet, async () => {
+      if (!wallet || !(await this.passwordMatches(wallet, password))) return null;
+      return unlockForSession(this.deps, wallet, password, () => this.passwordMatches(wallet, password));
+    });
+    if (result.ok) return result.value;
+    if (result.reason === 'locked') {
+      const secs = result.retryAfterSecs;
       throw new MailLoginError('locked', `too many failed logins; try again in ${secs} seconds`, secs);
     }
-    const counted = check.counted;
-    let unlocked: UnlockedReaderKey | null = null;
-    if (wallet) {
-      const w = wallet;
-      try {
-        if (await this.passwordMatches(w, password)) {
-          unlocked = await unlockForSession(this.deps, w, password, () => this.passwordMatches(w, password));
-        }
-      } catch {
-        throw new MailLoginError('temporary', 'authentication is unavailable now; try again later');
-      }
-    }
-    if (unlocked) return unlocked;
-    const count = await this.failures.record(ip, wallet).catch(() => counted + 1);
-    await this.sleep(this.failures.delayFor(count));
+    if (result.reason === 'temporary')
+      throw new MailLoginError('temporary', 'authentication is unavailable now; try again later');
     throw new MailLoginError('invalid', 'invalid login name or password');
   }
 }

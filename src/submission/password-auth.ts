@@ -51,11 +51,15 @@ export async function walletOfLogin(
 
 export class PasswordAuth {
   private readonly failures: LoginFailures;
-  private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(private readonly deps: PasswordAuthDeps) {
-    this.failures = new LoginFailures(deps.redis, deps.prefix, BUCKET, deps.backoff ?? DEFAULT_AUTH_BACKOFF);
-    this.sleep = deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.failures = new LoginFailures(
+      deps.redis,
+      deps.prefix,
+      BUCKET,
+      deps.backoff ?? DEFAULT_AUTH_BACKOFF,
+      deps.sleep,
+    );
   }
 
   /** The wallet on success; throws the SmtpReply to answer otherwise. */
@@ -66,30 +70,19 @@ export class PasswordAuth {
     } catch {
       throw authReplies.temporary();
     }
-    let check: Awaited<ReturnType<LoginFailures['check']>>;
-    try {
-      check = await this.failures.check(ip, wallet);
-    } catch {
-      throw authReplies.temporary();
-    }
-    if (check.locked) throw authReplies.locked(check.retryAfterSecs);
-    const counted = check.counted;
-    let ok = false;
-    if (wallet) {
-      try {
-        // A disabled account cannot send, whatever the password.
-        const account = await this.deps.password.accounts.get(wallet);
-        ok =
-          account !== undefined &&
-          account.disabledAt === null &&
-          (await verifyMailPassword(this.deps.password, wallet, password));
-      } catch {
-        throw authReplies.temporary();
-      }
-    }
-    if (ok && wallet) return wallet;
-    const count = await this.failures.record(ip, wallet).catch(() => counted + 1);
-    await this.sleep(this.failures.delayFor(count));
+    const result = await this.failures.attempt(ip, wallet, async () => {
+      if (!wallet) return null;
+      // A disabled account cannot send, whatever the password.
+      const account = await this.deps.password.accounts.get(wallet);
+      const ok =
+        account !== undefined &&
+        account.disabledAt === null &&
+        (await verifyMailPassword(this.deps.password, wallet, password));
+      return ok ? wallet : null;
+    });
+    if (result.ok) return result.value;
+    if (result.reason === 'locked') throw authReplies.locked(result.retryAfterSecs);
+    if (result.reason === 'temporary') throw authReplies.temporary();
     throw authReplies.invalid();
   }
 }

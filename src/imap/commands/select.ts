@@ -24,8 +24,7 @@ export const select: ImapCommand = {
     conn.state = 'authenticated';
     const box = await existingMailbox(conn, mailboxName);
     const readOnly = name === 'EXAMINE';
-    const sel = new SelectedMailbox(mail(conn), box, readOnly);
-    sel.withModseq = conn.condstore;
+    const sel = new SelectedMailbox(mail(conn), box, readOnly, () => conn.condstore);
     await sel.load();
     const keywords = new Set<string>();
     for (const m of sel.messages) for (const f of m.flags) if (!f.startsWith('\\')) keywords.add(f);

@@ -3,12 +3,11 @@
 import { ImapSyntaxError, type Token } from './tokens.ts';
 
 /** A mod-sequence as a client writes it: decimal, 63 bits at most (kept below 2^53 here). */
-export function parseModseq(tok: Token | undefined, what: string, allowZero: boolean): number {
+function parseModseq(tok: Token | undefined, what: string): number {
   if (tok?.t !== 'atom' || !/^\d{1,19}$/.test(tok.v))
     throw new ImapSyntaxError(`${what} needs a mod-sequence`);
   const n = Number(tok.v);
-  if (!Number.isSafeInteger(n) || (!allowZero && n === 0))
-    throw new ImapSyntaxError(`${what}: bad mod-sequence`);
+  if (!Number.isSafeInteger(n)) throw new ImapSyntaxError(`${what}: bad mod-sequence`);
   return n;
 }
 
@@ -18,5 +17,5 @@ export function modseqModifier(tok: Token, name: string, command: string): numbe
   const [label, value] = tok.v;
   if (label?.t !== 'atom' || label.v.toUpperCase() !== name)
     throw new ImapSyntaxError(`the only ${command} modifier is ${name}`);
-  return parseModseq(value, name, true);
+  return parseModseq(value, name);
 }

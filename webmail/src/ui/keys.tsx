@@ -12,15 +12,13 @@ import {
 } from '../chain/mailbox-key.ts';
 import { forgetMessages } from '../messages.ts';
 import { addMailboxKey, useApp } from '../session.ts';
+import { useAction } from './use-action.ts';
 import { ErrorText, Field, formatTime } from './widgets.tsx';
 
 export function KeysView() {
   const app = useApp();
   const s = app.session;
   const [published, setPublished] = useState<PublishedKey | null | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
   const [importText, setImportText] = useState('');
 
   const refresh = async () => {
@@ -30,24 +28,10 @@ export function KeysView() {
       setError(app.errorText(err));
     }
   };
+  const { busy, error, notice, run, setError } = useAction(refresh);
   useEffect(() => {
     void refresh();
   }, []);
-
-  const run = async (label: string, fn: () => Promise<string>) => {
-    setBusy(true);
-    setError('');
-    setNotice(label);
-    try {
-      setNotice(await fn());
-      await refresh();
-    } catch (err) {
-      setNotice('');
-      setError(app.errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
 
   const publishNew = () =>
     run('Publishing a new mailbox key…', async () => {

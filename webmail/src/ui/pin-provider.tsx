@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { PinProviderBody } from '../server/api.ts';
 import { useApp } from '../session.ts';
 import { stepUpProof } from './login.tsx';
+import { useAction } from './use-action.ts';
 import { ErrorText, Field } from './widgets.tsx';
 
 type Kind = PinProviderBody['kind'];
@@ -36,15 +37,13 @@ export function PinProviderView() {
   const [status, setStatus] = useState<{ configured: boolean; kind: string | null } | null>(null);
   const [kind, setKind] = useState<Kind>('remote');
   const [f, setF] = useState<Record<string, string>>({});
-  const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState(false);
   const field = (name: string) => f[name] ?? '';
   const setField = (name: string, v: string) => setF((x) => ({ ...x, [name]: v }));
 
   const refresh = async () => {
     if (api) setStatus(await api.pinProvider());
   };
+  const { busy, error, notice, run, setError } = useAction(refresh);
   useEffect(() => {
     refresh().catch((err) => setError(app.errorText(err)));
   }, []);
@@ -65,21 +64,6 @@ export function PinProviderView() {
     if (field('endpoint')) r.endpoint = field('endpoint');
     if (field('auth_token')) r.auth_token = field('auth_token');
     return r;
-  };
-
-  const run = async (label: string, fn: () => Promise<string>) => {
-    setBusy(true);
-    setError('');
-    setNotice(label);
-    try {
-      setNotice(await fn());
-      await refresh();
-    } catch (err) {
-      setNotice('');
-      setError(app.errorText(err));
-    } finally {
-      setBusy(false);
-    }
   };
 
   const save = () =>
