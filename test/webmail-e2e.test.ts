@@ -20,6 +20,7 @@ import {
   fromHash,
   getEmailAt,
   getFrombox,
+  getMailbox,
   getMailboxKey,
   listInbox,
   replyToHash,
@@ -398,6 +399,62 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await bobPage.getByTestId('reply-chip').getByRole('button', { name: 'Clear' }).click();
     expect(await bobPage.getByTestId('reply-chip').count()).toBe(0);
     expect(await bobPage.getByRole('heading', { name: 'New message' }).count()).toBe(1);
+  }, 120_000);
+
+  it('never resolves an outside address to an on-chain alias: a reply to alice@example.org is refused and the alias owner gets nothing', async () => {
+    // A stranger owns the on-chain alias that equals the outside sender's local part.
+    const stranger = await stack.newMailbox();
+    const local = `alice${randomBytes(4).toString('hex')}`;
+    await stack.send(
+      [createAliasInstruction({ programId: stack.programId, owner: stranger.publicKey, name: local })],
+      [stranger],
+    );
+    const reader = await stack.newMailbox();
+    const subject = `From outside ${Date.now()}`;
+    await smtpSend(`${local}@example.org`, addr(reader), subject, 'Please reply.');
+    await waitForInbox(reader.publicKey, 1);
+    const strangerCount = async () =>
+      (await getMailbox(stack.connection, stack.programId, stranger.publicKey))?.mailCount;
+    const countBefore = await strangerCount();
+    const pinsBefore = pinCount();
+    const balanceBefore = await stack.connection.getBalance(reader.publicKey, 'confirmed');
+
+    const page = await newPage();
+    await goTrustless(page);
+    await importKey(page, reader);
+    await openMessage(page, subject);
+    await page.getByRole('button', { name: 'Reply' }).click();
+    expect(await page.locator('input[name=to]').inputValue()).toBe(`${local}@example.org`);
+    // Before anything is sent, the page says the address is not on chain.
+    await expect
+      .poll(() => page.getByTestId('recipient-error').textContent())
+      .toMatch(/example\.org is not a mail domain on chain/);
+    await shot(page, '06b-reply-outside-refused');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toMatch(/ordinary email address.*Nothing was sealed, pinned or paid/);
+    expect(await page.getByTestId('prepay-card').count()).toBe(0);
+    expect(await page.getByTestId('receipt').count()).toBe(0);
+    // The draft is kept.
+    expect(await page.getByLabel('Subject').inputValue()).toBe(`Re: ${subject}`);
+    expect(await strangerCount()).toBe(countBefore);
+    expect(pinCount()).toBe(pinsBefore);
+    expect(await stack.connection.getBalance(reader.publicKey, 'confirmed')).toBe(balanceBefore);
+
+    // The same alias at the dev mail domain (a MailDomain on chain) is the stranger's, and the page says so.
+    await page.locator('input[name=to]').fill(`${local}@${DEV_DOMAIN}`);
+    const resolved = page.getByTestId('recipient-resolved');
+    await expect.poll(() => resolved.getAttribute('data-wallet')).toBe(stranger.publicKey.toBase58());
+    expect(await resolved.textContent()).toContain(`the alias ${local} at ${DEV_DOMAIN}`);
+    // A wallet address stays a wallet whatever follows the @; an unknown alias on chain is named.
+    await page.locator('input[name=to]').fill(`${stranger.publicKey.toBase58()}@example.org`);
+    await expect.poll(() => resolved.getAttribute('data-wallet')).toBe(stranger.publicKey.toBase58());
+    await page.locator('input[name=to]').fill(`nobody${randomBytes(4).toString('hex')}@${DEV_DOMAIN}`);
+    await expect
+      .poll(() => page.getByTestId('recipient-error').textContent())
+      .toMatch(/does not exist: no alias .* is registered on chain/);
+    expect(await strangerCount()).toBe(countBefore);
   }, 120_000);
 
   it('refuses a recipient with no_ipfs, and a bounty born expired, before anything is pinned', async () => {

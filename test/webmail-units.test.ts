@@ -5,6 +5,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { ComposeRefusal, formatSol, parseSol } from '../webmail/src/chain/compose.ts';
+import { addressForm, bareAddress } from '../webmail/src/chain/recipient.ts';
 import { buildMessage, encodeHeaderText, replySubject } from '../webmail/src/mail/build-message.ts';
 import { hasRemoteContent, htmlFrameDocument } from '../webmail/src/mail/html-frame.ts';
 import { parseMail } from '../webmail/src/mail/parse.ts';
@@ -195,5 +196,36 @@ describe('HTML frame', () => {
     expect(hasRemoteContent('<img src="https://t.example/p.png">')).toBe(true);
     expect(hasRemoteContent('<div style="background:url(//t.example/x)">')).toBe(true);
     expect(hasRemoteContent('<img src="data:image/png;base64,AA==">')).toBe(false);
+  });
+});
+
+describe('recipient address forms', () => {
+  const wallet = bs58.encode(new Uint8Array(32).fill(7));
+  it('reads a wallet whatever follows the @, and a display name around the address', () => {
+    expect(addressForm(wallet)).toEqual({ kind: 'wallet', wallet });
+    expect(addressForm(`${wallet}@example.org`)).toEqual({ kind: 'wallet', wallet });
+    expect(addressForm(`Bob <${wallet}@mail.example>`)).toEqual({ kind: 'wallet', wallet });
+    expect(bareAddress('  Alice Example <alice@example.org>  ')).toBe('alice@example.org');
+  });
+  it('keeps the domain of alias@domain so it is checked on chain, and lowercases both', () => {
+    expect(addressForm('Alice@Example.ORG')).toEqual({
+      kind: 'alias',
+      alias: 'alice',
+      domain: 'example.org',
+    });
+    expect(addressForm('bob')).toEqual({ kind: 'alias', alias: 'bob', domain: null });
+    expect(addressForm('bob@sealpost.localhost.')).toEqual({
+      kind: 'alias',
+      alias: 'bob',
+      domain: 'sealpost.localhost',
+    });
+  });
+  it('refuses what cannot be an on-chain mailbox, with the reason', () => {
+    expect(addressForm('')).toMatchObject({ kind: 'invalid', reason: /Enter a recipient/ });
+    expect(addressForm('a@x.org, b@y.org')).toMatchObject({ kind: 'invalid', reason: /one recipient/ });
+    expect(addressForm('bob@')).toMatchObject({ kind: 'invalid', reason: /no valid domain/ });
+    expect(addressForm('bob@exa_mple.org')).toMatchObject({ kind: 'invalid', reason: /no valid domain/ });
+    expect(addressForm('"bob smith"@example.org')).toMatchObject({ kind: 'invalid' });
+    expect(addressForm('.bob@example.org')).toMatchObject({ kind: 'invalid', reason: /neither a wallet/ });
   });
 });

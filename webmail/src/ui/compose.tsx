@@ -9,6 +9,7 @@ import type { PurchaseOutcome } from '../chain/prepay.ts';
 import { buildMessage, newMessageId } from '../mail/build-message.ts';
 import { useApp } from '../session.ts';
 import { PrepayCard } from './prepay-card.tsx';
+import { RecipientCheck } from './recipient-check.tsx';
 import { ErrorText, Field, short } from './widgets.tsx';
 
 const EMPTY: Draft = { to: '', subject: '', body: '', bountySol: '', claimDays: '', replyTo: null };
@@ -145,7 +146,7 @@ export function ComposeView({ initial }: { initial?: Draft }) {
           label="To"
           hint={
             via === 'chain'
-              ? 'A wallet address or alias (on-chain mailboxes only)'
+              ? 'A wallet address, an alias, or alias@domain for a mail domain on chain (on-chain mailboxes only)'
               : 'Addresses, separated by commas'
           }
         >
@@ -158,6 +159,7 @@ export function ComposeView({ initial }: { initial?: Draft }) {
             spellcheck={false}
           />
         </Field>
+        {via === 'chain' && <RecipientCheck to={draft.to} />}
         <Field label="Subject">
           <input
             type="text"

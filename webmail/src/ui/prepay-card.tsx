@@ -51,8 +51,11 @@ export function PrepayCard({ recipient, recipientLabel, quote, actionSuffix, onB
     <section class="card prepay" aria-labelledby="prepay-title" data-testid="prepay-card">
       <h2 id="prepay-title">Postage needed</h2>
       <p>
-        {recipientLabel} (<code>{short(recipient.toBase58())}</code>) asks first-contact senders for postage.
-        Buy stamps to send; each message spends one.
+        {recipientLabel} (wallet{' '}
+        <code data-testid="prepay-wallet" title={recipient.toBase58()}>
+          {short(recipient.toBase58())}
+        </code>
+        ) asks first-contact senders for postage. Buy stamps to send; each message spends one.
       </p>
       <table class="math">
         <tbody>
