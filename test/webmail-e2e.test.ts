@@ -116,6 +116,12 @@ async function openMessage(page: Page, subject: string): Promise<void> {
   await expect.poll(() => page.getByTestId('mail-subject').textContent()).toBe(subject);
 }
 
+/** Confirms the pending on-chain send on the confirmation sheet. */
+async function confirmSend(page: Page): Promise<void> {
+  await page.getByTestId('send-confirm').waitFor();
+  await page.getByRole('button', { name: 'Confirm and send' }).click();
+}
+
 function pinCount(): number {
   const dir = join(stack.config.pind.data_dir, 'pins');
   let n = 0;
@@ -361,6 +367,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await page.getByLabel('Subject').fill(subject);
     await page.locator('textarea[name=body]').fill(body);
     await page.getByRole('button', { name: 'Send' }).click();
+    await confirmSend(page);
     await page.getByTestId('receipt').waitFor();
     await shot(page, '05-compose-receipt');
     firstAddress = (await page.getByTestId('receipt-email').textContent()) ?? '';
@@ -386,6 +393,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await bobPage.getByTestId('reply-chip').waitFor();
     await shot(bobPage, '06-reply-draft');
     await bobPage.getByRole('button', { name: 'Send' }).click();
+    await confirmSend(bobPage);
     await bobPage.getByTestId('receipt').waitFor();
     const replyAddress = (await bobPage.getByTestId('receipt-email').textContent()) ?? '';
     const reply = await getEmailAt(stack.connection, stack.programId, replyAddress);
@@ -455,6 +463,107 @@ describe('webmail in headless Chromium against the dev stack', () => {
       .poll(() => page.getByTestId('recipient-error').textContent())
       .toMatch(/does not exist: no alias .* is registered on chain/);
     expect(await strangerCount()).toBe(countBefore);
+  }, 120_000);
+
+  it('confirms before any SOL moves: itemized costs, Cancel spends nothing, the total is what leaves the wallet', async () => {
+    const to = await stack.newMailbox();
+    const sender = await stack.newMailbox({ fund: 5 });
+    const page = await newPage({ width: 1280, height: 800 });
+    await goTrustless(page);
+    await importKey(page, sender);
+    const balance = () => stack.connection.getBalance(sender.publicKey, 'confirmed');
+    const before = await balance();
+    const pinsBefore = pinCount();
+    await page.getByRole('button', { name: 'Compose' }).click();
+    await page.locator('input[name=to]').fill(to.publicKey.toBase58());
+    await page.getByLabel('Subject').fill('with a bounty');
+    await page.locator('textarea[name=body]').fill('claim it within a week');
+    await page.getByLabel('Amount in SOL').fill('0.02');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const sheet = page.getByTestId('send-confirm');
+    await sheet.waitFor();
+    // In view at 1280×800 without scrolling, focus on the confirm button.
+    const box = await sheet.boundingBox();
+    expect((box?.y ?? 10_000) + (box?.height ?? 0)).toBeLessThanOrEqual(800);
+    expect(
+      await page
+        .getByRole('button', { name: 'Confirm and send' })
+        .evaluate((b) => b === document.activeElement),
+    ).toBe(true);
+    expect(await page.getByTestId('cost-bounty').textContent()).toBe('0.02 SOL');
+    expect(await page.getByTestId('cost-fee').textContent()).toBe('0.000005 SOL');
+    const lamportsOf = async (id: string) => {
+      const text = (await page.getByTestId(id).textContent()) ?? '';
+      const [whole, frac = ''] = text.replace(' SOL', '').split('.');
+      return BigInt(whole ?? '0') * 1_000_000_000n + BigInt(frac.padEnd(9, '0'));
+    };
+    const total = await lamportsOf('cost-total');
+    expect(total).toBe((await lamportsOf('cost-rent')) + 20_000_000n + 5000n);
+    expect(await lamportsOf('cost-after')).toBe(BigInt(before) - total);
+    await shot(page, '05a-send-confirm');
+    // The sheet is up and nothing has moved; Cancel keeps it that way.
+    expect(await balance()).toBe(before);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    expect(await sheet.count()).toBe(0);
+    await sleep(800);
+    expect(await balance()).toBe(before);
+    expect(pinCount()).toBe(pinsBefore);
+    expect(await listInbox(stack.connection, stack.programId, to.publicKey)).toHaveLength(0);
+    expect(await page.getByLabel('Subject').inputValue()).toBe('with a bounty');
+
+    // Escape cancels too; then a confirmed send takes exactly the total.
+    await page.getByRole('button', { name: 'Send' }).click();
+    await sheet.waitFor();
+    await page.keyboard.press('Escape');
+    expect(await sheet.count()).toBe(0);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await confirmSend(page);
+    await page.getByTestId('receipt').waitFor();
+    expect(BigInt(await balance())).toBe(BigInt(before) - total);
+  }, 120_000);
+
+  it('sends a draft once: repeated clicks make exactly one Email account, then the receipt takes focus', async () => {
+    const to = await stack.newMailbox();
+    const page = await newPage({ width: 1280, height: 800 });
+    await goTrustless(page);
+    await importKey(page, stack.openWallet);
+    await page.getByRole('button', { name: 'Compose' }).click();
+    await page.locator('input[name=to]').fill(to.publicKey.toBase58());
+    await page.getByLabel('Subject').fill('only once');
+    await page.locator('textarea[name=body]').fill('one click or two, one message');
+    await page.getByRole('button', { name: 'Send' }).dblclick();
+    await page.getByTestId('send-confirm').waitFor();
+    await page.getByRole('button', { name: 'Confirm and send' }).dblclick();
+    const receipt = page.getByTestId('receipt');
+    await receipt.waitFor();
+    // Focus moved to the receipt, which is in view; the sent draft is gone, so Send cannot fire again.
+    expect(await receipt.evaluate((el) => el === document.activeElement)).toBe(true);
+    const box = await receipt.boundingBox();
+    expect((box?.y ?? 10_000) + (box?.height ?? 0)).toBeLessThanOrEqual(800);
+    expect(await page.getByRole('button', { name: 'Send' }).count()).toBe(0);
+    await shot(page, '05b-receipt-desktop');
+    // Let any second transaction land before counting.
+    await sleep(1500);
+    expect(await listInbox(stack.connection, stack.programId, to.publicKey)).toHaveLength(1);
+    expect((await getMailbox(stack.connection, stack.programId, to.publicKey))?.mailCount).toBe(1n);
+    // New message starts from an empty draft.
+    await page.getByRole('button', { name: 'New message' }).click();
+    expect(await page.locator('input[name=to]').inputValue()).toBe('');
+    expect(await page.getByLabel('Subject').inputValue()).toBe('');
+    await page.locator('input[name=to]').fill(to.publicKey.toBase58());
+    await page.getByLabel('Subject').fill('second, on purpose');
+    await page.locator('textarea[name=body]').fill('a new draft is a new message');
+    await page.getByRole('button', { name: 'Send' }).click();
+    // Two clicks in one task, before any re-render could disable the button.
+    await page.getByRole('button', { name: 'Confirm and send' }).evaluate((b: HTMLButtonElement) => {
+      b.click();
+      b.click();
+    });
+    await receipt.waitFor();
+    await sleep(1500);
+    await page.getByRole('button', { name: 'Back to inbox' }).click();
+    await page.getByRole('heading', { name: 'Inbox' }).waitFor();
+    expect(await listInbox(stack.connection, stack.programId, to.publicKey)).toHaveLength(2);
   }, 120_000);
 
   it('refuses a recipient with no_ipfs, and a bounty born expired, before anything is pinned', async () => {
@@ -645,7 +754,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await page.getByRole('button', { name: 'Send' }).click();
     await expect
       .poll(() => page.getByRole('alert').first().textContent())
-      .toMatch(/Not enough SOL: this send needs about 50\.\d+ SOL.*Nothing was pinned or sent/);
+      .toMatch(/Not enough SOL: this send needs 50\.\d+ SOL.*Nothing was pinned or sent/);
     await shot(page, '12b-insufficient-sol');
     expect(pinCount()).toBe(pinsBefore);
 

@@ -138,12 +138,45 @@ export async function needsPostage(
   return recipient.mailbox.defaultPostage > 0n;
 }
 
-export async function composeAndSend(deps: ComposeDeps, draft: Draft): Promise<ComposeResult> {
+/** Lamports per signature (Solana's base fee); one signature per send. */
+export const SIGNATURE_FEE = 5000n;
+/** A CIDv1 of a sha2-256 digest in base32 is always 59 characters. */
+const CID_TEXT_LENGTH = 59;
+
+/** What a send moves, itemized, and the wallet's balance before and after. */
+export interface SendCost {
+  /** The Email account's rent, returned to the sender when the message is deleted. */
+  rent: bigint;
+  bounty: bigint;
+  fee: bigint;
+  total: bigint;
+  balance: bigint;
+  after: bigint;
+}
+
+export type Prepared =
+  | {
+      kind: 'ready';
+      recipient: ResolvedRecipient;
+      bounty: { lamports: bigint; expiresAt: bigint };
+      cost: SendCost;
+    }
+  | {
+      kind: 'held';
+      recipient: ResolvedRecipient;
+      bounty: { lamports: bigint; expiresAt: bigint };
+      quote: StampQuote;
+      cost: SendCost;
+    };
+
+/**
+ * Everything checked and priced before anything is sealed, pinned or paid:
+ * bounty terms, the recipient, no_ipfs, postage, and the SOL the send moves.
+ */
+export async function prepareSend(deps: ComposeDeps, draft: Draft): Promise<Prepared> {
   const { conn, programId, wallet } = deps;
   const now = deps.now ?? Date.now;
-  const random = deps.random ?? ((n: number) => crypto.getRandomValues(new Uint8Array(n)));
-  const step = deps.onStep ?? (() => {});
-  step('resolve');
+  (deps.onStep ?? (() => {}))('resolve');
   const bounty = await bountyTerms(conn, draft, now());
   const recipient = await resolveRecipient(conn, programId, draft.to);
   if (recipient.mailbox.noIpfs) {
@@ -152,32 +185,61 @@ export async function composeAndSend(deps: ComposeDeps, draft: Draft): Promise<C
       `${recipient.input} keeps its mail off IPFS (no_ipfs), so a trustless send is not possible. Nothing was pinned. Send through a mail server instead.`,
     );
   }
+  const balance = BigInt(await conn.getBalance(wallet.publicKey, 'confirmed'));
+  const rent = rentExemptLamports(198 + CID_TEXT_LENGTH);
+  const total = rent + bounty.lamports + SIGNATURE_FEE;
+  const cost: SendCost = {
+    rent,
+    bounty: bounty.lamports,
+    fee: SIGNATURE_FEE,
+    total,
+    balance,
+    after: balance - total,
+  };
   if (await needsPostage(conn, programId, wallet.publicKey, recipient)) {
     const quote = await fetchStampQuote(conn, programId, {
       buyer: wallet.publicKey,
       recipient: recipient.wallet,
       stamps: 1n,
     });
-    return { kind: 'held', recipient, quote };
+    return { kind: 'held', recipient, bounty, quote, cost };
   }
-
-  // What SendMail will debit: the Email account's rent (its CID is at most 128 bytes), the bounty, the fee.
-  const needed = rentExemptLamports(198 + 128) + bounty.lamports + 10_000n;
-  const balance = BigInt(await conn.getBalance(wallet.publicKey, 'confirmed'));
-  if (balance < needed) {
+  if (balance < total) {
     throw new ComposeRefusal(
       'insufficient_funds',
-      `Not enough SOL: this send needs about ${formatSol(needed)} SOL (account rent${bounty.lamports > 0n ? ', bounty' : ''} and fee) and the wallet holds ${formatSol(balance)} SOL. Nothing was pinned or sent.`,
+      `Not enough SOL: this send needs ${formatSol(total)} SOL (account rent${bounty.lamports > 0n ? ', bounty' : ''} and fee) and the wallet holds ${formatSol(balance)} SOL. Nothing was pinned or sent.`,
     );
   }
+  return { kind: 'ready', recipient, bounty, cost };
+}
 
+/** Prepares and, unless the draft is held for postage, sends at once (no confirmation step). */
+export async function composeAndSend(deps: ComposeDeps, draft: Draft): Promise<ComposeResult> {
+  const prepared = await prepareSend(deps, draft);
+  if (prepared.kind === 'held') return { kind: 'held', recipient: prepared.recipient, quote: prepared.quote };
+  return executeSend(deps, draft, prepared);
+}
+
+/** Seals, pins and sends a prepared draft. */
+export async function executeSend(
+  deps: ComposeDeps,
+  draft: Draft,
+  prepared: Extract<Prepared, { kind: 'ready' }>,
+): Promise<ComposeResult> {
+  const { conn, programId, wallet } = deps;
+  const now = deps.now ?? Date.now;
+  const random = deps.random ?? ((n: number) => crypto.getRandomValues(new Uint8Array(n)));
+  const step = deps.onStep ?? (() => {});
+  const { recipient, bounty } = prepared;
   const senderMailbox = await getMailbox(conn, programId, wallet.publicKey);
   const domain =
     (senderMailbox ? await domainName(conn, senderMailbox.domain) : null) ??
     (await domainName(conn, recipient.mailbox.domain)) ??
     'sealpost.invalid';
   const from = `${wallet.address}@${domain}`;
-  const to = recipient.input.includes('@') ? recipient.input : `${recipient.input}@${domain}`;
+  const to = recipient.input.includes('@')
+    ? recipient.input
+    : `${recipient.input}@${recipient.domain ?? domain}`;
   const raw = buildMessage({
     from,
     to: [to],

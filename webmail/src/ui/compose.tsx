@@ -2,30 +2,39 @@
 // card when a stamp is needed and an automatic re-send once the purchase
 // confirms. Server mode: the message goes to the server's submission path,
 // or (for a bounty or a reply on chain) direct-signed like trustless.
-import { useState } from 'preact/hooks';
-import { type ComposeResult, type ComposeStep, composeAndSend, type Draft } from '../chain/compose.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import {
+  type ComposeResult,
+  type ComposeStep,
+  type Draft,
+  executeSend,
+  type Prepared,
+  prepareSend,
+} from '../chain/compose.ts';
 import { pinBytes } from '../chain/pin.ts';
 import type { PurchaseOutcome } from '../chain/prepay.ts';
 import { buildMessage, newMessageId } from '../mail/build-message.ts';
 import { useApp } from '../session.ts';
 import { PrepayCard } from './prepay-card.tsx';
 import { RecipientCheck } from './recipient-check.tsx';
+import { SendConfirm } from './send-summary.tsx';
 import { ErrorText, Field, short } from './widgets.tsx';
 
 const EMPTY: Draft = { to: '', subject: '', body: '', bountySol: '', claimDays: '', replyTo: null };
 
 const STEP_TEXT: Record<ComposeStep, string> = {
-  resolve: 'Reading the recipient’s mailbox and key from the chain…',
-  seal: 'Sealing the message in the page…',
-  pin: 'Pinning the sealed message…',
-  sign: 'Signing SendMail…',
-  confirm: 'Waiting for the chain to confirm…',
+  resolve: 'Looking up the recipient on chain…',
+  seal: 'Encrypting the message so only the recipient can open it…',
+  pin: 'Storing the encrypted message on IPFS…',
+  sign: 'Waiting for your wallet to sign the transaction…',
+  confirm: 'Waiting for the network to confirm the message…',
 };
 
 type Outcome =
   | { kind: 'idle' }
   | { kind: 'receipt'; emailAddress: string; signature: string; pending: boolean }
-  | { kind: 'held'; result: Extract<ComposeResult, { kind: 'held' }> }
+  | { kind: 'confirm'; prepared: Extract<Prepared, { kind: 'ready' }> }
+  | { kind: 'held'; prepared: Extract<Prepared, { kind: 'held' }> }
   | { kind: 'server-sent'; msgid: string };
 
 export function ComposeView({ initial }: { initial?: Draft }) {
@@ -38,27 +47,73 @@ export function ComposeView({ initial }: { initial?: Draft }) {
   const [error, setError] = useState('');
   const [outcome, setOutcome] = useState<Outcome>({ kind: 'idle' });
   const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }));
-
-  const sendOnChain = async (d: Draft) => {
-    const result = await composeAndSend(
-      {
-        conn: s.conn,
-        programId: s.programId,
-        wallet: s.wallet,
-        pin: (bytes) => pinBytes(s.settings.pinUrl, s.settings.pinToken, bytes),
-        onStep: (st) => setStep(STEP_TEXT[st]),
-      },
-      d,
-    );
-    if (result.kind === 'held') setOutcome({ kind: 'held', result });
-    else
-      setOutcome({
-        kind: 'receipt',
-        emailAddress: result.emailAddress,
-        signature: result.signature,
-        pending: result.kind === 'pending',
-      });
+  // A synchronous guard: a second click (or Enter) before the re-render that
+  // disables the button must not start a second send of the same draft.
+  const inFlight = useRef(false);
+  const receiptRef = useRef<HTMLElement>(null);
+  const sent = outcome.kind === 'receipt' || outcome.kind === 'server-sent';
+  useEffect(() => {
+    if (!sent) return;
+    receiptRef.current?.focus();
+    receiptRef.current?.scrollIntoView({ block: 'nearest' });
+  }, [sent]);
+  const newMessage = () => {
+    setDraft(EMPTY);
+    setOutcome({ kind: 'idle' });
+    setError('');
+    setVia(s.api ? 'server' : 'chain');
   };
+
+  const deps = {
+    conn: s.conn,
+    programId: s.programId,
+    wallet: s.wallet,
+    pin: (bytes: Uint8Array) => pinBytes(s.settings.pinUrl, s.settings.pinToken, bytes),
+    onStep: (st: ComposeStep) => setStep(STEP_TEXT[st]),
+  };
+
+  const showResult = (result: ComposeResult) => {
+    if (result.kind === 'held') {
+      // Stamps were spent meanwhile: price the send again and hold it.
+      void prepareSend(deps, draft).then(
+        (p) => setOutcome(p.kind === 'held' ? { kind: 'held', prepared: p } : { kind: 'idle' }),
+        (err: unknown) => setError(app.errorText(err)),
+      );
+      return;
+    }
+    setOutcome({
+      kind: 'receipt',
+      emailAddress: result.emailAddress,
+      signature: result.signature,
+      pending: result.kind === 'pending',
+    });
+  };
+
+  /** Checks and prices the draft; nothing is spent until the holder confirms. */
+  const prepareOnChain = async (d: Draft) => {
+    const p = await prepareSend(deps, d);
+    setOutcome(p.kind === 'held' ? { kind: 'held', prepared: p } : { kind: 'confirm', prepared: p });
+  };
+
+  /** Runs a step under the one-send-at-a-time guard. */
+  const guarded = async (fn: () => Promise<void>) => {
+    if (inFlight.current) return;
+    inFlight.current = true;
+    setBusy(true);
+    setError('');
+    try {
+      await fn();
+    } catch (err) {
+      setError(app.errorText(err));
+    } finally {
+      inFlight.current = false;
+      setBusy(false);
+      setStep('');
+    }
+  };
+
+  const confirmSend = (prepared: Extract<Prepared, { kind: 'ready' }>) =>
+    guarded(async () => showResult(await executeSend(deps, draft, prepared)));
 
   const sendViaServer = async (d: Draft) => {
     if (!s.api) throw new Error('No account API in this mode.');
@@ -84,21 +139,15 @@ export function ComposeView({ initial }: { initial?: Draft }) {
     setOutcome({ kind: 'server-sent', msgid: r.msgid });
   };
 
-  const send = async (d: Draft = draft) => {
-    setBusy(true);
-    setError('');
-    setOutcome({ kind: 'idle' });
-    try {
+  const send = (d: Draft = draft) =>
+    guarded(async () => {
+      setOutcome({ kind: 'idle' });
       if (via === 'server' && s.api) await sendViaServer(d);
-      else await sendOnChain(d);
-    } catch (err) {
-      setError(app.errorText(err));
-    } finally {
-      setBusy(false);
-      setStep('');
-    }
-  };
+      else await prepareOnChain(d);
+    });
 
+  // The prepay card showed the stamps and this send's costs together, so a
+  // completed purchase sends at once, without a second confirmation.
   const afterPurchase = async (out: PurchaseOutcome) => {
     if (out.status === 'pending') {
       setOutcome({ kind: 'idle' });
@@ -106,7 +155,11 @@ export function ComposeView({ initial }: { initial?: Draft }) {
       return;
     }
     app.notify('Stamps bought. Sending your message…');
-    await send(draft);
+    await guarded(async () => {
+      const p = await prepareSend(deps, draft);
+      if (p.kind === 'held') setOutcome({ kind: 'held', prepared: p });
+      else showResult(await executeSend(deps, draft, p));
+    });
   };
 
   return (
@@ -114,100 +167,120 @@ export function ComposeView({ initial }: { initial?: Draft }) {
       <h1 id="compose-title" tabIndex={-1}>
         {draft.replyTo ? 'Reply' : 'New message'}
       </h1>
-      <form
-        class="compose"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void send();
-        }}
-      >
-        {s.api && (
-          <fieldset class="inline">
-            <legend>Send</legend>
-            <label>
-              <input type="radio" name="via" checked={via === 'server'} onChange={() => setVia('server')} />{' '}
-              through the server
-            </label>
-            <label>
-              <input type="radio" name="via" checked={via === 'chain'} onChange={() => setVia('chain')} /> on
-              chain, signed by my wallet
-            </label>
-          </fieldset>
-        )}
-        {draft.replyTo && (
-          <p class="chip" data-testid="reply-chip">
-            Replying to message <code>{short(draft.replyTo.email)}</code> (linked on chain)
-            <button type="button" class="link" onClick={() => set({ replyTo: null })}>
-              Clear
-            </button>
-          </p>
-        )}
-        <Field
-          label="To"
-          hint={
-            via === 'chain'
-              ? 'A wallet address, an alias, or alias@domain for a mail domain on chain (on-chain mailboxes only)'
-              : 'Addresses, separated by commas'
-          }
+      {!sent && (
+        <form
+          class="compose"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void send();
+          }}
         >
-          <input
-            type="text"
-            name="to"
-            value={draft.to}
-            onInput={(e) => set({ to: e.currentTarget.value })}
-            autoComplete="off"
-            spellcheck={false}
-          />
-        </Field>
-        {via === 'chain' && <RecipientCheck to={draft.to} />}
-        <Field label="Subject">
-          <input
-            type="text"
-            name="subject"
-            value={draft.subject}
-            onInput={(e) => set({ subject: e.currentTarget.value })}
-          />
-        </Field>
-        <Field label="Message">
-          <textarea
-            name="body"
-            rows={10}
-            value={draft.body}
-            onInput={(e) => set({ body: e.currentTarget.value })}
-          />
-        </Field>
-        {via === 'chain' && (
-          <fieldset class="inline">
-            <legend>Bounty (optional)</legend>
-            <Field label="Amount in SOL" hint="Blank for a plain send">
-              <input
-                type="text"
-                inputMode="decimal"
-                name="bounty"
-                value={draft.bountySol}
-                onInput={(e) => set({ bountySol: e.currentTarget.value })}
-              />
-            </Field>
-            <Field label="Claim window (days)">
-              <input
-                type="number"
-                name="claim-days"
-                min={0}
-                placeholder="7"
-                value={draft.claimDays}
-                onInput={(e) => set({ claimDays: e.currentTarget.value })}
-              />
-            </Field>
-          </fieldset>
-        )}
-        <button type="submit" disabled={busy}>
-          {busy ? 'Sending…' : 'Send'}
-        </button>
-      </form>
-      {step && <p role="status">{step}</p>}
+          {s.api && (
+            <fieldset class="inline">
+              <legend>Send</legend>
+              <label>
+                <input type="radio" name="via" checked={via === 'server'} onChange={() => setVia('server')} />{' '}
+                through the server
+              </label>
+              <label>
+                <input type="radio" name="via" checked={via === 'chain'} onChange={() => setVia('chain')} />{' '}
+                on chain, signed by my wallet
+              </label>
+            </fieldset>
+          )}
+          {draft.replyTo && (
+            <p class="chip" data-testid="reply-chip">
+              Replying to message <code>{short(draft.replyTo.email)}</code> (linked on chain)
+              <button type="button" class="link" onClick={() => set({ replyTo: null })}>
+                Clear
+              </button>
+            </p>
+          )}
+          <Field
+            label="To"
+            hint={
+              via === 'chain'
+                ? 'A wallet address, an alias, or alias@domain for a mail domain on chain (on-chain mailboxes only)'
+                : 'Addresses, separated by commas'
+            }
+          >
+            <input
+              type="text"
+              name="to"
+              value={draft.to}
+              onInput={(e) => set({ to: e.currentTarget.value })}
+              autoComplete="off"
+              spellcheck={false}
+            />
+          </Field>
+          {via === 'chain' && <RecipientCheck to={draft.to} />}
+          <Field label="Subject">
+            <input
+              type="text"
+              name="subject"
+              value={draft.subject}
+              onInput={(e) => set({ subject: e.currentTarget.value })}
+            />
+          </Field>
+          <Field label="Message">
+            <textarea
+              name="body"
+              rows={10}
+              value={draft.body}
+              onInput={(e) => set({ body: e.currentTarget.value })}
+            />
+          </Field>
+          {via === 'chain' && (
+            <fieldset class="inline">
+              <legend>Bounty (optional)</legend>
+              <Field label="Amount in SOL" hint="Blank for a plain send">
+                <input
+                  type="text"
+                  inputMode="decimal"
+                  name="bounty"
+                  value={draft.bountySol}
+                  onInput={(e) => set({ bountySol: e.currentTarget.value })}
+                />
+              </Field>
+              <Field label="Claim window (days)">
+                <input
+                  type="number"
+                  name="claim-days"
+                  min={0}
+                  placeholder="7"
+                  value={draft.claimDays}
+                  onInput={(e) => set({ claimDays: e.currentTarget.value })}
+                />
+              </Field>
+            </fieldset>
+          )}
+          <button type="submit" disabled={busy}>
+            {busy ? 'Sending…' : 'Send'}
+          </button>
+        </form>
+      )}
+      {step && (
+        <p role="status" class="toast" data-testid="send-progress">
+          {step}
+        </p>
+      )}
+      {outcome.kind === 'confirm' && (
+        <SendConfirm
+          prepared={outcome.prepared}
+          busy={busy}
+          onConfirm={() => void confirmSend(outcome.prepared)}
+          onCancel={() => setOutcome({ kind: 'idle' })}
+        />
+      )}
       <ErrorText text={error} />
       {outcome.kind === 'receipt' && (
-        <section class="card receipt" data-testid="receipt" aria-label="Receipt">
+        <section
+          class="card receipt"
+          data-testid="receipt"
+          aria-label="Receipt"
+          tabIndex={-1}
+          ref={receiptRef}
+        >
           <h2>{outcome.pending ? 'Submitted, not yet confirmed' : 'Sent'}</h2>
           <dl class="headers">
             <dt>Message account</dt>
@@ -220,16 +293,27 @@ export function ComposeView({ initial }: { initial?: Draft }) {
             </dd>
           </dl>
           {outcome.pending && (
-            <p>The chain has not confirmed it within the wait; check the inbox of the recipient shortly.</p>
+            <p>
+              The chain has not confirmed it within the wait; check the inbox of the recipient shortly. Do not
+              send it again: it is submitted.
+            </p>
           )}
+          <ReceiptActions onNew={newMessage} />
         </section>
       )}
       {outcome.kind === 'server-sent' && (
-        <section class="card receipt" data-testid="server-receipt">
+        <section
+          class="card receipt"
+          data-testid="server-receipt"
+          aria-label="Receipt"
+          tabIndex={-1}
+          ref={receiptRef}
+        >
           <h2>Handed to the server</h2>
           <p>
             Message id <code>{outcome.msgid}</code>. The server delivers it.
           </p>
+          <ReceiptActions onNew={newMessage} />
         </section>
       )}
       {outcome.kind === 'held' && (
@@ -238,14 +322,30 @@ export function ComposeView({ initial }: { initial?: Draft }) {
             Your draft is held until postage is paid.
           </p>
           <PrepayCard
-            recipient={outcome.result.recipient.wallet}
-            recipientLabel={outcome.result.recipient.input}
-            quote={outcome.result.quote}
+            recipient={outcome.prepared.recipient.wallet}
+            recipientLabel={outcome.prepared.recipient.input}
+            quote={outcome.prepared.quote}
             actionSuffix="and send"
+            send={outcome.prepared.cost}
             onBought={afterPurchase}
           />
         </>
       )}
     </section>
+  );
+}
+
+function ReceiptActions({ onNew }: { onNew: () => void }) {
+  const app = useApp();
+  const home = app.session.api ? 'folders' : 'inbox';
+  return (
+    <p class="actions">
+      <button type="button" class="primary" onClick={() => app.navigate({ name: home })}>
+        Back to {app.session.api ? 'mail' : 'inbox'}
+      </button>{' '}
+      <button type="button" onClick={onNew}>
+        New message
+      </button>
+    </p>
   );
 }

@@ -1,12 +1,16 @@
 // The prepay card: stamp count (default 1) and the per-stamp funding math —
 // the recipient's posted postage, the settlement surcharge, the live
-// protocol fee — plus rent when the purchase creates the frombox.
+// protocol fee — plus rent when the purchase creates the frombox, the
+// purchase's network fee and, for a held draft, what the send itself costs
+// (message rent, bounty, fee): one total and the balance afterwards, all
+// shown before anything is spent.
 import type { PublicKey } from '@solana/web3.js';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { StampQuote } from '../../../chain/client.ts';
-import { formatSol } from '../chain/compose.ts';
+import { formatSol, type SendCost, SIGNATURE_FEE } from '../chain/compose.ts';
 import { buyPostage, type PurchaseOutcome } from '../chain/prepay.ts';
 import { useApp } from '../session.ts';
+import { SendCostRows } from './send-summary.tsx';
 import { ErrorText, Field, short } from './widgets.tsx';
 
 interface Props {
@@ -16,6 +20,8 @@ interface Props {
   /** Shown on the button, e.g. "and send". */
   actionSuffix?: string;
   onBought: (out: PurchaseOutcome) => void | Promise<void>;
+  /** The held send that follows the purchase: its costs join the total. */
+  send?: SendCost;
   /** Poll budget for the purchase (ms). */
   budgetMs?: number;
 }
@@ -24,14 +30,31 @@ function Sol({ lamports }: { lamports: bigint }) {
   return <span>{formatSol(lamports)} SOL</span>;
 }
 
-export function PrepayCard({ recipient, recipientLabel, quote, actionSuffix, onBought, budgetMs }: Props) {
+export function PrepayCard({
+  recipient,
+  recipientLabel,
+  quote,
+  actionSuffix,
+  onBought,
+  send,
+  budgetMs,
+}: Props) {
   const app = useApp();
   const s = app.session;
   const [count, setCount] = useState('1');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const n = /^\d+$/.test(count.trim()) ? BigInt(count.trim()) : 0n;
-  const total = quote.perStamp * n + quote.rent;
+  const stampsTotal = quote.perStamp * n + quote.rent;
+  const total = stampsTotal + SIGNATURE_FEE + (send?.total ?? 0n);
+  const [balance, setBalance] = useState<bigint | null>(send?.balance ?? null);
+  useEffect(() => {
+    if (send) return;
+    s.conn.getBalance(s.wallet.publicKey, 'confirmed').then(
+      (b) => setBalance(BigInt(b)),
+      () => setBalance(null),
+    );
+  }, [send]);
 
   const buy = async () => {
     setBusy(true);
@@ -91,14 +114,36 @@ export function PrepayCard({ recipient, recipientLabel, quote, actionSuffix, onB
               </td>
             </tr>
           )}
-          <tr class="total">
+          <tr>
             <th scope="row">
-              Total for {String(n)} stamp{n === 1n ? '' : 's'}
+              Stamps: {String(n)} × <Sol lamports={quote.perStamp} />
+              {quote.rent > 0n ? ' and rent' : ''}
             </th>
+            <td data-testid="quote-stamps-total">
+              <Sol lamports={stampsTotal} />
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Network fee for the purchase</th>
+            <td>
+              <Sol lamports={SIGNATURE_FEE} />
+            </td>
+          </tr>
+          {send && <SendCostRows cost={send} label="Then the message: account rent" />}
+          <tr class="total">
+            <th scope="row">Total{send ? ', stamps and message' : ''}</th>
             <td data-testid="quote-total">
               <Sol lamports={total} />
             </td>
           </tr>
+          {balance !== null && (
+            <tr>
+              <th scope="row">Balance afterwards</th>
+              <td data-testid="quote-after">
+                <Sol lamports={balance - total} />
+              </td>
+            </tr>
+          )}
         </tbody>
       </table>
       <Field label="Stamps">
