@@ -1,0 +1,1289 @@
+// The Sealpost mail program (docs/protocol.md): accounts, seeds, the 16
+// instructions and their rules, for the SBPFv0 runtime. One translation unit;
+// built by `npm run build:program`.
+//
+// Shape of every instruction: decode the data completely (InvalidInstruction
+// on anything short, unknown, non-canonical or trailing), check the account
+// list, then every rule in the order the TypeScript reference checks them,
+// all before the first write; then the System-program CPIs (account creation
+// and payments from signers), then direct lamport moves out of accounts the
+// program owns and the data writes. A failure returns a custom error and the
+// runtime discards the whole transaction.
+#include "base58.h"
+#include "blake3.h"
+#include "sol.h"
+
+/* ---- errors (custom program error codes) ---------------------------------- */
+
+#define OK 0ULL
+/* Custom(0) cannot be returned as 0 (success): the runtime maps 1 << 32 back to Custom(0). */
+#define E_INVALID_INSTRUCTION (1ULL << 32)
+#define E_MISSING_SIGNER 1ULL
+#define E_INVALID_PDA 2ULL
+#define E_INVALID_ACCOUNT 3ULL
+#define E_ALREADY_EXISTS 4ULL
+#define E_NOT_FOUND 5ULL
+#define E_UNAUTHORIZED 6ULL
+#define E_INVALID_ARGUMENT 7ULL
+#define E_POSTAGE_REQUIRED 8ULL
+#define E_BOUNTY_EXPIRED 9ULL
+#define E_BOUNTY_NOT_ALLOWED 10ULL
+#define E_FROM_HASH_MISMATCH 11ULL
+#define E_PRICE_ABOVE_CEILING 12ULL
+#define E_NOTHING_TO_CLAIM 13ULL
+#define E_NO_IPFS 14ULL
+#define E_INSUFFICIENT_FUNDS 15ULL
+#define E_NOT_WRITABLE 16ULL
+#define E_DOMAIN_INACTIVE 17ULL
+
+#define TRY(x)                                                                                         \
+  do {                                                                                                 \
+    u64 e_ = (x);                                                                                      \
+    if (e_) return e_;                                                                                 \
+  } while (0)
+
+/* ---- account kinds and layouts --------------------------------------------- */
+
+#define TAG_MAILBOX 1
+#define TAG_MAILBOX_KEY 2
+#define TAG_EMAIL 3
+#define TAG_FROMBOX 4
+#define TAG_ALIAS 5
+#define TAG_MAIL_DOMAIN 6
+#define TAG_POSTOFFICE 7
+
+#define MAILBOX_SIZE 91
+#define MB_OWNER 1
+#define MB_MAIL_COUNT 33
+#define MB_DEFAULT_POSTAGE 41
+#define MB_DOMAIN 49
+#define MB_NO_IPFS 81
+#define MB_CREATED_AT 82
+#define MB_BUMP 90
+
+#define MAILBOX_KEY_SIZE 74
+#define MK_OWNER 1
+#define MK_PUB_KEY 33
+#define MK_UPDATED_AT 65
+#define MK_BUMP 73
+
+#define EMAIL_FIXED 194
+#define EM_RECIPIENT 1
+#define EM_SENDER 33
+#define EM_FROM_HASH 65
+#define EM_INDEX 97
+#define EM_EPOCH 105
+#define EM_BOUNTY 113
+#define EM_EXPIRES_AT 121
+#define EM_REPLY_TO 129
+#define EM_RENT_PAYER 161
+#define EM_BUMP 193
+#define EM_CID 194
+
+#define FROMBOX_SIZE 114
+#define FB_FROM_HASH 1
+#define FB_RECIPIENT 33
+#define FB_REQUIRED 65
+#define FB_STAMPS 73
+#define FB_ESCROW 81
+#define FB_CREATED_AT 89
+#define FB_UPDATED_AT 97
+#define FB_PURCHASED 105
+#define FB_BUMP 113
+
+#define ALIAS_SIZE 106
+#define AL_NAME_HASH 1
+#define AL_ADDRESS 33
+#define AL_OWNER 65
+#define AL_CREATED_AT 97
+#define AL_BUMP 105
+
+#define DOMAIN_FIXED 107
+#define MD_IS_ACTIVE 1
+#define MD_AUTHORITY 2
+#define MD_RENT_PAYER 34
+#define MD_NAME_HASH 66
+#define MD_CREATED_AT 98
+#define MD_BUMP 106
+#define MD_DOMAIN 107
+
+#define POSTOFFICE_SIZE 154
+#define PO_ADMIN 1
+#define PO_ROOT_KSK 33
+#define PO_DELEGATE 65
+#define PO_COMMITMENT 97
+#define PO_STAMP_FEE 129
+#define PO_SURCHARGE 137
+#define PO_FEES_COLLECTED 145
+#define PO_BUMP 153
+
+#define CID_MAX 128
+#define DOMAIN_MAX 253
+#define ALIAS_MAX 64
+
+/* Rent-exempt minimum: (128 + size) x 3480 lamports/byte-year x 2 years. */
+static u64 rent(u64 size) { return (128 + size) * 6960; }
+
+/* ---- instruction tags -------------------------------------------------------- */
+
+enum {
+  IX_INIT_POSTOFFICE = 0,
+  IX_CREATE_MAILBOX = 1,
+  IX_SET_MAILBOX_FLAGS = 2,
+  IX_PUBLISH_KEY = 3,
+  IX_REMOVE_KEY = 4,
+  IX_CREATE_DOMAIN = 5,
+  IX_SEND_MAIL = 6,
+  IX_DELETE_MAIL = 7,
+  IX_CREATE_ALIAS = 8,
+  IX_CREATE_FROMBOX = 9,
+  IX_UPDATE_FROMBOX = 10,
+  IX_ADD_STAMPS = 11,
+  IX_BUY_STAMPS = 12,
+  IX_TOP_UP_STAMPS = 13,
+  IX_RECLAIM_FROMBOX_STAMPS = 14,
+  IX_CLAIM_BOUNTY = 15,
+  IX_COUNT = 16,
+};
+
+static const char IX_NAMES[IX_COUNT][36] = {
+    "Instruction: InitPostoffice", "Instruction: CreateMailbox",  "Instruction: SetMailboxFlags",
+    "Instruction: PublishKey",     "Instruction: RemoveKey",      "Instruction: CreateDomain",
+    "Instruction: SendMail",       "Instruction: DeleteMail",     "Instruction: CreateAlias",
+    "Instruction: CreateFrombox",  "Instruction: UpdateFrombox",  "Instruction: AddStamps",
+    "Instruction: BuyStamps",      "Instruction: TopUpStamps",    "Instruction: ReclaimFromboxStamps",
+    "Instruction: ClaimBounty",
+};
+
+/* ---- state ------------------------------------------------------------------ */
+
+#define MAX_ACCOUNTS 8
+
+/* One account of the input buffer; pointers are into the buffer (written in place). */
+typedef struct {
+  u8 *key;
+  u8 *owner;
+  u64 *lamports;
+  u64 *len; /* serialized data length: the runtime reads it back */
+  u8 *data;
+  u64 rent_epoch;
+  u8 is_signer;
+  u8 is_writable;
+  u8 executable;
+} Acc;
+
+/* Decoded arguments; field use per instruction is noted at each decoder. */
+typedef struct {
+  u8 tag;
+  const u8 *k1;
+  const u8 *k2;
+  const u8 *k3;
+  u64 u1;
+  u64 u2;
+  const u8 *str;
+  u64 str_len;
+  u8 has_bool;
+  u8 bool_val;
+  u8 has_u64;
+  u64 u64_val;
+} Args;
+
+/* Amounts of one purchase, worked out before anything moves. */
+typedef struct {
+  u64 postage;
+  u64 held;
+  u64 fees;
+  u64 stamps;
+  u64 escrow;
+  u64 purchased;
+  u64 fees_collected;
+} Purchase;
+
+/* Everything an invocation works with; it lives at the start of the heap. */
+typedef struct {
+  Acc acc[MAX_ACCOUNTS];
+  u64 n;
+  const u8 *program_id;
+  Acc *system;
+  Args a;
+  SolClock clock;
+  u8 have_clock;
+  /* PDA seeds under construction; seeds[nseeds] is the bump when signing */
+  SolSignerSeed seeds[5];
+  u64 nseeds;
+  u8 bump;
+  u8 pda[32];
+  u8 hash[32];
+  u8 text[64];
+  /* CPI */
+  SolAccountMeta metas[2];
+  SolAccountInfo infos[2];
+  SolInstruction ix;
+  SolSignerSeeds signer;
+  u8 cpi_data[64];
+  Purchase purchase;
+  B3Work b3;
+} Ctx;
+
+static const char SEED_MAILBOX[] = "mailbox";
+static const char SEED_MAILBOX_KEY[] = "mailbox_key";
+static const char SEED_EMAIL[] = "email";
+static const char SEED_FROMBOX[] = "frombox";
+static const char SEED_ALIAS[] = "alias";
+static const char SEED_DOMAIN[] = "domain";
+static const char SEED_POSTOFFICE[] = "postoffice";
+
+/* ---- small checks ----------------------------------------------------------- */
+
+static i64 now(Ctx *c) {
+  if (!c->have_clock) {
+    sol_get_clock_sysvar(&c->clock);
+    c->have_clock = 1;
+  }
+  return c->clock.unix_timestamp;
+}
+
+static u64 need_signer(const Acc *a, int writable) {
+  if (!a->is_signer) return E_MISSING_SIGNER;
+  if (writable && !a->is_writable) return E_NOT_WRITABLE;
+  return OK;
+}
+
+static u64 need_writable(const Acc *a) { return a->is_writable ? OK : E_NOT_WRITABLE; }
+
+static u64 need_system(Ctx *c, Acc *a) {
+  if (!is_zero32(a->key)) return E_INVALID_ACCOUNT;
+  c->system = a;
+  return OK;
+}
+
+/* a + b, refusing overflow (InvalidArgument). */
+static u64 add(u64 a, u64 b, u64 *out) {
+  u64 r = a + b;
+  if (r < a) return E_INVALID_ARGUMENT;
+  *out = r;
+  return OK;
+}
+
+/* a x b, refusing overflow; in 32-bit halves (the BPF backend has no 128-bit multiply). */
+static u64 mul(u64 a, u64 b, u64 *out) {
+  u64 ah = a >> 32, al = a & 0xffffffffULL, bh = b >> 32, bl = b & 0xffffffffULL;
+  if (ah != 0 && bh != 0) return E_INVALID_ARGUMENT;
+  u64 cross = ah * bl + al * bh;
+  if (cross >> 32) return E_INVALID_ARGUMENT;
+  return add(cross << 32, al * bl, out);
+}
+
+/* ---- account reads ---------------------------------------------------------- */
+
+/* No record yet: a System-owned account without data (lamports sent to a PDA early do not count). */
+static int is_absent(const Acc *a) { return is_zero32(a->owner) && *a->len == 0; }
+
+/*
+ * TS Run.read: *present = 0 when absent; otherwise the account must be owned
+ * by the program and have the kind's tag and exact shape (InvalidAccount).
+ */
+static u64 read_kind(Ctx *c, const Acc *a, u8 tag, int *present) {
+  if (is_absent(a)) {
+    *present = 0;
+    return OK;
+  }
+  *present = 1;
+  if (!eq32(a->owner, c->program_id)) return E_INVALID_ACCOUNT;
+  u64 len = *a->len;
+  const u8 *d = a->data;
+  if (len < 1 || d[0] != tag) return E_INVALID_ACCOUNT;
+  switch (tag) {
+  case TAG_MAILBOX:
+    return len == MAILBOX_SIZE && d[MB_NO_IPFS] <= 1 ? OK : E_INVALID_ACCOUNT;
+  case TAG_MAILBOX_KEY:
+    return len == MAILBOX_KEY_SIZE ? OK : E_INVALID_ACCOUNT;
+  case TAG_EMAIL:
+    return len >= EMAIL_FIXED + 4 && rd32(d + EM_CID) == len - EMAIL_FIXED - 4 ? OK : E_INVALID_ACCOUNT;
+  case TAG_FROMBOX:
+    return len == FROMBOX_SIZE ? OK : E_INVALID_ACCOUNT;
+  case TAG_ALIAS:
+    return len == ALIAS_SIZE ? OK : E_INVALID_ACCOUNT;
+  case TAG_MAIL_DOMAIN:
+    return len >= DOMAIN_FIXED + 4 && d[MD_IS_ACTIVE] <= 1 && rd32(d + MD_DOMAIN) == len - DOMAIN_FIXED - 4
+               ? OK
+               : E_INVALID_ACCOUNT;
+  case TAG_POSTOFFICE:
+    return len == POSTOFFICE_SIZE ? OK : E_INVALID_ACCOUNT;
+  default:
+    return E_INVALID_ACCOUNT;
+  }
+}
+
+/* TS Run.require: absent is NotFound. */
+static u64 require_kind(Ctx *c, const Acc *a, u8 tag) {
+  int present;
+  TRY(read_kind(c, a, tag, &present));
+  return present ? OK : E_NOT_FOUND;
+}
+
+/* ---- PDAs ------------------------------------------------------------------- */
+
+static void seeds_begin(Ctx *c, const char *prefix, u64 len) {
+  c->seeds[0].addr = (const u8 *)prefix;
+  c->seeds[0].len = len;
+  c->nseeds = 1;
+}
+
+static void seeds_add(Ctx *c, const u8 *p, u64 len) {
+  c->seeds[c->nseeds].addr = p;
+  c->seeds[c->nseeds].len = len;
+  c->nseeds++;
+}
+
+#define SEEDS(c, s) seeds_begin((c), (s), sizeof(s) - 1)
+
+static void seeds_mailbox(Ctx *c, const u8 *owner) {
+  SEEDS(c, SEED_MAILBOX);
+  seeds_add(c, owner, 32);
+}
+
+static void seeds_mailbox_key(Ctx *c, const u8 *owner) {
+  SEEDS(c, SEED_MAILBOX_KEY);
+  seeds_add(c, owner, 32);
+}
+
+/* index_le: the u64 index as its 8 little-endian bytes (as stored in accounts). */
+static void seeds_email(Ctx *c, const u8 *recipient, const u8 *index_le) {
+  SEEDS(c, SEED_EMAIL);
+  seeds_add(c, recipient, 32);
+  seeds_add(c, index_le, 8);
+}
+
+static void seeds_frombox(Ctx *c, const u8 *from_hash, const u8 *recipient) {
+  SEEDS(c, SEED_FROMBOX);
+  seeds_add(c, from_hash, 32);
+  seeds_add(c, recipient, 32);
+}
+
+static void seeds_alias(Ctx *c, const u8 *name_hash) {
+  SEEDS(c, SEED_ALIAS);
+  seeds_add(c, name_hash, 32);
+}
+
+static void seeds_domain(Ctx *c, const u8 *name_hash) {
+  SEEDS(c, SEED_DOMAIN);
+  seeds_add(c, name_hash, 32);
+}
+
+static void seeds_postoffice(Ctx *c) { SEEDS(c, SEED_POSTOFFICE); }
+
+/* The current seeds with `bump` give `key` (TS expectStoredPda). */
+static int pda_with_bump(Ctx *c, u8 bump, const u8 *key) {
+  c->bump = bump;
+  c->seeds[c->nseeds].addr = &c->bump;
+  c->seeds[c->nseeds].len = 1;
+  if (sol_create_program_address(c->seeds, c->nseeds + 1, c->program_id, c->pda) != 0) return 0;
+  return eq32(c->pda, key);
+}
+
+/* `key` is the canonical PDA of the current seeds (TS expectPda); leaves the bump in c->bump. */
+static u64 pda_find(Ctx *c, const u8 *key) {
+  if (sol_try_find_program_address(c->seeds, c->nseeds, c->program_id, c->pda, &c->bump) != 0)
+    return E_INVALID_PDA;
+  return eq32(c->pda, key) ? OK : E_INVALID_PDA;
+}
+
+/*
+ * TS expectPda for an account that may already exist: when it is a valid
+ * record of `tag` whose stored bump gives its address, one
+ * create_program_address suffices (the program only ever stores canonical
+ * bumps); otherwise the canonical search decides.
+ */
+static u64 expect_pda(Ctx *c, const Acc *a, u8 tag, u64 bump_off) {
+  int present;
+  if (read_kind(c, a, tag, &present) == OK && present && pda_with_bump(c, a->data[bump_off], a->key))
+    return OK;
+  return pda_find(c, a->key);
+}
+
+/* The signer's own mailbox at its PDA, existing (TS requireOwnMailbox). */
+static u64 require_own_mailbox(Ctx *c, const Acc *mb, const u8 *owner) {
+  seeds_mailbox(c, owner);
+  TRY(expect_pda(c, mb, TAG_MAILBOX, MB_BUMP));
+  return require_kind(c, mb, TAG_MAILBOX);
+}
+
+/* A mailbox read by address, then checked against its stored bump (TS requireMailbox). */
+static u64 require_mailbox(Ctx *c, const Acc *mb) {
+  TRY(require_kind(c, mb, TAG_MAILBOX));
+  seeds_mailbox(c, mb->data + MB_OWNER);
+  return pda_with_bump(c, mb->data[MB_BUMP], mb->key) ? OK : E_INVALID_PDA;
+}
+
+static u64 require_domain(Ctx *c, const Acc *d) {
+  TRY(require_kind(c, d, TAG_MAIL_DOMAIN));
+  seeds_domain(c, d->data + MD_NAME_HASH);
+  return pda_with_bump(c, d->data[MD_BUMP], d->key) ? OK : E_INVALID_PDA;
+}
+
+static u64 require_postoffice(Ctx *c, const Acc *po) {
+  seeds_postoffice(c);
+  TRY(expect_pda(c, po, TAG_POSTOFFICE, PO_BUMP));
+  return require_kind(c, po, TAG_POSTOFFICE);
+}
+
+static u64 require_email(Ctx *c, const Acc *em) {
+  TRY(require_kind(c, em, TAG_EMAIL));
+  seeds_email(c, em->data + EM_RECIPIENT, em->data + EM_INDEX);
+  return pda_with_bump(c, em->data[EM_BUMP], em->key) ? OK : E_INVALID_PDA;
+}
+
+/* ---- lamports --------------------------------------------------------------- */
+
+/*
+ * A signer about to pay `amount` (through System transfers) and then receive
+ * `back`: it must be a System account without data (what System transfers
+ * debit), hold the amount, and not be left below rent exemption unless empty.
+ */
+static u64 check_payer(const Acc *payer, u64 amount, u64 back) {
+  if (amount == 0) return OK;
+  if (!is_zero32(payer->owner) || *payer->len != 0) return E_INVALID_ACCOUNT;
+  u64 have = *payer->lamports;
+  if (have < amount) return E_INSUFFICIENT_FUNDS;
+  u64 left;
+  TRY(add(have - amount, back, &left));
+  if (left != 0 && left < rent(*payer->len)) return E_INSUFFICIENT_FUNDS;
+  return OK;
+}
+
+/* Crediting `to`: no overflow, and it ends rent-exempt (the runtime refuses a credited rent-paying account). */
+static u64 check_credit(const Acc *to, u64 amount) {
+  if (amount == 0) return OK;
+  u64 after;
+  TRY(add(*to->lamports, amount, &after));
+  if (after < rent(*to->len)) return E_INSUFFICIENT_FUNDS;
+  return OK;
+}
+
+/* Moves lamports out of an account the program owns (checked beforehand). */
+static void move_lamports(Acc *from, Acc *to, u64 amount) {
+  *from->lamports -= amount;
+  *to->lamports += amount;
+}
+
+/* Closes a program account: all lamports to `to`, no data, back to the System program. */
+static void close_account(Acc *a, Acc *to) {
+  move_lamports(a, to, *a->lamports);
+  memset(a->data, 0, *a->len);
+  *a->len = 0;
+  memset(a->owner, 0, 32);
+}
+
+/* ---- System program CPIs ---------------------------------------------------- */
+
+static void cpi_account(Ctx *c, u64 i, Acc *a, u8 signer) {
+  c->metas[i].pubkey = a->key;
+  c->metas[i].is_writable = 1;
+  c->metas[i].is_signer = signer;
+  SolAccountInfo *info = &c->infos[i];
+  info->key = a->key;
+  info->lamports = a->lamports;
+  info->data_len = *a->len;
+  info->data = a->data;
+  info->owner = a->owner;
+  info->rent_epoch = a->rent_epoch;
+  info->is_signer = a->is_signer;
+  info->is_writable = a->is_writable;
+  info->executable = a->executable;
+}
+
+/* Invokes the System program with metas/infos [0..n) and cpi_data[0..len); signed with the PDA seeds when `sign`. */
+static u64 cpi_system(Ctx *c, u64 n, u64 len, int sign) {
+  c->ix.program_id = c->system->key;
+  c->ix.accounts = c->metas;
+  c->ix.account_len = n;
+  c->ix.data = c->cpi_data;
+  c->ix.data_len = len;
+  c->seeds[c->nseeds].addr = &c->bump;
+  c->seeds[c->nseeds].len = 1;
+  c->signer.addr = c->seeds;
+  c->signer.len = c->nseeds + 1;
+  return sol_invoke_signed_c(&c->ix, c->infos, n, &c->signer, sign ? 1 : 0);
+}
+
+static u64 cpi_transfer(Ctx *c, Acc *from, Acc *to, u64 amount) {
+  if (amount == 0) return OK;
+  cpi_account(c, 0, from, 1);
+  cpi_account(c, 1, to, 0);
+  wr32(c->cpi_data, 2);
+  wr64(c->cpi_data + 4, amount);
+  return cpi_system(c, 2, 12, 0);
+}
+
+/*
+ * Creates the PDA `a` (current seeds, c->bump) owned by the program with
+ * `space` bytes, funded rent + extra by `payer`. An address that already
+ * holds lamports gets Transfer + Allocate + Assign instead of CreateAccount
+ * (which refuses it); its earlier lamports stay in the account.
+ */
+static u64 create_pda(Ctx *c, Acc *payer, Acc *a, u64 space, u64 lamports) {
+  if (*a->lamports == 0) {
+    cpi_account(c, 0, payer, 1);
+    cpi_account(c, 1, a, 1);
+    wr32(c->cpi_data, 0);
+    wr64(c->cpi_data + 4, lamports);
+    wr64(c->cpi_data + 12, space);
+    cp32(c->cpi_data + 20, c->program_id);
+    return cpi_system(c, 2, 52, 1);
+  }
+  TRY(cpi_transfer(c, payer, a, lamports));
+  cpi_account(c, 0, a, 1);
+  wr32(c->cpi_data, 8);
+  wr64(c->cpi_data + 4, space);
+  TRY(cpi_system(c, 1, 12, 1));
+  cpi_account(c, 0, a, 1);
+  wr32(c->cpi_data, 1);
+  cp32(c->cpi_data + 4, c->program_id);
+  return cpi_system(c, 1, 36, 1);
+}
+
+/* ---- text rules ------------------------------------------------------------- */
+
+/* Well-formed UTF-8 (as a fatal TextDecoder accepts). */
+static int utf8_ok(const u8 *s, u64 n) {
+  u64 i = 0;
+  while (i < n) {
+    u8 b = s[i];
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    u64 more;
+    if (b >= 0xC2 && b <= 0xDF)
+      more = 1;
+    else if (b >= 0xE0 && b <= 0xEF)
+      more = 2;
+    else if (b >= 0xF0 && b <= 0xF4)
+      more = 3;
+    else
+      return 0;
+    if (n - i - 1 < more) return 0;
+    u8 b1 = s[i + 1];
+    if ((b == 0xE0 && b1 < 0xA0) || (b == 0xED && b1 > 0x9F) || (b == 0xF0 && b1 < 0x90) ||
+        (b == 0xF4 && b1 > 0x8F))
+      return 0;
+    for (u64 k = 1; k <= more; k++)
+      if ((s[i + k] & 0xC0) != 0x80) return 0;
+    i += more + 1;
+  }
+  return 1;
+}
+
+static int is_lower_digit(u8 ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); }
+
+/* Lowercase DNS name, 1..=253 bytes, labels of a-z 0-9 - (1..=63, no leading/trailing -). */
+static int domain_ok(const u8 *s, u64 n) {
+  if (n < 1 || n > DOMAIN_MAX) return 0;
+  u64 start = 0;
+  for (u64 i = 0; i <= n; i++) {
+    if (i == n || s[i] == '.') {
+      u64 l = i - start;
+      if (l < 1 || l > 63 || s[start] == '-' || s[i - 1] == '-') return 0;
+      start = i + 1;
+    } else if (!is_lower_digit(s[i]) && s[i] != '-') {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Normalized alias: 1..=64 of a-z 0-9 . _ -, a dot-atom, and not a base58 key. */
+static int alias_ok(const u8 *s, u64 n) {
+  if (n < 1 || n > ALIAS_MAX) return 0;
+  for (u64 i = 0; i < n; i++) {
+    u8 ch = s[i];
+    if (!is_lower_digit(ch) && ch != '.' && ch != '_' && ch != '-') return 0;
+    if (ch == '.' && (i == 0 || i == n - 1 || s[i - 1] == '.')) return 0;
+  }
+  return !b58_is_key(s, n);
+}
+
+static int is_b3_prefix(const u8 *s, u64 n) { return n >= 3 && s[0] == 'b' && s[1] == '3' && s[2] == ':'; }
+
+/* SendMail's cid: 1..=128 bytes; `b3:` + 64 lowercase hex exactly when the mailbox has no_ipfs. */
+static u64 check_cid(const u8 *s, u64 n, u8 no_ipfs) {
+  if (n < 1 || n > CID_MAX) return E_INVALID_ARGUMENT;
+  if (no_ipfs) {
+    if (n != 67 || !is_b3_prefix(s, n)) return E_NO_IPFS;
+    for (u64 i = 3; i < n; i++)
+      if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return E_NO_IPFS;
+    return OK;
+  }
+  return is_b3_prefix(s, n) ? E_INVALID_ARGUMENT : OK;
+}
+
+/* blake3(base58(key)) into c->hash: a direct sender's from_hash. */
+static void wallet_hash(Ctx *c, const u8 *key) {
+  u64 len = b58_encode32(key, c->text);
+  blake3(c->text, len, c->hash, &c->b3);
+}
+
+/* ---- instruction data ------------------------------------------------------- */
+
+typedef struct {
+  const u8 *p;
+  u64 left;
+  u8 bad;
+} Reader;
+
+static const u8 *take(Reader *r, u64 n) {
+  if (r->bad || r->left < n) {
+    r->bad = 1;
+    return NULL;
+  }
+  const u8 *p = r->p;
+  r->p += n;
+  r->left -= n;
+  return p;
+}
+
+static const u8 *rd_key(Reader *r) { return take(r, 32); }
+
+static u64 rd_u64(Reader *r) {
+  const u8 *p = take(r, 8);
+  return p ? rd64(p) : 0;
+}
+
+/* A borsh bool or Option flag: exactly 0 or 1. */
+static u8 rd_flag(Reader *r) {
+  const u8 *p = take(r, 1);
+  if (!p) return 0;
+  if (*p > 1) r->bad = 1;
+  return *p;
+}
+
+static void rd_string(Reader *r, Args *a) {
+  const u8 *p = take(r, 4);
+  if (!p) return;
+  u64 n = rd32(p);
+  const u8 *s = take(r, n);
+  if (!s) return;
+  if (!utf8_ok(s, n)) r->bad = 1;
+  a->str = s;
+  a->str_len = n;
+}
+
+static u64 decode(Ctx *c, const u8 *data, u64 len) {
+  if (len < 1 || data[0] >= IX_COUNT) return E_INVALID_INSTRUCTION;
+  Args *a = &c->a;
+  Reader r = {data + 1, len - 1, 0};
+  a->tag = data[0];
+  switch (a->tag) {
+  case IX_INIT_POSTOFFICE: /* k1 root_ksk, k2 delegate, k3 commitment, u1 fee, u2 surcharge */
+    a->k1 = rd_key(&r);
+    a->k2 = rd_key(&r);
+    a->k3 = rd_key(&r);
+    a->u1 = rd_u64(&r);
+    a->u2 = rd_u64(&r);
+    break;
+  case IX_CREATE_MAILBOX: /* u1 default_postage, k1 domain */
+    a->u1 = rd_u64(&r);
+    a->k1 = rd_key(&r);
+    break;
+  case IX_SET_MAILBOX_FLAGS: /* Option<bool> no_ipfs, Option<u64> default_postage */
+    a->has_bool = rd_flag(&r);
+    if (a->has_bool) a->bool_val = rd_flag(&r);
+    a->has_u64 = rd_flag(&r);
+    if (a->has_u64) a->u64_val = rd_u64(&r);
+    break;
+  case IX_PUBLISH_KEY: /* k1 pub_key */
+    a->k1 = rd_key(&r);
+    break;
+  case IX_CREATE_DOMAIN: /* str domain, k1 authority */
+    rd_string(&r, a);
+    a->k1 = rd_key(&r);
+    break;
+  case IX_SEND_MAIL: /* k1 from_hash, str cid, u1 bounty, u2 expires_at, k2 reply_to_hash */
+    a->k1 = rd_key(&r);
+    rd_string(&r, a);
+    a->u1 = rd_u64(&r);
+    a->u2 = rd_u64(&r);
+    a->k2 = rd_key(&r);
+    break;
+  case IX_CREATE_ALIAS: /* str name */
+    rd_string(&r, a);
+    break;
+  case IX_CREATE_FROMBOX:
+  case IX_UPDATE_FROMBOX: /* k1 from_hash, u1 required_postage */
+  case IX_ADD_STAMPS:     /* k1 from_hash, u1 stamps */
+    a->k1 = rd_key(&r);
+    a->u1 = rd_u64(&r);
+    break;
+  case IX_BUY_STAMPS:
+  case IX_TOP_UP_STAMPS: /* u1 stamps, Option<u64> max_price */
+    a->u1 = rd_u64(&r);
+    a->has_u64 = rd_flag(&r);
+    if (a->has_u64) a->u64_val = rd_u64(&r);
+    break;
+  default: /* RemoveKey, DeleteMail, ReclaimFromboxStamps, ClaimBounty: no arguments */
+    break;
+  }
+  if (r.bad || r.left != 0) return E_INVALID_INSTRUCTION;
+  return OK;
+}
+
+#define ACCOUNTS(c, count)                                                                             \
+  do {                                                                                                 \
+    if ((c)->n != (count)) return E_INVALID_INSTRUCTION;                                               \
+  } while (0)
+
+/* ---- InitPostoffice, CreateDomain ------------------------------------------- */
+
+static u64 init_postoffice(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *admin = &c->acc[0], *po = &c->acc[1];
+  TRY(need_signer(admin, 1));
+  TRY(need_writable(po));
+  TRY(need_system(c, &c->acc[2]));
+  seeds_postoffice(c);
+  TRY(pda_find(c, po->key));
+  if (!is_absent(po)) return E_ALREADY_EXISTS;
+  u64 lamports = rent(POSTOFFICE_SIZE);
+  TRY(check_payer(admin, lamports, 0));
+  TRY(create_pda(c, admin, po, POSTOFFICE_SIZE, lamports));
+  u8 *d = po->data;
+  const Args *a = &c->a;
+  d[0] = TAG_POSTOFFICE;
+  cp32(d + PO_ADMIN, admin->key);
+  cp32(d + PO_ROOT_KSK, a->k1);
+  cp32(d + PO_DELEGATE, a->k2);
+  cp32(d + PO_COMMITMENT, a->k3);
+  wr64(d + PO_STAMP_FEE, a->u1);
+  wr64(d + PO_SURCHARGE, a->u2);
+  wr64(d + PO_FEES_COLLECTED, 0);
+  d[PO_BUMP] = c->bump;
+  return OK;
+}
+
+static u64 create_domain(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *delegate = &c->acc[0], *po = &c->acc[1], *dom = &c->acc[2];
+  const Args *a = &c->a;
+  TRY(need_signer(delegate, 1));
+  TRY(need_writable(dom));
+  TRY(need_system(c, &c->acc[3]));
+  TRY(require_postoffice(c, po));
+  if (!eq32(po->data + PO_DELEGATE, delegate->key)) return E_UNAUTHORIZED;
+  if (!domain_ok(a->str, a->str_len)) return E_INVALID_ARGUMENT;
+  blake3(a->str, a->str_len, c->hash, &c->b3);
+  seeds_domain(c, c->hash);
+  TRY(pda_find(c, dom->key));
+  if (!is_absent(dom)) return E_ALREADY_EXISTS;
+  u64 size = DOMAIN_FIXED + 4 + a->str_len;
+  u64 lamports = rent(size);
+  TRY(check_payer(delegate, lamports, 0));
+  i64 t = now(c);
+  TRY(create_pda(c, delegate, dom, size, lamports));
+  u8 *d = dom->data;
+  d[0] = TAG_MAIL_DOMAIN;
+  d[MD_IS_ACTIVE] = 1;
+  cp32(d + MD_AUTHORITY, a->k1);
+  cp32(d + MD_RENT_PAYER, delegate->key);
+  cp32(d + MD_NAME_HASH, c->hash);
+  wr64(d + MD_CREATED_AT, (u64)t);
+  d[MD_BUMP] = c->bump;
+  wr32(d + MD_DOMAIN, (u32)a->str_len);
+  memcpy(d + MD_DOMAIN + 4, a->str, a->str_len);
+  return OK;
+}
+
+/* ---- CreateMailbox, SetMailboxFlags, PublishKey, RemoveKey, CreateAlias ---- */
+
+static u64 create_mailbox(Ctx *c) {
+  const Args *a = &c->a;
+  int with_domain = !is_zero32(a->k1);
+  ACCOUNTS(c, with_domain ? 5 : 4);
+  Acc *payer = &c->acc[0], *owner = &c->acc[1], *mb = &c->acc[2];
+  TRY(need_signer(payer, 1));
+  TRY(need_signer(owner, 0));
+  TRY(need_writable(mb));
+  TRY(need_system(c, &c->acc[3]));
+  seeds_mailbox(c, owner->key);
+  TRY(pda_find(c, mb->key));
+  u8 bump = c->bump;
+  if (!is_absent(mb)) return E_ALREADY_EXISTS;
+  if (with_domain) {
+    Acc *dom = &c->acc[4];
+    if (!eq32(dom->key, a->k1)) return E_INVALID_ACCOUNT;
+    TRY(require_domain(c, dom));
+    if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
+  }
+  u64 lamports = rent(MAILBOX_SIZE);
+  TRY(check_payer(payer, lamports, 0));
+  i64 t = now(c);
+  seeds_mailbox(c, owner->key);
+  c->bump = bump;
+  TRY(create_pda(c, payer, mb, MAILBOX_SIZE, lamports));
+  u8 *d = mb->data;
+  d[0] = TAG_MAILBOX;
+  cp32(d + MB_OWNER, owner->key);
+  wr64(d + MB_MAIL_COUNT, 0);
+  wr64(d + MB_DEFAULT_POSTAGE, a->u1);
+  cp32(d + MB_DOMAIN, a->k1);
+  d[MB_NO_IPFS] = 0;
+  wr64(d + MB_CREATED_AT, (u64)t);
+  d[MB_BUMP] = bump;
+  return OK;
+}
+
+static u64 set_mailbox_flags(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *owner = &c->acc[0], *mb = &c->acc[1];
+  const Args *a = &c->a;
+  TRY(need_signer(owner, 0));
+  TRY(need_writable(mb));
+  TRY(require_mailbox(c, mb));
+  if (!eq32(mb->data + MB_OWNER, owner->key)) return E_UNAUTHORIZED;
+  if (a->has_bool) mb->data[MB_NO_IPFS] = a->bool_val;
+  if (a->has_u64) wr64(mb->data + MB_DEFAULT_POSTAGE, a->u64_val);
+  return OK;
+}
+
+static u64 publish_key(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *owner = &c->acc[0], *mb = &c->acc[1], *key = &c->acc[2];
+  const Args *a = &c->a;
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(key));
+  TRY(need_system(c, &c->acc[3]));
+  TRY(require_own_mailbox(c, mb, owner->key));
+  seeds_mailbox_key(c, owner->key);
+  TRY(expect_pda(c, key, TAG_MAILBOX_KEY, MK_BUMP));
+  if (is_zero32(a->k1)) return E_INVALID_ARGUMENT;
+  int present;
+  TRY(read_kind(c, key, TAG_MAILBOX_KEY, &present));
+  i64 t = now(c);
+  if (!present) {
+    u64 lamports = rent(MAILBOX_KEY_SIZE);
+    TRY(check_payer(owner, lamports, 0));
+    TRY(create_pda(c, owner, key, MAILBOX_KEY_SIZE, lamports));
+  }
+  u8 *d = key->data;
+  d[0] = TAG_MAILBOX_KEY;
+  cp32(d + MK_OWNER, owner->key);
+  cp32(d + MK_PUB_KEY, a->k1);
+  wr64(d + MK_UPDATED_AT, (u64)t);
+  d[MK_BUMP] = c->bump;
+  return OK;
+}
+
+static u64 remove_key(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *owner = &c->acc[0], *key = &c->acc[1];
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(key));
+  seeds_mailbox_key(c, owner->key);
+  TRY(expect_pda(c, key, TAG_MAILBOX_KEY, MK_BUMP));
+  TRY(require_kind(c, key, TAG_MAILBOX_KEY));
+  TRY(check_credit(owner, *key->lamports));
+  close_account(key, owner);
+  return OK;
+}
+
+static u64 create_alias(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *owner = &c->acc[0], *mb = &c->acc[1], *alias = &c->acc[2];
+  const Args *a = &c->a;
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(alias));
+  TRY(need_system(c, &c->acc[3]));
+  TRY(require_own_mailbox(c, mb, owner->key));
+  if (!alias_ok(a->str, a->str_len)) return E_INVALID_ARGUMENT;
+  blake3(a->str, a->str_len, c->hash, &c->b3);
+  seeds_alias(c, c->hash);
+  TRY(pda_find(c, alias->key));
+  if (!is_absent(alias)) return E_ALREADY_EXISTS;
+  u64 lamports = rent(ALIAS_SIZE);
+  TRY(check_payer(owner, lamports, 0));
+  i64 t = now(c);
+  TRY(create_pda(c, owner, alias, ALIAS_SIZE, lamports));
+  u8 *d = alias->data;
+  d[0] = TAG_ALIAS;
+  cp32(d + AL_NAME_HASH, c->hash);
+  cp32(d + AL_ADDRESS, owner->key);
+  cp32(d + AL_OWNER, owner->key);
+  wr64(d + AL_CREATED_AT, (u64)t);
+  d[AL_BUMP] = c->bump;
+  return OK;
+}
+
+/* ---- SendMail, DeleteMail, ClaimBounty -------------------------------------- */
+
+/* The relayed sender's domain (eighth account) or the direct sender's from_hash. */
+static u64 check_sender(Ctx *c, const Acc *sender) {
+  const Args *a = &c->a;
+  if (c->n == 8) {
+    const Acc *dom = &c->acc[7];
+    TRY(require_domain(c, dom));
+    if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
+    if (!eq32(dom->data + MD_AUTHORITY, sender->key)) return E_UNAUTHORIZED;
+    if (a->u1 > 0) return E_BOUNTY_NOT_ALLOWED;
+    return OK;
+  }
+  wallet_hash(c, sender->key);
+  return eq32(c->hash, a->k1) ? OK : E_FROM_HASH_MISMATCH;
+}
+
+/*
+ * The frombox account of a send: a stored one must be this send's (its own
+ * seeds); an absent one must sit at the PDA of (from_hash, recipient).
+ */
+static u64 check_send_frombox(Ctx *c, const Acc *fb, const u8 *recipient, int *present) {
+  TRY(read_kind(c, fb, TAG_FROMBOX, present));
+  if (*present) {
+    if (!eq32(fb->data + FB_FROM_HASH, c->a.k1) || !eq32(fb->data + FB_RECIPIENT, recipient))
+      return E_INVALID_PDA;
+    seeds_frombox(c, fb->data + FB_FROM_HASH, recipient);
+    return pda_with_bump(c, fb->data[FB_BUMP], fb->key) ? OK : E_INVALID_PDA;
+  }
+  seeds_frombox(c, c->a.k1, recipient);
+  return pda_find(c, fb->key);
+}
+
+static u64 send_mail(Ctx *c) {
+  if (c->n != 7 && c->n != 8) return E_INVALID_INSTRUCTION;
+  Acc *sender = &c->acc[0], *mb = &c->acc[1], *em = &c->acc[2], *fb = &c->acc[3];
+  Acc *wallet = &c->acc[4], *po = &c->acc[5];
+  const Args *a = &c->a;
+  TRY(need_signer(sender, 1));
+  TRY(need_writable(mb));
+  TRY(need_writable(em));
+  TRY(need_writable(fb));
+  TRY(need_writable(wallet));
+  TRY(need_system(c, &c->acc[6]));
+  TRY(require_mailbox(c, mb));
+  const u8 *recipient = mb->data + MB_OWNER;
+  if (!eq32(wallet->key, recipient)) return E_INVALID_ACCOUNT;
+  TRY(require_postoffice(c, po));
+  TRY(check_sender(c, sender));
+  TRY(check_cid(a->str, a->str_len, mb->data[MB_NO_IPFS]));
+  i64 t = now(c);
+  if (a->u1 > 0) {
+    if ((i64)a->u2 <= t) return E_BOUNTY_EXPIRED;
+  } else if (a->u2 != 0) {
+    return E_INVALID_ARGUMENT;
+  }
+  u64 index = rd64(mb->data + MB_MAIL_COUNT);
+  seeds_email(c, recipient, mb->data + MB_MAIL_COUNT);
+  TRY(pda_find(c, em->key));
+  u8 email_bump = c->bump;
+  if (!is_absent(em)) return E_ALREADY_EXISTS;
+
+  int fb_present;
+  TRY(check_send_frombox(c, fb, recipient, &fb_present));
+  int free_send = eq32(sender->key, recipient) ||
+                  (fb_present ? rd64(fb->data + FB_REQUIRED) == 0 : rd64(mb->data + MB_DEFAULT_POSTAGE) == 0);
+  u64 share = 0, surcharge = 0, stamps = 0;
+  if (!free_send) {
+    stamps = fb_present ? rd64(fb->data + FB_STAMPS) : 0;
+    if (stamps == 0) return E_POSTAGE_REQUIRED;
+    share = rd64(fb->data + FB_ESCROW) / stamps;
+    surcharge = rd64(po->data + PO_SURCHARGE);
+    u64 out;
+    TRY(add(share, surcharge, &out));
+    u64 have = *fb->lamports;
+    if (have < out || have - out < rent(*fb->len)) return E_INSUFFICIENT_FUNDS;
+    TRY(check_credit(wallet, share));
+  }
+  u64 size = EMAIL_FIXED + 4 + a->str_len;
+  u64 lamports, next_count;
+  TRY(add(rent(size), a->u1, &lamports));
+  TRY(check_payer(sender, lamports, surcharge));
+  TRY(add(index, 1, &next_count));
+
+  seeds_email(c, recipient, mb->data + MB_MAIL_COUNT);
+  c->bump = email_bump;
+  TRY(create_pda(c, sender, em, size, lamports));
+  if (!free_send) {
+    move_lamports(fb, wallet, share);
+    move_lamports(fb, sender, surcharge);
+    wr64(fb->data + FB_STAMPS, stamps - 1);
+    wr64(fb->data + FB_ESCROW, rd64(fb->data + FB_ESCROW) - share);
+    wr64(fb->data + FB_UPDATED_AT, (u64)t);
+  }
+  u8 *d = em->data;
+  d[0] = TAG_EMAIL;
+  cp32(d + EM_RECIPIENT, recipient);
+  cp32(d + EM_SENDER, sender->key);
+  cp32(d + EM_FROM_HASH, a->k1);
+  memcpy(d + EM_INDEX, mb->data + MB_MAIL_COUNT, 8);
+  wr64(d + EM_EPOCH, (u64)t);
+  wr64(d + EM_BOUNTY, a->u1);
+  wr64(d + EM_EXPIRES_AT, a->u2);
+  cp32(d + EM_REPLY_TO, a->k2);
+  cp32(d + EM_RENT_PAYER, sender->key);
+  d[EM_BUMP] = email_bump;
+  wr32(d + EM_CID, (u32)a->str_len);
+  memcpy(d + EM_CID + 4, a->str, a->str_len);
+  wr64(mb->data + MB_MAIL_COUNT, next_count);
+  return OK;
+}
+
+static u64 delete_mail(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *signer = &c->acc[0], *em = &c->acc[1], *payer = &c->acc[2];
+  TRY(need_signer(signer, 0));
+  TRY(need_writable(em));
+  TRY(need_writable(payer));
+  TRY(require_email(c, em));
+  if (!eq32(em->data + EM_RECIPIENT, signer->key) && !eq32(em->data + EM_SENDER, signer->key))
+    return E_UNAUTHORIZED;
+  if (!eq32(em->data + EM_RENT_PAYER, payer->key)) return E_INVALID_ACCOUNT;
+  TRY(check_credit(payer, *em->lamports));
+  close_account(em, payer);
+  return OK;
+}
+
+static u64 claim_bounty(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *recipient = &c->acc[0], *em = &c->acc[1];
+  TRY(need_signer(recipient, 1));
+  TRY(need_writable(em));
+  TRY(require_email(c, em));
+  if (!eq32(em->data + EM_RECIPIENT, recipient->key)) return E_UNAUTHORIZED;
+  u64 bounty = rd64(em->data + EM_BOUNTY);
+  if (bounty == 0) return E_NOTHING_TO_CLAIM;
+  i64 t = now(c);
+  if (t < (i64)rd64(em->data + EM_EPOCH) || t >= (i64)rd64(em->data + EM_EXPIRES_AT)) return E_BOUNTY_EXPIRED;
+  if (*em->lamports < bounty) return E_INSUFFICIENT_FUNDS;
+  TRY(check_credit(recipient, bounty));
+  move_lamports(em, recipient, bounty);
+  wr64(em->data + EM_BOUNTY, 0);
+  return OK;
+}
+
+/* ---- fromboxes and stamps --------------------------------------------------- */
+
+static u64 create_frombox(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *owner = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2];
+  const Args *a = &c->a;
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(fb));
+  TRY(need_system(c, &c->acc[3]));
+  TRY(require_own_mailbox(c, mb, owner->key));
+  seeds_frombox(c, a->k1, owner->key);
+  TRY(pda_find(c, fb->key));
+  if (!is_absent(fb)) return E_ALREADY_EXISTS;
+  u64 lamports = rent(FROMBOX_SIZE);
+  TRY(check_payer(owner, lamports, 0));
+  i64 t = now(c);
+  TRY(create_pda(c, owner, fb, FROMBOX_SIZE, lamports));
+  u8 *d = fb->data;
+  d[0] = TAG_FROMBOX;
+  cp32(d + FB_FROM_HASH, a->k1);
+  cp32(d + FB_RECIPIENT, owner->key);
+  wr64(d + FB_REQUIRED, a->u1);
+  wr64(d + FB_STAMPS, 0);
+  wr64(d + FB_ESCROW, 0);
+  wr64(d + FB_CREATED_AT, (u64)t);
+  wr64(d + FB_UPDATED_AT, (u64)t);
+  wr64(d + FB_PURCHASED, 0);
+  d[FB_BUMP] = c->bump;
+  return OK;
+}
+
+static u64 update_frombox(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *owner = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2];
+  TRY(need_signer(owner, 0));
+  TRY(need_writable(fb));
+  TRY(require_own_mailbox(c, mb, owner->key));
+  seeds_frombox(c, c->a.k1, owner->key);
+  TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
+  TRY(require_kind(c, fb, TAG_FROMBOX));
+  wr64(fb->data + FB_REQUIRED, c->a.u1);
+  wr64(fb->data + FB_UPDATED_AT, (u64)now(c));
+  return OK;
+}
+
+
+/* The price rules of AddStamps / BuyStamps / TopUpStamps (docs/protocol.md "Stamp prices"). */
+static u64 price(Ctx *c, const Acc *mb, const Acc *po, const Acc *fb, int present) {
+  const Args *a = &c->a;
+  Purchase *p = &c->purchase;
+  const Acc *buyer = &c->acc[0];
+  p->postage = present ? rd64(fb->data + FB_REQUIRED) : rd64(mb->data + MB_DEFAULT_POSTAGE);
+  if (a->tag != IX_ADD_STAMPS && a->has_u64 && p->postage > a->u64_val) return E_PRICE_ABOVE_CEILING;
+  int own = eq32(mb->data + MB_OWNER, buyer->key);
+  u64 n = a->u1;
+  if (n == 0 && !own) return E_INVALID_ARGUMENT;
+  u64 fee = own ? 0 : rd64(po->data + PO_STAMP_FEE);
+  u64 escrow, surcharges;
+  TRY(mul(p->postage, n, &escrow));
+  TRY(mul(rd64(po->data + PO_SURCHARGE), n, &surcharges));
+  TRY(mul(fee, n, &p->fees));
+  TRY(add(escrow, surcharges, &p->held));
+  TRY(add(present ? rd64(fb->data + FB_STAMPS) : 0, n, &p->stamps));
+  TRY(add(present ? rd64(fb->data + FB_ESCROW) : 0, escrow, &p->escrow));
+  TRY(add(present ? rd64(fb->data + FB_PURCHASED) : 0, n, &p->purchased));
+  return OK;
+}
+
+static u64 purchase_stamps(Ctx *c) {
+  ACCOUNTS(c, 5);
+  Acc *buyer = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2], *po = &c->acc[3];
+  const Args *a = &c->a;
+  TRY(need_signer(buyer, 1));
+  TRY(need_writable(fb));
+  TRY(need_writable(po));
+  TRY(need_system(c, &c->acc[4]));
+  TRY(require_mailbox(c, mb));
+  TRY(require_postoffice(c, po));
+  const u8 *recipient = mb->data + MB_OWNER;
+  const u8 *from_hash = a->k1;
+  if (a->tag != IX_ADD_STAMPS) {
+    wallet_hash(c, buyer->key);
+    from_hash = c->hash;
+  }
+  seeds_frombox(c, from_hash, recipient);
+  TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
+  u8 bump = c->bump;
+  int present;
+  TRY(read_kind(c, fb, TAG_FROMBOX, &present));
+  if (a->tag == IX_BUY_STAMPS && present) return E_ALREADY_EXISTS;
+  if (a->tag != IX_BUY_STAMPS && !present) return E_NOT_FOUND;
+  TRY(price(c, mb, po, fb, present));
+  Purchase p = c->purchase;
+  u64 into_frombox = p.held;
+  if (!present) TRY(add(rent(FROMBOX_SIZE), p.held, &into_frombox));
+  u64 total;
+  TRY(add(into_frombox, p.fees, &total));
+  if (*buyer->lamports < into_frombox) return E_INSUFFICIENT_FUNDS;
+  TRY(check_payer(buyer, total, 0));
+  if (p.fees > 0) TRY(add(rd64(po->data + PO_FEES_COLLECTED), p.fees, &p.fees_collected));
+  i64 t = now(c);
+
+  if (present) {
+    TRY(cpi_transfer(c, buyer, fb, into_frombox));
+  } else {
+    seeds_frombox(c, from_hash, recipient);
+    c->bump = bump;
+    TRY(create_pda(c, buyer, fb, FROMBOX_SIZE, into_frombox));
+    u8 *d = fb->data;
+    d[0] = TAG_FROMBOX;
+    cp32(d + FB_FROM_HASH, from_hash);
+    cp32(d + FB_RECIPIENT, recipient);
+    wr64(d + FB_REQUIRED, p.postage);
+    wr64(d + FB_CREATED_AT, (u64)t);
+    d[FB_BUMP] = bump;
+  }
+  TRY(cpi_transfer(c, buyer, po, p.fees));
+  u8 *d = fb->data;
+  wr64(d + FB_STAMPS, p.stamps);
+  wr64(d + FB_ESCROW, p.escrow);
+  wr64(d + FB_UPDATED_AT, (u64)t);
+  wr64(d + FB_PURCHASED, p.purchased);
+  if (p.fees > 0) wr64(po->data + PO_FEES_COLLECTED, p.fees_collected);
+  return OK;
+}
+
+static u64 reclaim_frombox_stamps(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *sender = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2];
+  TRY(need_signer(sender, 1));
+  TRY(need_writable(fb));
+  TRY(require_mailbox(c, mb));
+  wallet_hash(c, sender->key);
+  seeds_frombox(c, c->hash, mb->data + MB_OWNER);
+  TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
+  TRY(require_kind(c, fb, TAG_FROMBOX));
+  if (rd64(fb->data + FB_STAMPS) == 0) return E_NOTHING_TO_CLAIM;
+  /* Everything above rent is stamp money: postage_escrow + stamps x surcharge as paid in. */
+  u64 floor = rent(FROMBOX_SIZE);
+  u64 refund = *fb->lamports > floor ? *fb->lamports - floor : 0;
+  TRY(check_credit(sender, refund));
+  move_lamports(fb, sender, refund);
+  wr64(fb->data + FB_STAMPS, 0);
+  wr64(fb->data + FB_ESCROW, 0);
+  wr64(fb->data + FB_UPDATED_AT, (u64)now(c));
+  return OK;
+}
+
+/* ---- entrypoint ------------------------------------------------------------- */
+
+/* Walks the input buffer: accounts (duplicates alias their first occurrence), data, program id. */
+static u64 parse(Ctx *c, u8 *input) {
+  u64 n = *(u64 *)input;
+  if (n > MAX_ACCOUNTS) return E_INVALID_INSTRUCTION;
+  c->n = n;
+  u8 *p = input + 8;
+  for (u64 i = 0; i < n; i++) {
+    Acc *a = &c->acc[i];
+    u8 dup = p[0];
+    if (dup != NON_DUP_MARKER) {
+      if (dup >= i) return E_INVALID_INSTRUCTION;
+      *a = c->acc[dup];
+      p += 8;
+      continue;
+    }
+    a->is_signer = p[1];
+    a->is_writable = p[2];
+    a->executable = p[3];
+    a->key = p + 8;
+    a->owner = p + 40;
+    a->lamports = (u64 *)(p + 72);
+    a->len = (u64 *)(p + 80);
+    a->data = p + 88;
+    p += 88 + *a->len + MAX_PERMITTED_DATA_INCREASE;
+    p = (u8 *)(((u64)p + 7) & ~7ULL);
+    a->rent_epoch = *(u64 *)p;
+    p += 8;
+  }
+  u64 len = *(u64 *)p;
+  const u8 *data = p + 8;
+  c->program_id = data + len;
+  return decode(c, data, len);
+}
+
+u64 entrypoint(u8 *input);
+
+u64 entrypoint(u8 *input) {
+  u64 heap = HEAP_START;
+  /* Opaque to the optimizer: fields are then reached as base + offset, not one lddw each. */
+  __asm__("" : "+r"(heap));
+  Ctx *c = (Ctx *)heap;
+  TRY(parse(c, input));
+  const char *name = IX_NAMES[c->a.tag];
+  u64 name_len = 0;
+  while (name[name_len]) name_len++;
+  sol_log_(name, name_len);
+  switch (c->a.tag) {
+  case IX_INIT_POSTOFFICE:
+    return init_postoffice(c);
+  case IX_CREATE_MAILBOX:
+    return create_mailbox(c);
+  case IX_SET_MAILBOX_FLAGS:
+    return set_mailbox_flags(c);
+  case IX_PUBLISH_KEY:
+    return publish_key(c);
+  case IX_REMOVE_KEY:
+    return remove_key(c);
+  case IX_CREATE_DOMAIN:
+    return create_domain(c);
+  case IX_SEND_MAIL:
+    return send_mail(c);
+  case IX_DELETE_MAIL:
+    return delete_mail(c);
+  case IX_CREATE_ALIAS:
+    return create_alias(c);
+  case IX_CREATE_FROMBOX:
+    return create_frombox(c);
+  case IX_UPDATE_FROMBOX:
+    return update_frombox(c);
+  case IX_ADD_STAMPS:
+  case IX_BUY_STAMPS:
+  case IX_TOP_UP_STAMPS:
+    return purchase_stamps(c);
+  case IX_RECLAIM_FROMBOX_STAMPS:
+    return reclaim_frombox_stamps(c);
+  default:
+    return claim_bounty(c);
+  }
+}
