@@ -113,6 +113,8 @@ describe('the probe program in the runtime', () => {
     expect(r.computeUnits).toBeGreaterThan(50);
     expect(r.computeUnits).toBeLessThan(1000);
     expect(r.fee).toBe(5000);
+    const one = rt.run([call([], [meta(rt.payer.publicKey, false, false)])]);
+    expect(one.logs).toContain('Program log: hello, one account');
   });
 
   it('creates a PDA account by CPI into the System program with PDA signer seeds', () => {
@@ -132,6 +134,8 @@ describe('the probe program in the runtime', () => {
     expect(r.err).toBeNull();
     expect(r.logs).toContain('Program 11111111111111111111111111111111 invoke [2]');
     expect(r.logs).toContain('Program log: vault created');
+    // After the CPI: SolAccountInfo.data_len, the serialized length, owner == program, lamports.
+    expect(r.logs).toContain(`Program log: 0x20, 0x20, 0x1, 0x${rent.toString(16)}, 0x0`);
     // find_program_address costs 1500 CU per bump tried, create_program_address 1500, the CPI and the rest ~2600.
     const rest = r.computeUnits - 1500 * (256 - bump) - 1500;
     expect(rest).toBeGreaterThan(1500);
@@ -151,6 +155,7 @@ describe('the probe program in the runtime', () => {
     expect(again.err?.instructionIndex).toBe(0);
     expect(again.err?.customCode).toBe(0); // SystemError::AccountAlreadyInUse, passed through the CPI
     expect(again.logs.some((l) => l.includes('already in use'))).toBe(true);
+    expect(again.logs).not.toContain('Program log: the CPI returned an error'); // the caller did not resume
   });
 
   it('refuses an account that is not the PDA with its custom error', () => {
@@ -210,11 +215,41 @@ describe('the probe program in the runtime', () => {
     );
   });
 
+  it('moves lamports out of a program-owned account by writing balances; draining it closes it', () => {
+    const [vault] = PublicKey.findProgramAddressSync([Buffer.from('vault'), rt.payer.publicKey.toBytes()], rt.programId);
+    const to = Keypair.generate().publicKey;
+    rt.airdrop(to, 1_000_000n);
+    rt.airdrop(vault, 1_000n); // above its rent-exempt minimum, so 100 can leave
+    const start = rt.account(vault)?.lamports ?? 0n;
+    const keys = [meta(vault, false, true), meta(to, false, true)];
+    expect(rt.run([call([6, ...u64(100n)], keys)]).err).toBeNull();
+    expect(rt.account(vault)?.lamports).toBe(start - 100n);
+    expect(rt.account(to)?.lamports).toBe(1_000_100n);
+    // Left below rent exemption (but not empty), the transaction fails.
+    const below = rt.run([call([6, ...u64(start - 2_000n)], keys)]);
+    expect(below.err?.message).toMatch(/^InsufficientFundsForRent \{ account_index: \d+ \}$/);
+    const all = rt.run([call([6, ...u64(start - 100n)], keys)]);
+    expect(all.err).toBeNull();
+    expect(rt.account(vault)).toBeNull();
+    expect(rt.account(to)?.lamports).toBe(1_000_000n + start);
+    // A System account cannot be debited by the program.
+    const foreign = rt.run([call([6, ...u64(1n)], [meta(to, false, true), meta(vault, false, true)])]);
+    expect(foreign.err?.instructionError).toBe('ExternalAccountLamportSpend');
+  });
+
   it('returns custom error codes and runs a frame bigger than 512 bytes', () => {
-    const r = rt.run([call([4, 0x39, 0x30, 0, 0])]);
+    const r = rt.run([call([4, ...u64(12345n)])]);
     expect(r.err?.message).toBe('InstructionError(0, Custom(12345))');
     expect(r.err?.customCode).toBe(12345);
     expect(r.logs.at(-1)).toBe(`Program ${rt.programId.toBase58()} failed: custom program error: 0x3039`);
+
+    // Builtin errors are the error's number shifted left by 32; Custom(0) is 1 << 32.
+    const code = (n: bigint) => rt.run([call([4, ...u64(n)])]).err?.message;
+    expect(code(1n << 32n)).toBe('InstructionError(0, Custom(0))');
+    expect(code(2n << 32n)).toBe('InstructionError(0, InvalidArgument)');
+    expect(code(3n << 32n)).toBe('InstructionError(0, InvalidInstructionData)');
+    expect(code(4n << 32n)).toBe('InstructionError(0, InvalidAccountData)');
+    expect(code(8n << 32n)).toBe('InstructionError(0, MissingRequiredSignature)');
 
     let sum = 0;
     for (let i = 0; i < 3000; i += 3) sum += (9 + i * 7) & 0xff;
