@@ -720,6 +720,86 @@ describe('webmail in headless Chromium against the dev stack', () => {
     expect(frombox?.stamps).toBe(1n);
   }, 120_000);
 
+  it('backs up the keys when a mailbox key is published, and a fresh browser restores them and reads mail sealed to that key', async () => {
+    const holder = await stack.newMailbox();
+    const page = await newPage();
+    await goTrustless(page);
+    // The paste field is masked and warns; the key can come from a keypair file instead.
+    expect(await page.getByLabel('Secret key (Solana CLI keypair JSON or base58)').getAttribute('type')).toBe(
+      'password',
+    );
+    await page.getByText('Whoever sees this key controls the wallet').waitFor();
+    await page.getByTestId('keypair-file').setInputFiles({
+      name: 'id.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(keyJson(holder)),
+    });
+    await page.getByLabel('New passphrase').fill(PASS);
+    await page.getByLabel('Passphrase again').fill(PASS);
+    await page.getByRole('button', { name: 'Import and unlock' }).click();
+    await page.getByRole('button', { name: 'Keys' }).click();
+    await page.getByRole('button', { name: 'Publish a mailbox key' }).click();
+    // Publishing prompts for a backup.
+    const prompt = page.getByTestId('backup-prompt');
+    await prompt.waitFor({ timeout: 30_000 });
+    const published = await getMailboxKey(stack.connection, stack.programId, holder.publicKey);
+    expect(published).not.toBeNull();
+    await prompt.getByLabel('Backup passphrase', { exact: true }).fill('backup pass 1');
+    await prompt.getByLabel('Backup passphrase again').fill('backup pass 2');
+    await prompt.getByRole('button', { name: 'Download backup' }).click();
+    await expect.poll(() => prompt.getByRole('alert').textContent()).toBe('The two passphrases differ.');
+    await prompt.getByLabel('Backup passphrase again').fill('backup pass 1');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      prompt.getByRole('button', { name: 'Download backup' }).click(),
+    ]);
+    const backupText = readFileSync((await download.path()) as string, 'utf8');
+    expect(download.suggestedFilename()).toMatch(/^sealpost-keys-\w{8}-\d{4}-\d{2}-\d{2}\.json$/);
+    expect(JSON.parse(backupText)).toMatchObject({
+      format: 'sealpost-key-backup',
+      version: 1,
+      mailbox_keys: 1,
+    });
+    await page.getByTestId('backup-done').waitFor();
+    await shot(page, '10b-backup-prompt');
+    // Removing the published key asks first; keeping it changes nothing.
+    await page.getByRole('button', { name: 'Remove the published key' }).click();
+    await page.getByRole('button', { name: 'Keep it' }).click();
+    expect(await getMailboxKey(stack.connection, stack.programId, holder.publicKey)).not.toBeNull();
+
+    const subject = `Sealed to the published key ${Date.now()}`;
+    await smtpSend('hal@remote.example', addr(holder), subject, 'Restored keys open this.');
+    await waitForInbox(holder.publicKey, 1);
+
+    // Another browser: a fresh context with nothing stored.
+    const other = await newPage();
+    await goTrustless(other);
+    await other.getByRole('tab', { name: 'Restore a backup' }).click();
+    const fileInput = other.getByLabel('Backup file');
+    await fileInput.setInputFiles({
+      name: 'x.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from('{oops'),
+    });
+    await expect.poll(() => other.getByRole('alert').textContent()).toMatch(/not a Sealpost key backup/);
+    await fileInput.setInputFiles({
+      name: 'keys.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(backupText),
+    });
+    await expect.poll(() => other.getByTestId('backup-summary').textContent()).toContain('1 mailbox key(s)');
+    await other.getByLabel('Backup passphrase').fill('wrong backup pass');
+    await other.getByLabel('New passphrase').fill(PASS);
+    await other.getByLabel('Passphrase again').fill(PASS);
+    await other.getByRole('button', { name: 'Restore and unlock' }).click();
+    await expect.poll(() => other.getByRole('alert').textContent()).toMatch(/does not open this backup/);
+    await shot(other, '01b-restore-backup');
+    await other.getByLabel('Backup passphrase').fill('backup pass 1');
+    await other.getByRole('button', { name: 'Restore and unlock' }).click();
+    await openMessage(other, subject);
+    expect(await other.getByTestId('mail-text').textContent()).toBe('Restored keys open this.\n');
+  }, 120_000);
+
   it('says what went wrong: wrong passphrase, chain RPC down, gateway without the body', async () => {
     // A message whose CID no gateway holds.
     const grace = await stack.newMailbox();
@@ -849,7 +929,12 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await shot(page, '15-pin-provider');
     const accounts = new AccountsRepo(stack.store.db);
     expect((await accounts.getPinProvider(owner.publicKey.toBase58()))?.kind).toBe('remote');
+    // Removing asks first; "Keep it" keeps it.
     await page.getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('button', { name: 'Keep it' }).click();
+    expect((await accounts.getPinProvider(owner.publicKey.toBase58()))?.kind).toBe('remote');
+    await page.getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('button', { name: 'Yes, remove it' }).click();
     await expect.poll(() => page.getByTestId('pin-status').textContent()).toBe('Status: not configured');
     expect(await accounts.getPinProvider(owner.publicKey.toBase58())).toBeUndefined();
     const audit = await accounts.listAudit({ target: owner.publicKey.toBase58() });

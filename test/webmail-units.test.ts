@@ -10,6 +10,14 @@ import { buildMessage, encodeHeaderText, replySubject } from '../webmail/src/mai
 import { hasRemoteContent, htmlFrameDocument } from '../webmail/src/mail/html-frame.ts';
 import { parseMail } from '../webmail/src/mail/parse.ts';
 import { DEV_DEFAULTS, modeOf } from '../webmail/src/settings.ts';
+import {
+  BackupError,
+  BackupPassphraseError,
+  backupFileName,
+  createBackup,
+  openBackup,
+  parseBackup,
+} from '../webmail/src/wallet/backup.ts';
 import { chainIdFor } from '../webmail/src/wallet/external.ts';
 import { parseSecretKey, SecretKeyFormatError } from '../webmail/src/wallet/secret-key.ts';
 import {
@@ -227,5 +235,48 @@ describe('recipient address forms', () => {
     expect(addressForm('bob@exa_mple.org')).toMatchObject({ kind: 'invalid', reason: /no valid domain/ });
     expect(addressForm('"bob smith"@example.org')).toMatchObject({ kind: 'invalid' });
     expect(addressForm('.bob@example.org')).toMatchObject({ kind: 'invalid', reason: /neither a wallet/ });
+  });
+});
+
+describe('key backup file', () => {
+  const seed = new Uint8Array(32).fill(3);
+  const secretKey = [...seed, ...ed25519.getPublicKey(seed)];
+  const address = bs58.encode(ed25519.getPublicKey(seed));
+  const contents = {
+    wallet: { type: 'in-page' as const, secretKey },
+    mailboxKeys: [{ secret: 'c2VjcmV0', publicKey: 'Pub1111', addedAt: 1 }],
+  };
+
+  it('round-trips the wallet key and mailbox keys under its passphrase, and names the wallet in the clear', async () => {
+    const file = await createBackup(contents, 'backup passphrase', new Date('2026-11-25T10:00:00Z'));
+    const text = JSON.stringify(file);
+    expect(text).not.toContain('c2VjcmV0');
+    expect(file.address).toBe(address);
+    expect(file.mailbox_keys).toBe(1);
+    expect(backupFileName(file)).toBe(`sealpost-keys-${address.slice(0, 8)}-2026-11-25.json`);
+    expect(await openBackup(parseBackup(text), 'backup passphrase')).toEqual(contents);
+  });
+
+  it('refuses a wrong passphrase, a changed header, a corrupt or foreign file, each with its own words', async () => {
+    const file = await createBackup(contents, 'backup passphrase');
+    await expect(openBackup(file, 'not the passphrase')).rejects.toBeInstanceOf(BackupPassphraseError);
+    // The header is authenticated: pointing the file at another wallet is detected.
+    const other = bs58.encode(new Uint8Array(32).fill(9));
+    await expect(openBackup({ ...file, address: other }, 'backup passphrase')).rejects.toBeInstanceOf(
+      BackupPassphraseError,
+    );
+    const flipped = Buffer.from(file.box, 'base64');
+    flipped[5] = (flipped[5] ?? 0) ^ 1;
+    await expect(
+      openBackup({ ...file, box: flipped.toString('base64') }, 'backup passphrase'),
+    ).rejects.toBeInstanceOf(BackupPassphraseError);
+    expect(() => parseBackup('{not json')).toThrow(/not a Sealpost key backup \(it is not JSON\)/);
+    expect(() => parseBackup('{"format":"something-else"}')).toThrow(/not a Sealpost key backup/);
+    expect(() => parseBackup(JSON.stringify({ ...file, version: 2 }))).toThrow(/version 2/);
+    expect(() => parseBackup(JSON.stringify({ ...file, kdf: { ...file.kdf, iterations: 1000 } }))).toThrow(
+      /damaged or incomplete/,
+    );
+    expect(() => parseBackup(JSON.stringify({ ...file, box: undefined }))).toThrow(BackupError);
+    await expect(createBackup(contents, 'short')).rejects.toThrow(/at least 8 characters/);
   });
 });

@@ -8,6 +8,7 @@ import { NoKeyOpensError } from './chain/read.ts';
 import { RecipientError } from './chain/recipient.ts';
 import { TxFailedError } from './chain/tx.ts';
 import { ApiRequestError } from './server/api.ts';
+import { BackupError } from './wallet/backup.ts';
 import { SecretKeyFormatError } from './wallet/secret-key.ts';
 import { WrongPassphraseError } from './wallet/vault.ts';
 
@@ -42,7 +43,8 @@ export function humanError(err: unknown, ctx: ErrorContext): string {
     err instanceof PinServiceError ||
     err instanceof SecretKeyFormatError ||
     err instanceof NoKeyOpensError ||
-    err instanceof ApiRequestError
+    err instanceof ApiRequestError ||
+    err instanceof BackupError
   ) {
     return err.message;
   }

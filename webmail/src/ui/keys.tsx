@@ -12,14 +12,17 @@ import {
 } from '../chain/mailbox-key.ts';
 import { forgetMessages } from '../messages.ts';
 import { addMailboxKey, useApp } from '../session.ts';
+import { BackupPanel } from './backup.tsx';
 import { useAction } from './use-action.ts';
-import { ErrorText, Field, formatTime } from './widgets.tsx';
+import { ConfirmButton, ErrorText, Field, formatTime } from './widgets.tsx';
 
 export function KeysView() {
   const app = useApp();
   const s = app.session;
   const [published, setPublished] = useState<PublishedKey | null | undefined>(undefined);
   const [importText, setImportText] = useState('');
+  // Set once a key is published from here: the backup panel becomes a prompt.
+  const [justPublished, setJustPublished] = useState(false);
 
   const refresh = async () => {
     try {
@@ -41,6 +44,7 @@ export function KeysView() {
       app.setSession(next);
       const out = await publishKey(next.conn, next.programId, next.wallet, key);
       forgetMessages();
+      setJustPublished(true);
       return out.status === 'confirmed'
         ? 'Mailbox key published. New mail is sealed to it.'
         : 'Submitted; the chain has not confirmed it yet.';
@@ -112,11 +116,16 @@ export function KeysView() {
           {published ? 'Rotate: publish a new key' : 'Publish a mailbox key'}
         </button>
         {published && (
-          <button type="button" disabled={busy} onClick={remove}>
-            Remove the published key
-          </button>
+          <ConfirmButton
+            label="Remove the published key"
+            question="Remove it from the chain? New mail is then sealed to your wallet key; mail already sealed to this key still needs it."
+            yes="Yes, remove it"
+            disabled={busy}
+            onConfirm={() => void remove()}
+          />
         )}
       </div>
+      <BackupPanel prompt={justPublished} />
       <h2>Import a key file</h2>
       <form
         onSubmit={(e) => {

@@ -5,7 +5,7 @@ import type { PinProviderBody } from '../server/api.ts';
 import { useApp } from '../session.ts';
 import { stepUpProof } from './login.tsx';
 import { useAction } from './use-action.ts';
-import { ErrorText, Field } from './widgets.tsx';
+import { ConfirmButton, ErrorText, Field } from './widgets.tsx';
 
 type Kind = PinProviderBody['kind'];
 
@@ -125,9 +125,13 @@ export function PinProviderView() {
           {status?.configured ? 'Replace (rotate credentials)' : 'Save'}
         </button>{' '}
         {status?.configured && (
-          <button type="button" disabled={busy} onClick={remove}>
-            Remove
-          </button>
+          <ConfirmButton
+            label="Remove"
+            question="Remove your pin provider? Mail delivered from now on is no longer pinned there."
+            yes="Yes, remove it"
+            disabled={busy}
+            onConfirm={() => void remove()}
+          />
         )}
       </form>
     </section>

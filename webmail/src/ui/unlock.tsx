@@ -5,6 +5,7 @@
 import bs58 from 'bs58';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConnectionSettings } from '../settings.ts';
+import type { BackupFile } from '../wallet/backup.ts';
 import {
   availableWallets,
   chainIdFor,
@@ -20,6 +21,7 @@ import {
   type VaultContents,
   vaultSummary,
 } from '../wallet/vault.ts';
+import { RestoreFields, restoreContents } from './backup.tsx';
 import { SettingsView } from './settings-view.tsx';
 import { Field, short } from './widgets.tsx';
 
@@ -75,7 +77,9 @@ export function UnlockScreen(props: Props) {
 function UnlockForm({ storage, settings, onUnlocked, errorText, modeLabel }: Props) {
   const chain = chainIdFor(settings.rpcUrl);
   const [stored, setStored] = useState(() => vaultSummary(storage));
-  const [tab, setTab] = useState<'import' | 'external'>('import');
+  const [tab, setTab] = useState<'import' | 'external' | 'restore'>('import');
+  const [backup, setBackup] = useState<BackupFile | null>(null);
+  const [backupPass, setBackupPass] = useState('');
   const [passphrase, setPassphrase] = useState('');
   const [confirm, setConfirm] = useState('');
   const [secret, setSecret] = useState('');
@@ -138,6 +142,26 @@ function UnlockForm({ storage, settings, onUnlocked, errorText, modeLabel }: Pro
       await saveVault(storage, passphrase, vault, address);
       setSecret('');
       onUnlocked({ provider: null, vault, passphrase });
+    });
+
+  const restore = () =>
+    run(async () => {
+      const vault = await restoreContents(backup, backupPass);
+      checkNewPassphrase();
+      let provider: ExternalProvider | null = null;
+      let address: string;
+      if (vault.wallet.type === 'external') {
+        const choice = availableWallets(window, chain)[0];
+        if (!choice)
+          throw new Error('This backup belongs to a browser wallet; connect that wallet’s extension first.');
+        provider = await connectExternal(choice, vault.wallet.address);
+        address = vault.wallet.address;
+      } else {
+        address = bs58.encode(Uint8Array.from(vault.wallet.secretKey).subarray(32));
+      }
+      await saveVault(storage, passphrase, vault, address);
+      setBackupPass('');
+      onUnlocked({ provider, vault, passphrase });
     });
 
   const connect = (choice: WalletChoice) =>
@@ -221,23 +245,66 @@ function UnlockForm({ storage, settings, onUnlocked, errorText, modeLabel }: Pro
         >
           Connect a browser wallet
         </button>
+        <button type="button" role="tab" aria-selected={tab === 'restore'} onClick={() => setTab('restore')}>
+          Restore a backup
+        </button>
       </div>
       <form
         onSubmit={(e) => {
           e.preventDefault();
           if (tab === 'import') importKey();
+          if (tab === 'restore') restore();
         }}
       >
         {tab === 'import' && (
-          <Field label="Secret key (Solana CLI keypair JSON or base58)">
-            <textarea
-              rows={3}
-              value={secret}
-              onInput={(e) => setSecret(e.currentTarget.value)}
-              spellcheck={false}
-              autoComplete="off"
+          <>
+            <Field
+              label="Keypair file"
+              hint="A Solana CLI keypair file (id.json); it is read in this page only"
+            >
+              <input
+                type="file"
+                accept="application/json,.json"
+                data-testid="keypair-file"
+                onChange={async (e) => {
+                  const picked = e.currentTarget.files?.[0];
+                  if (picked) setSecret((await picked.text()).trim());
+                }}
+              />
+            </Field>
+            <Field label="Secret key (Solana CLI keypair JSON or base58)">
+              <input
+                type="password"
+                value={secret}
+                onInput={(e) => setSecret(e.currentTarget.value)}
+                spellcheck={false}
+                autoComplete="off"
+              />
+            </Field>
+            <p class="warning">
+              Whoever sees this key controls the wallet and its funds. Paste it only on a computer you trust,
+              with nobody watching the screen.
+            </p>
+          </>
+        )}
+        {tab === 'restore' && (
+          <>
+            <RestoreFields
+              file={backup}
+              onFile={(f, err) => {
+                setBackup(f);
+                setError(err);
+              }}
             />
-          </Field>
+            <Field label="Backup passphrase">
+              <input
+                type="password"
+                autoComplete="off"
+                value={backupPass}
+                onInput={(e) => setBackupPass(e.currentTarget.value)}
+              />
+            </Field>
+          </>
         )}
         <Field label="New passphrase">
           <input
@@ -255,9 +322,9 @@ function UnlockForm({ storage, settings, onUnlocked, errorText, modeLabel }: Pro
             onInput={(e) => setConfirm(e.currentTarget.value)}
           />
         </Field>
-        {tab === 'import' ? (
+        {tab === 'import' || tab === 'restore' ? (
           <button type="submit" disabled={busy}>
-            {busy ? 'Encrypting…' : 'Import and unlock'}
+            {busy ? 'Encrypting…' : tab === 'import' ? 'Import and unlock' : 'Restore and unlock'}
           </button>
         ) : wallets.length === 0 ? (
           <p>

@@ -1,6 +1,6 @@
 // Small shared pieces of markup.
 import type { ComponentChildren } from 'preact';
-import { useId } from 'preact/hooks';
+import { useId, useState } from 'preact/hooks';
 
 export function short(address: string): string {
   return address.length > 12 ? `${address.slice(0, 4)}…${address.slice(-4)}` : address;
@@ -39,4 +39,51 @@ export function formatTime(unixSeconds: number | bigint): string {
   const ms = Number(unixSeconds) * 1000;
   if (!Number.isFinite(ms) || ms <= 0) return '';
   return new Date(ms).toLocaleString();
+}
+
+/**
+ * A button for an action that loses something: the first click asks, in
+ * place, what will be lost; only "Yes" runs it.
+ */
+export function ConfirmButton({
+  label,
+  question,
+  yes,
+  disabled,
+  onConfirm,
+}: {
+  label: string;
+  question: string;
+  yes: string;
+  disabled?: boolean;
+  onConfirm: () => void;
+}) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" disabled={disabled} onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  }
+  return (
+    <fieldset class="confirm-inline">
+      <legend class="visually-hidden">{label}</legend>
+      <span>{question}</span>{' '}
+      <button
+        type="button"
+        class="danger"
+        disabled={disabled}
+        onClick={() => {
+          setAsking(false);
+          onConfirm();
+        }}
+      >
+        {yes}
+      </button>{' '}
+      <button type="button" onClick={() => setAsking(false)}>
+        Keep it
+      </button>
+    </fieldset>
+  );
 }

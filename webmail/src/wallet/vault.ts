@@ -60,7 +60,11 @@ export function vaultSummary(storage: Storage): { address: string; kind: VaultWa
 
 export const PBKDF2_ITERATIONS = 600_000;
 
-async function deriveKey(passphrase: string, salt: Uint8Array, iterations: number): Promise<CryptoKey> {
+export async function deriveKey(
+  passphrase: string,
+  salt: Uint8Array,
+  iterations: number,
+): Promise<CryptoKey> {
   const base = await crypto.subtle.importKey('raw', new TextEncoder().encode(passphrase), 'PBKDF2', false, [
     'deriveKey',
   ]);
