@@ -70,7 +70,7 @@ export interface Runtime {
   airdrop(address: PublicKey, lamports: bigint): void;
   clock(): { slot: bigint; unixTimestamp: bigint; epoch: bigint };
   setClock(p: { slot?: bigint; unixTimestamp?: bigint; epoch?: bigint }): void;
-  /** Advances the slot (and the clock's unix time by `seconds`); the blockhash stays. */
+  /** Advances the slot (and the clock's unix time by `seconds`) and moves to a new blockhash, as a new block would. */
   warp(slots?: number, seconds?: number): void;
   /** Moves to a new blockhash, so an identical transaction is not a duplicate (`AlreadyProcessed`). */
   expireBlockhash(): void;
@@ -194,6 +194,8 @@ export function createRuntime(o: {
   programId?: Keypair | PublicKey;
   payer?: Keypair;
   payerLamports?: bigint;
+  /** ProgramData capacity for later upgrades; the program's size when omitted. */
+  maxDataLen?: number;
 }): Runtime {
   const svm = new LiteSVM();
   const inner = innerOf(svm);
@@ -207,6 +209,7 @@ export function createRuntime(o: {
     so: o.so,
     payer,
     ...(o.programId ? { programId: o.programId } : {}),
+    ...(o.maxDataLen ? { maxDataLen: o.maxDataLen } : {}),
   });
   return {
     svm,
@@ -254,6 +257,7 @@ export function createRuntime(o: {
     warp(slots = 1, seconds = 0) {
       const c = inner.getClock();
       this.setClock({ slot: c.slot + BigInt(slots), unixTimestamp: c.unixTimestamp + BigInt(seconds) });
+      inner.expireBlockhash();
     },
     expireBlockhash() {
       inner.expireBlockhash();
