@@ -216,7 +216,10 @@ describe('the probe program in the runtime', () => {
   });
 
   it('moves lamports out of a program-owned account by writing balances; draining it closes it', () => {
-    const [vault] = PublicKey.findProgramAddressSync([Buffer.from('vault'), rt.payer.publicKey.toBytes()], rt.programId);
+    const [vault] = PublicKey.findProgramAddressSync(
+      [Buffer.from('vault'), rt.payer.publicKey.toBytes()],
+      rt.programId,
+    );
     const to = Keypair.generate().publicKey;
     rt.airdrop(to, 1_000_000n);
     rt.airdrop(vault, 1_000n); // above its rent-exempt minimum, so 100 can leave
