@@ -209,7 +209,7 @@ typedef struct {
   SolClock clock;
   u8 have_clock;
   /* PDA seeds under construction; seeds[nseeds] is the bump when signing */
-  SolSignerSeed seeds[5];
+  SolSignerSeed seeds[8];
   u64 nseeds;
   u8 bump;
   u8 pda[32];
@@ -373,20 +373,41 @@ static void seeds_domain(Ctx *c, const u8 *name_hash) {
 
 static void seeds_postoffice(Ctx *c) { SEEDS(c, SEED_POSTOFFICE); }
 
+/*
+ * Program-derived addresses, computed here rather than by the
+ * create_program_address / try_find_program_address syscalls (1,500 CU per
+ * bump each): an address is sha256(seeds || bump || program_id ||
+ * "ProgramDerivedAddress"), valid when it is not an ed25519 point. sol_sha256
+ * and sol_curve_validate_point give the same answer for ~300 CU a bump.
+ */
+static const char PDA_MARKER[] = "ProgramDerivedAddress";
+
+/* c->pda = the address of the current seeds with c->bump; false when it is on the curve (no PDA). */
+static int pda_derive(Ctx *c) {
+  u64 n = c->nseeds;
+  c->seeds[n].addr = &c->bump;
+  c->seeds[n].len = 1;
+  c->seeds[n + 1].addr = c->program_id;
+  c->seeds[n + 1].len = 32;
+  c->seeds[n + 2].addr = (const u8 *)PDA_MARKER;
+  c->seeds[n + 2].len = sizeof(PDA_MARKER) - 1;
+  sol_sha256(c->seeds, n + 3, c->pda);
+  return sol_curve_validate_point(0, c->pda, NULL) != 0;
+}
+
 /* The current seeds with `bump` give `key` (TS expectStoredPda). */
 static int pda_with_bump(Ctx *c, u8 bump, const u8 *key) {
   c->bump = bump;
-  c->seeds[c->nseeds].addr = &c->bump;
-  c->seeds[c->nseeds].len = 1;
-  if (sol_create_program_address(c->seeds, c->nseeds + 1, c->program_id, c->pda) != 0) return 0;
-  return eq32(c->pda, key);
+  return pda_derive(c) && eq32(c->pda, key);
 }
 
-/* `key` is the canonical PDA of the current seeds (TS expectPda); leaves the bump in c->bump. */
+/* `key` is the canonical PDA of the current seeds (TS expectPda): the first valid bump from 255 down to 1. */
 static u64 pda_find(Ctx *c, const u8 *key) {
-  if (sol_try_find_program_address(c->seeds, c->nseeds, c->program_id, c->pda, &c->bump) != 0)
-    return E_INVALID_PDA;
-  return eq32(c->pda, key) ? OK : E_INVALID_PDA;
+  for (u32 b = 255; b > 0; b--) {
+    c->bump = (u8)b;
+    if (pda_derive(c)) return eq32(c->pda, key) ? OK : E_INVALID_PDA;
+  }
+  return E_INVALID_PDA;
 }
 
 /*

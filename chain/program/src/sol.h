@@ -72,6 +72,10 @@ extern u64 sol_try_find_program_address(const SolSignerSeed *seeds, u64 n, const
 extern u64 sol_invoke_signed_c(const SolInstruction *ix, const SolAccountInfo *infos, u64 n_infos,
                                const SolSignerSeeds *signers, u64 n_signers);
 extern u64 sol_get_clock_sysvar(void *clock);
+/* SHA-256 over a list of byte slices ({addr, len}, the SolSignerSeed shape). */
+extern u64 sol_sha256(const SolSignerSeed *slices, u64 n, u8 *out);
+/* 0 when the 32 bytes are a valid compressed Edwards point (curve id 0 = ed25519). */
+extern u64 sol_curve_validate_point(u64 curve_id, const u8 *point, u8 *unused);
 
 void *memcpy(void *dst, const void *src, unsigned long n);
 void *memset(void *dst, int c, unsigned long n);
