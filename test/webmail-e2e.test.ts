@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { gzipSync } from 'node:zlib';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { type Keypair, type PublicKey, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
@@ -229,6 +230,19 @@ async function injectWallet(page: Page, kp: Keypair, kind: 'injected' | 'standar
 }
 
 describe('webmail in headless Chromium against the dev stack', () => {
+  it('loads at most 40 KiB (gzip) of JS and CSS before the wallet is unlocked; the chain client comes later', () => {
+    const html = readFileSync(join(stack.webmailDir, 'index.html'), 'utf8');
+    const initial = [...html.matchAll(/(?:src|href)="\.\/(assets\/[^"]+\.(?:js|css))"/g)].map(
+      (m) => m[1] ?? '',
+    );
+    expect(initial.length).toBeGreaterThan(0);
+    const gz = initial.reduce(
+      (n, f) => n + gzipSync(readFileSync(join(stack.webmailDir, f)), { level: 9 }).length,
+      0,
+    );
+    expect(gz).toBeLessThanOrEqual(40 * 1024);
+  });
+
   it('trustless: unlock → the inbox shows mail delivered over SMTP → the reader shows its exact subject and body', async () => {
     const subject = 'Grüße from SMTP — trustless';
     const body = 'First line\nZweite Zeile: äöü ✓\n-- \nAnn';

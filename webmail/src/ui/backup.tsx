@@ -1,11 +1,10 @@
-// Key backup in the page: download an encrypted backup of the vault (Keys
-// view), and restore one in another browser (unlock screen). The file
-// format lives in wallet/backup.ts and docs/webmail.md.
+// Key backup in the Keys view: download an encrypted backup of the vault.
+// Restoring is on the unlock screen (restore.tsx). The file format lives in
+// wallet/backup.ts and docs/webmail.md.
 import { useState } from 'preact/hooks';
 import { useApp } from '../session.ts';
-import { type BackupFile, backupFileName, createBackup, openBackup, parseBackup } from '../wallet/backup.ts';
-import type { VaultContents } from '../wallet/vault.ts';
-import { ErrorText, Field, short } from './widgets.tsx';
+import { backupFileName, createBackup } from '../wallet/backup.ts';
+import { ErrorText, Field } from './widgets.tsx';
 
 /** Offers `text` as a file download. */
 export function download(name: string, text: string): void {
@@ -97,44 +96,4 @@ export function BackupPanel({ prompt }: { prompt: boolean }) {
       )}
     </section>
   );
-}
-
-/** Restoring on the unlock screen: a backup file and its passphrase → the vault contents. */
-export function RestoreFields({
-  onFile,
-  file,
-}: {
-  onFile: (f: BackupFile | null, error: string) => void;
-  file: BackupFile | null;
-}) {
-  return (
-    <>
-      <Field label="Backup file" hint="The sealpost-keys-….json file you downloaded under Keys">
-        <input
-          type="file"
-          accept="application/json,.json"
-          onChange={async (e) => {
-            const picked = e.currentTarget.files?.[0];
-            if (!picked) return onFile(null, '');
-            try {
-              onFile(parseBackup(await picked.text()), '');
-            } catch (err) {
-              onFile(null, err instanceof Error ? err.message : String(err));
-            }
-          }}
-        />
-      </Field>
-      {file && (
-        <p class="hint" data-testid="backup-summary">
-          Backup of {file.kind === 'in-page' ? 'wallet' : 'browser wallet'} <code>{short(file.address)}</code>{' '}
-          with {file.mailbox_keys} mailbox key(s), made {file.created.slice(0, 10)}.
-        </p>
-      )}
-    </>
-  );
-}
-
-export async function restoreContents(file: BackupFile | null, passphrase: string): Promise<VaultContents> {
-  if (!file) throw new Error('Choose a backup file first.');
-  return openBackup(file, passphrase);
 }

@@ -21,7 +21,7 @@ import {
   type VaultContents,
   vaultSummary,
 } from '../wallet/vault.ts';
-import { RestoreFields, restoreContents } from './backup.tsx';
+import { RestoreFields, restoreContents } from './restore.tsx';
 import { SettingsView } from './settings-view.tsx';
 import { Field, short } from './widgets.tsx';
 
