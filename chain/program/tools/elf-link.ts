@@ -6,8 +6,10 @@
 //   tables, PT_DYNAMIC), .text, .rodata, .dynamic, .dynsym, .dynstr, .rel.dyn,
 //   .shstrtab, section headers.
 // Addresses in the image are file offsets; the loader adds the 4 GiB region
-// base through the R_BPF_64_RELATIVE relocations written here. Output is a
-// pure function of the input bytes (deterministic).
+// base through the R_BPF_64_RELATIVE relocations written here. Calls between
+// sections become pc-relative; syscalls stay `call -1` with a dynamic
+// R_BPF_64_32 by name; `callx` gets its register moved from dst to imm (the
+// SBPFv0 encoding). Output is a pure function of the input bytes.
 import {
   ElfLinkError,
   type ObjectFile,
@@ -34,6 +36,7 @@ export interface LinkedProgram {
 
 const OP_LDDW = 0x18;
 const OP_CALL = 0x85;
+const OP_CALLX = 0x8d;
 const STT_FUNC = 2;
 
 const alignUp = (n: number, a: number) => Math.ceil(n / a) * a;
@@ -180,6 +183,11 @@ export function linkSbf(object: Uint8Array, entry = 'entrypoint'): LinkedProgram
   for (let p = textStart; p < textEnd; p += 8) {
     if (image[p] === OP_CALL && view.getInt32(p + 4, true) === -1 && !syscallSites.has(p)) {
       throw new ElfLinkError(`unresolved call at text+${hex(p - textStart)}`);
+    }
+    if (image[p] === OP_CALLX) {
+      // clang puts callx's register in dst; SBPFv0 reads it from imm.
+      const reg = (image[p + 1] ?? 0) & 0xf || view.getInt32(p + 4, true);
+      view.setInt32(p + 4, reg, true);
     }
     if (image[p] === OP_LDDW) p += 8;
   }
