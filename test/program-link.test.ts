@@ -240,9 +240,9 @@ describe('the probe program in the runtime', () => {
     expect(foreign.err?.instructionError).toBe('ExternalAccountLamportSpend');
   });
 
-  it('calls through a const table of function pointers', () => {
-    expect(rt.run([call([7, 0, 9])]).logs).toContain('Program log: 0x12, 0x0, 0x0, 0x0, 0x0');
-    expect(rt.run([call([7, 1, 9])]).logs).toContain('Program log: 0x51, 0x0, 0x0, 0x0, 0x0');
+  it('calls through a const table of function pointers and into another code section', () => {
+    expect(rt.run([call([7, 0, 9])]).logs).toContain('Program log: 0x12, 0x64, 0x0, 0x0, 0x0');
+    expect(rt.run([call([7, 1, 9])]).logs).toContain('Program log: 0x51, 0x64, 0x0, 0x0, 0x0');
   });
 
   it('returns custom error codes and runs a frame bigger than 512 bytes', () => {
