@@ -253,6 +253,8 @@ describe('the probe program in the runtime', () => {
 
   it('has 32 KiB of zeroed heap at 0x300000000', () => {
     expect(rt.run([call([8, ...u64(0n)])]).logs).toContain('Program log: 0x0, 0xab, 0x0, 0x0, 0x0');
+    rt.expireBlockhash();
+    expect(rt.run([call([8, ...u64(0n)])]).logs).toContain('Program log: 0x0, 0xab, 0x0, 0x0, 0x0'); // fresh again
     expect(rt.run([call([8, ...u64(32_767n)])]).logs).toContain('Program log: 0x0, 0xab, 0x0, 0x0, 0x0');
     const outside = rt.run([call([8, ...u64(32_768n)])]);
     expect(outside.err?.instructionError).toBe('ProgramFailedToComplete');
