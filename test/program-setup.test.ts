@@ -253,6 +253,30 @@ describe('PublishKey / RemoveKey', () => {
     expectErr(w.run(removeKeyInstruction({ programId: w.programId, owner })), 'NotFound');
   });
 
+  it('closes the key account for good: publishing again in the same transaction creates it anew', () => {
+    const w = new World();
+    const owner = w.user();
+    const programId = w.programId;
+    const k1 = w.address();
+    const k2 = w.address();
+    const start = w.balance(owner);
+    expectOk(
+      w.run(
+        publishKeyInstruction({ programId, owner, pubKey: k1 }),
+        removeKeyInstruction({ programId, owner }),
+        publishKeyInstruction({ programId, owner, pubKey: k2 }),
+      ),
+    );
+    const address = mailboxKeyAddress(programId, owner)[0];
+    expect(decodeMailboxKey(w.data(address) as Uint8Array).pubKey.equals(k2)).toBe(true);
+    expect(w.balance(owner)).toBe(start - rent(MAILBOX_KEY_SIZE));
+    expectErr(
+      w.run(removeKeyInstruction({ programId, owner }), removeKeyInstruction({ programId, owner })),
+      'NotFound',
+    );
+    expect(w.exists(address)).toBe(true);
+  });
+
   it('refuses the zero key and wallets without a mailbox', () => {
     const w = new World();
     const owner = w.user();
