@@ -9,6 +9,21 @@
 // and payments from signers), then direct lamport moves out of accounts the
 // program owns and the data writes. A failure returns a custom error and the
 // runtime discards the whole transaction.
+//
+// Where the real runtime asks for more than the devnet program's rules:
+// - PDAs are created by System CPIs signed with their seeds (CreateAccount,
+//   or Transfer + Allocate + Assign when the address already holds lamports:
+//   the payer pays rent (+ bounty / stamp money) in full, the early lamports
+//   stay on top); payments from signers are System Transfers; lamports leave
+//   program-owned accounts by direct arithmetic, after the CPIs (the runtime
+//   checks each CPI's caller balances).
+// - A payer must be a System account without data, and neither a payer nor a
+//   credited wallet may end between 0 and its rent-exempt minimum: the
+//   program answers InsufficientFunds / InvalidAccount itself instead of the
+//   runtime failing the transaction.
+// - PDAs are derived with sol_sha256 + sol_curve_validate_point (what
+//   create_program_address computes, at a fifth of the cost); BLAKE3 and
+//   base58 are the program's own (blake3.h, base58.h).
 #include "base58.h"
 #include "blake3.h"
 #include "sol.h"
@@ -412,9 +427,9 @@ static u64 pda_find(Ctx *c, const u8 *key) {
 
 /*
  * TS expectPda for an account that may already exist: when it is a valid
- * record of `tag` whose stored bump gives its address, one
- * create_program_address suffices (the program only ever stores canonical
- * bumps); otherwise the canonical search decides.
+ * record of `tag` whose stored bump gives its address, one derivation
+ * suffices (the program only ever stores canonical bumps); otherwise the
+ * canonical search decides.
  */
 static u64 expect_pda(Ctx *c, const Acc *a, u8 tag, u64 bump_off) {
   int present;
@@ -488,10 +503,13 @@ static void move_lamports(Acc *from, Acc *to, u64 amount) {
   *to->lamports += amount;
 }
 
-/* Closes a program account: all lamports to `to`, no data, back to the System program. */
+/*
+ * Closes a program account: all lamports to `to`, data length 0, owner back
+ * to the System program — so later instructions of the same transaction see
+ * it absent, and the runtime removes it afterwards.
+ */
 static void close_account(Acc *a, Acc *to) {
   move_lamports(a, to, *a->lamports);
-  memset(a->data, 0, *a->len);
   *a->len = 0;
   memset(a->owner, 0, 32);
 }
