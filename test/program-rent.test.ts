@@ -89,6 +89,27 @@ describe('credited wallets', () => {
   });
 });
 
+describe('SendMail', () => {
+  it('lets the surcharge of the spent stamp help pay for the Email, as the reference does', () => {
+    const w = new World({ seed: 36 });
+    const programId = w.programId;
+    const recipient = w.user({ defaultPostage: 10n });
+    const sender = w.wallet();
+    expectOk(w.run(buyStampsInstruction({ programId, buyer: sender, recipient, stamps: 2n })));
+    const send = (index: bigint) =>
+      sendMailInstruction({ programId, sender, recipient, index, fromHash: fromHash(sender), cid: CID });
+    const cost = rent(emailSize(CID));
+    w.put(sender, { lamports: cost - SURCHARGE - 1n, owner: PublicKey.default, data: new Uint8Array(0) });
+    expectErr(w.run(send(0n)), 'InsufficientFunds');
+    w.put(sender, { lamports: cost - SURCHARGE, owner: PublicKey.default, data: new Uint8Array(0) });
+    const before = w.balance(recipient);
+    expectOk(w.run(send(0n)));
+    expect(w.balance(sender)).toBe(0n);
+    expect(w.balance(recipient)).toBe(before + 10n);
+    expect(w.frombox(fromHash(sender), recipient)).toMatchObject({ stamps: 1n, postageEscrow: 10n });
+  });
+});
+
 describe('PDAs that already hold lamports', () => {
   it('are created with the payment on top of what they held', () => {
     const w = new World({ seed: 35 });

@@ -15,8 +15,10 @@
 //   or Transfer + Allocate + Assign when the address already holds lamports:
 //   the payer pays rent (+ bounty / stamp money) in full, the early lamports
 //   stay on top); payments from signers are System Transfers; lamports leave
-//   program-owned accounts by direct arithmetic, after the CPIs (the runtime
-//   checks each CPI's caller balances).
+//   program-owned accounts by direct arithmetic. SendMail pays a spent stamp
+//   out before the Email's CreateAccount (as the reference does), naming the
+//   frombox and the recipient wallet in that CPI: the runtime checks that a
+//   CPI leaves the caller's balances summed as they were.
 // - A payer must be a System account without data, and neither a payer nor a
 //   credited wallet may end between 0 and its rent-exempt minimum: the
 //   program answers InsufficientFunds / InvalidAccount itself instead of the
@@ -231,8 +233,11 @@ typedef struct {
   u8 hash[32];
   u8 text[64];
   /* CPI */
-  SolAccountMeta metas[2];
-  SolAccountInfo infos[2];
+  SolAccountMeta metas[4];
+  SolAccountInfo infos[4];
+  /* accounts whose lamports moved before the next CPI: passed along so its balance check sees both sides */
+  Acc *moved[2];
+  u64 nmoved;
   SolInstruction ix;
   SolSignerSeeds signer;
   u8 cpi_data[64];
@@ -480,10 +485,10 @@ static u64 require_email(Ctx *c, const Acc *em) {
 static u64 check_payer(const Acc *payer, u64 amount, u64 back) {
   if (amount == 0) return OK;
   if (!is_zero32(payer->owner) || *payer->len != 0) return E_INVALID_ACCOUNT;
-  u64 have = *payer->lamports;
+  u64 have;
+  TRY(add(*payer->lamports, back, &have));
   if (have < amount) return E_INSUFFICIENT_FUNDS;
-  u64 left;
-  TRY(add(have - amount, back, &left));
+  u64 left = have - amount;
   if (left != 0 && left < rent(*payer->len)) return E_INSUFFICIENT_FUNDS;
   return OK;
 }
@@ -532,18 +537,26 @@ static void cpi_account(Ctx *c, u64 i, Acc *a, u8 signer) {
   info->executable = a->executable;
 }
 
-/* Invokes the System program with metas/infos [0..n) and cpi_data[0..len); signed with the PDA seeds when `sign`. */
+/*
+ * Invokes the System program with metas/infos [0..n) and cpi_data[0..len);
+ * signed with the PDA seeds when `sign`. Accounts in c->moved ride along as
+ * extra (unused) writable accounts: the runtime syncs the caller's balances
+ * of every account a CPI names and requires the caller's total unchanged.
+ */
 static u64 cpi_system(Ctx *c, u64 n, u64 len, int sign) {
+  for (u64 i = 0; i < c->nmoved; i++) cpi_account(c, n + i, c->moved[i], 0);
+  u64 accounts = n + c->nmoved;
+  c->nmoved = 0;
   c->ix.program_id = c->system->key;
   c->ix.accounts = c->metas;
-  c->ix.account_len = n;
+  c->ix.account_len = accounts;
   c->ix.data = c->cpi_data;
   c->ix.data_len = len;
   c->seeds[c->nseeds].addr = &c->bump;
   c->seeds[c->nseeds].len = 1;
   c->signer.addr = c->seeds;
   c->signer.len = c->nseeds + 1;
-  return sol_invoke_signed_c(&c->ix, c->infos, n, &c->signer, sign ? 1 : 0);
+  return sol_invoke_signed_c(&c->ix, c->infos, accounts, &c->signer, sign ? 1 : 0);
 }
 
 static u64 cpi_transfer(Ctx *c, Acc *from, Acc *to, u64 amount) {
@@ -1036,12 +1049,18 @@ static u64 send_mail(Ctx *c) {
   TRY(check_payer(sender, lamports, surcharge));
   TRY(add(index, 1, &next_count));
 
+  if (!free_send) {
+    /* The spent stamp pays out first, as in the reference: the surcharge may fund the Email. */
+    move_lamports(fb, wallet, share);
+    move_lamports(fb, sender, surcharge);
+    c->moved[0] = fb;
+    c->moved[1] = wallet;
+    c->nmoved = 2;
+  }
   seeds_email(c, recipient, mb->data + MB_MAIL_COUNT);
   c->bump = email_bump;
   TRY(create_pda(c, sender, em, size, lamports));
   if (!free_send) {
-    move_lamports(fb, wallet, share);
-    move_lamports(fb, sender, surcharge);
     wr64(fb->data + FB_STAMPS, stamps - 1);
     wr64(fb->data + FB_ESCROW, rd64(fb->data + FB_ESCROW) - share);
     wr64(fb->data + FB_UPDATED_AT, (u64)t);
