@@ -120,6 +120,13 @@ describe('SendMail over JSON-RPC', () => {
     expect((await getMailbox(w.chain.connection, w.chain.programId, bob.publicKey))?.mailCount).toBe(2n);
     const inbox = await listInbox(w.chain.connection, w.chain.programId, bob.publicKey);
     expect(inbox.map((e) => e.email.index)).toEqual([1n, 0n]);
+    // Only what is new since a mail_count seen before.
+    const since = (after: bigint) =>
+      listInbox(w.chain.connection, w.chain.programId, bob.publicKey, { after }).then((l) =>
+        l.map((e) => e.email.index),
+      );
+    expect(await since(1n)).toEqual([1n]);
+    expect(await since(2n)).toEqual([]);
   });
 
   it('refuses a relay signed by a key that is not the domain authority, a stale index, and an existing email', async () => {
