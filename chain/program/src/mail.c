@@ -1213,7 +1213,6 @@ static u64 purchase_stamps(Ctx *c) {
   if (!present) TRY(add(rent(FROMBOX_SIZE), p.held, &into_frombox));
   u64 total;
   TRY(add(into_frombox, p.fees, &total));
-  if (*buyer->lamports < into_frombox) return E_INSUFFICIENT_FUNDS;
   TRY(check_payer(buyer, total, 0));
   if (p.fees > 0) TRY(add(rd64(po->data + PO_FEES_COLLECTED), p.fees, &p.fees_collected));
   i64 t = now(c);
