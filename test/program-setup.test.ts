@@ -117,6 +117,17 @@ describe('InitPostoffice', () => {
   });
 });
 
+describe('program id', () => {
+  it('is read from the invocation: the same binary works deployed at any address', () => {
+    const programId = new PublicKey(Uint8Array.from({ length: 32 }, (_, i) => i + 1));
+    const w = new World({ seed: 3, programId });
+    expect(w.programId).toBe(programId.toBase58());
+    const owner = w.user();
+    expect(w.mailbox(owner).bump).toBe(mailboxAddress(programId, owner)[1]);
+    expect(w.domain().authority.equals(w.authority)).toBe(true);
+  });
+});
+
 describe('instruction decoding and account counts', () => {
   it('refuses unknown tags, bad data and wrong account counts', () => {
     const w = new World();
