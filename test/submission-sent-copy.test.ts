@@ -155,6 +155,14 @@ describe('the Sent copy of submitted mail', () => {
     expect(first).toMatchObject({ stored: true, created: true });
     expect(second).toMatchObject({ stored: true, created: false });
     expect(await sentRows(r, wallet)).toHaveLength(1);
+    // The first copy made the account's default folders, as a first IMAP login would.
+    expect((await new FoldersRepo(r.store.db).listMailboxes(wallet)).map((b) => b.name).sort()).toEqual([
+      'Drafts',
+      'INBOX',
+      'Junk',
+      'Sent',
+      'Trash',
+    ]);
     const stranger = await storeSentCopy(deps, { ...copy, wallet: r.bob.publicKey.toBase58() });
     expect(stranger).toEqual({ stored: false, reason: 'no_account' });
   });

@@ -91,6 +91,8 @@ export async function storeSentCopy(deps: SentCopyDeps, copy: SentCopy): Promise
   } finally {
     contentKey.fill(0);
   }
+  // An account that never logged in over IMAP gets its whole default folder set, as at a first login.
+  if (!(await folders.getMailbox(copy.wallet, SENT_FOLDER))) await folders.ensureDefaultFolders(copy.wallet);
   const blob = await deps.blobs.putContent(sealed);
   const out = await folders.storeCopy({
     id,
