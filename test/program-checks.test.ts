@@ -8,6 +8,7 @@
 import { Buffer } from 'node:buffer';
 import { type AccountMeta, PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { emailLayout, fromboxLayout, mailboxLayout, mailDomainLayout } from '../chain/accounts/index.ts';
 import { MAIL_ERRORS, type MailErrorName } from '../chain/errors.ts';
 import { fromHash } from '../chain/hash.ts';
 import {
@@ -35,6 +36,11 @@ import { DOMAIN, expectErr, expectOk, prng, World } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
 const RELAYED_FROM = fromHash('alice@ext.example');
+// Where each kind stores its bump (docs/protocol.md "Accounts").
+const MAILBOX_BUMP = mailboxLayout.offsets.bump;
+const FROMBOX_BUMP = fromboxLayout.offsets.bump;
+const DOMAIN_BUMP = mailDomainLayout.offsets.bump;
+const EMAIL_BUMP = emailLayout.offsets.bump;
 
 interface Case {
   name: string;
@@ -131,7 +137,7 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       system: 3,
       replaced: { 2: 'InvalidPda', 4: 'InvalidAccount' },
       foreign: { 2: 'AlreadyExists', 4: 'InvalidAccount' },
-      bump: { 4: { offset: 106, error: 'InvalidPda' } },
+      bump: { 4: { offset: DOMAIN_BUMP, error: 'InvalidPda' } },
     },
     {
       name: 'SetMailboxFlags',
@@ -140,7 +146,7 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       writables: [1],
       replaced: { 1: 'NotFound' },
       foreign: { 1: 'InvalidAccount' },
-      bump: { 1: { offset: 90, error: 'InvalidPda' } },
+      bump: { 1: { offset: MAILBOX_BUMP, error: 'InvalidPda' } },
     },
     {
       name: 'PublishKey',
@@ -182,7 +188,10 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       system: 6,
       replaced: { 1: 'NotFound', 2: 'InvalidPda', 3: 'InvalidPda', 4: 'InvalidAccount', 5: 'InvalidPda' },
       foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists', 3: 'InvalidAccount', 5: 'InvalidAccount' },
-      bump: { 1: { offset: 90, error: 'InvalidPda' }, 3: { offset: 113, error: 'InvalidPda' } },
+      bump: {
+        1: { offset: MAILBOX_BUMP, error: 'InvalidPda' },
+        3: { offset: FROMBOX_BUMP, error: 'InvalidPda' },
+      },
     },
     {
       name: 'SendMail (relayed)',
@@ -199,7 +208,10 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
         7: 'NotFound',
       },
       foreign: { 1: 'InvalidAccount', 3: 'InvalidAccount', 7: 'InvalidAccount' },
-      bump: { 7: { offset: 106, error: 'InvalidPda' }, 3: { offset: 113, error: 'InvalidPda' } },
+      bump: {
+        7: { offset: DOMAIN_BUMP, error: 'InvalidPda' },
+        3: { offset: FROMBOX_BUMP, error: 'InvalidPda' },
+      },
     },
     {
       name: 'DeleteMail',
@@ -209,7 +221,7 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       writables: [1, 2],
       replaced: { 1: 'NotFound', 2: 'InvalidAccount' },
       foreign: { 1: 'InvalidAccount' },
-      bump: { 1: { offset: 193, error: 'InvalidPda' } },
+      bump: { 1: { offset: EMAIL_BUMP, error: 'InvalidPda' } },
     },
     {
       name: 'CreateAlias',
@@ -248,7 +260,7 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       system: 4,
       replaced: { 1: 'NotFound', 2: 'InvalidPda', 3: 'InvalidPda' },
       foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount', 3: 'InvalidAccount' },
-      bump: { 1: { offset: 90, error: 'InvalidPda' } },
+      bump: { 1: { offset: MAILBOX_BUMP, error: 'InvalidPda' } },
     },
     {
       name: 'BuyStamps',
@@ -258,7 +270,7 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       system: 4,
       replaced: { 1: 'NotFound', 2: 'InvalidPda', 3: 'InvalidPda' },
       foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount', 3: 'InvalidAccount' },
-      bump: { 1: { offset: 90, error: 'InvalidPda' } },
+      bump: { 1: { offset: MAILBOX_BUMP, error: 'InvalidPda' } },
     },
     {
       name: 'TopUpStamps',
@@ -268,7 +280,7 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       system: 4,
       replaced: { 1: 'NotFound', 2: 'InvalidPda', 3: 'InvalidPda' },
       foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount', 3: 'InvalidAccount' },
-      bump: { 1: { offset: 90, error: 'InvalidPda' } },
+      bump: { 1: { offset: MAILBOX_BUMP, error: 'InvalidPda' } },
     },
     {
       name: 'ReclaimFromboxStamps',
@@ -277,7 +289,7 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       writables: [0, 2],
       replaced: { 1: 'NotFound', 2: 'InvalidPda' },
       foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
-      bump: { 1: { offset: 90, error: 'InvalidPda' } },
+      bump: { 1: { offset: MAILBOX_BUMP, error: 'InvalidPda' } },
     },
     {
       name: 'ClaimBounty',
@@ -286,7 +298,7 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       writables: [0, 1],
       replaced: { 1: 'NotFound' },
       foreign: { 1: 'InvalidAccount' },
-      bump: { 1: { offset: 193, error: 'InvalidPda' } },
+      bump: { 1: { offset: EMAIL_BUMP, error: 'InvalidPda' } },
     },
   ];
 }

@@ -150,7 +150,7 @@ describe('CreateMailbox', () => {
     const before = w.balance(payer);
     expectOk(w.run(createMailboxInstruction({ programId: w.programId, owner, payer, defaultPostage: 42n })));
     const mb = w.mailbox(owner);
-    expect(mb).toMatchObject({ mailCount: 0n, defaultPostage: 42n, noIpfs: false, createdAt: w.now });
+    expect(mb).toMatchObject({ mailCount: 0n, defaultPostage: 42n, noIpfs: false });
     expect(mb.owner.equals(owner)).toBe(true);
     expect(mb.domain.equals(ZERO_KEY)).toBe(true);
     expect(mb.bump).toBe(mailboxAddress(w.programId, owner)[1]);
@@ -256,7 +256,6 @@ describe('PublishKey / RemoveKey', () => {
     expectOk(w.run(publishKeyInstruction({ programId: w.programId, owner, pubKey: k2 })));
     const key = decodeMailboxKey(w.data(address) as Uint8Array);
     expect(key.pubKey.equals(k2)).toBe(true);
-    expect(key.updatedAt).toBe(w.now);
     expect(w.balance(owner)).toBe(start - rent(MAILBOX_KEY_SIZE));
     expectOk(w.run(removeKeyInstruction({ programId: w.programId, owner })));
     expect(w.exists(address)).toBe(false);
@@ -321,7 +320,6 @@ describe('CreateDomain', () => {
       isActive: true,
       domain: DOMAIN,
       nameHash: blake3Text(DOMAIN),
-      createdAt: w.now,
     });
     expect(d.authority.equals(w.authority)).toBe(true);
     expect(d.rentPayer.equals(w.delegate)).toBe(true);

@@ -69,20 +69,18 @@
 #define TAG_MAIL_DOMAIN 6
 #define TAG_POSTOFFICE 7
 
-#define MAILBOX_SIZE 91
+#define MAILBOX_SIZE 83
 #define MB_OWNER 1
 #define MB_MAIL_COUNT 33
 #define MB_DEFAULT_POSTAGE 41
 #define MB_DOMAIN 49
 #define MB_NO_IPFS 81
-#define MB_CREATED_AT 82
-#define MB_BUMP 90
+#define MB_BUMP 82
 
-#define MAILBOX_KEY_SIZE 74
+#define MAILBOX_KEY_SIZE 66
 #define MK_OWNER 1
 #define MK_PUB_KEY 33
-#define MK_UPDATED_AT 65
-#define MK_BUMP 73
+#define MK_BUMP 65
 
 #define EMAIL_FIXED 194
 #define EM_RECIPIENT 1
@@ -97,32 +95,27 @@
 #define EM_BUMP 193
 #define EM_CID 194
 
-#define FROMBOX_SIZE 114
+#define FROMBOX_SIZE 90
 #define FB_FROM_HASH 1
 #define FB_RECIPIENT 33
 #define FB_REQUIRED 65
 #define FB_STAMPS 73
 #define FB_ESCROW 81
-#define FB_CREATED_AT 89
-#define FB_UPDATED_AT 97
-#define FB_PURCHASED 105
-#define FB_BUMP 113
+#define FB_BUMP 89
 
-#define ALIAS_SIZE 106
+#define ALIAS_SIZE 98
 #define AL_NAME_HASH 1
 #define AL_ADDRESS 33
 #define AL_OWNER 65
-#define AL_CREATED_AT 97
-#define AL_BUMP 105
+#define AL_BUMP 97
 
-#define DOMAIN_FIXED 107
+#define DOMAIN_FIXED 99
 #define MD_IS_ACTIVE 1
 #define MD_AUTHORITY 2
 #define MD_RENT_PAYER 34
 #define MD_NAME_HASH 66
-#define MD_CREATED_AT 98
-#define MD_BUMP 106
-#define MD_DOMAIN 107
+#define MD_BUMP 98
+#define MD_DOMAIN 99
 
 #define POSTOFFICE_SIZE 154
 #define PO_ADMIN 1
@@ -212,7 +205,6 @@ typedef struct {
   u64 fees;
   u64 stamps;
   u64 escrow;
-  u64 purchased;
   u64 fees_collected;
 } Purchase;
 
@@ -830,7 +822,6 @@ static u64 create_domain(Ctx *c) {
   u64 size = DOMAIN_FIXED + 4 + a->str_len;
   u64 lamports = rent(size);
   TRY(check_payer(delegate, lamports, 0));
-  i64 t = now(c);
   TRY(create_pda(c, delegate, dom, size, lamports));
   u8 *d = dom->data;
   d[0] = TAG_MAIL_DOMAIN;
@@ -838,7 +829,6 @@ static u64 create_domain(Ctx *c) {
   cp32(d + MD_AUTHORITY, a->k1);
   cp32(d + MD_RENT_PAYER, delegate->key);
   cp32(d + MD_NAME_HASH, c->hash);
-  wr64(d + MD_CREATED_AT, (u64)t);
   d[MD_BUMP] = c->bump;
   wr32(d + MD_DOMAIN, (u32)a->str_len);
   memcpy(d + MD_DOMAIN + 4, a->str, a->str_len);
@@ -868,7 +858,6 @@ static u64 create_mailbox(Ctx *c) {
   }
   u64 lamports = rent(MAILBOX_SIZE);
   TRY(check_payer(payer, lamports, 0));
-  i64 t = now(c);
   seeds_mailbox(c, owner->key);
   c->bump = bump;
   TRY(create_pda(c, payer, mb, MAILBOX_SIZE, lamports));
@@ -879,7 +868,6 @@ static u64 create_mailbox(Ctx *c) {
   wr64(d + MB_DEFAULT_POSTAGE, a->u1);
   cp32(d + MB_DOMAIN, a->k1);
   d[MB_NO_IPFS] = 0;
-  wr64(d + MB_CREATED_AT, (u64)t);
   d[MB_BUMP] = bump;
   return OK;
 }
@@ -910,7 +898,6 @@ static u64 publish_key(Ctx *c) {
   if (is_zero32(a->k1)) return E_INVALID_ARGUMENT;
   int present;
   TRY(read_kind(c, key, TAG_MAILBOX_KEY, &present));
-  i64 t = now(c);
   if (!present) {
     u64 lamports = rent(MAILBOX_KEY_SIZE);
     TRY(check_payer(owner, lamports, 0));
@@ -920,7 +907,6 @@ static u64 publish_key(Ctx *c) {
   d[0] = TAG_MAILBOX_KEY;
   cp32(d + MK_OWNER, owner->key);
   cp32(d + MK_PUB_KEY, a->k1);
-  wr64(d + MK_UPDATED_AT, (u64)t);
   d[MK_BUMP] = c->bump;
   return OK;
 }
@@ -953,14 +939,12 @@ static u64 create_alias(Ctx *c) {
   if (!is_absent(alias)) return E_ALREADY_EXISTS;
   u64 lamports = rent(ALIAS_SIZE);
   TRY(check_payer(owner, lamports, 0));
-  i64 t = now(c);
   TRY(create_pda(c, owner, alias, ALIAS_SIZE, lamports));
   u8 *d = alias->data;
   d[0] = TAG_ALIAS;
   cp32(d + AL_NAME_HASH, c->hash);
   cp32(d + AL_ADDRESS, owner->key);
   cp32(d + AL_OWNER, owner->key);
-  wr64(d + AL_CREATED_AT, (u64)t);
   d[AL_BUMP] = c->bump;
   return OK;
 }
@@ -1063,7 +1047,6 @@ static u64 send_mail(Ctx *c) {
   if (!free_send) {
     wr64(fb->data + FB_STAMPS, stamps - 1);
     wr64(fb->data + FB_ESCROW, rd64(fb->data + FB_ESCROW) - share);
-    wr64(fb->data + FB_UPDATED_AT, (u64)t);
   }
   u8 *d = em->data;
   d[0] = TAG_EMAIL;
@@ -1131,7 +1114,6 @@ static u64 create_frombox(Ctx *c) {
   if (!is_absent(fb)) return E_ALREADY_EXISTS;
   u64 lamports = rent(FROMBOX_SIZE);
   TRY(check_payer(owner, lamports, 0));
-  i64 t = now(c);
   TRY(create_pda(c, owner, fb, FROMBOX_SIZE, lamports));
   u8 *d = fb->data;
   d[0] = TAG_FROMBOX;
@@ -1140,9 +1122,6 @@ static u64 create_frombox(Ctx *c) {
   wr64(d + FB_REQUIRED, a->u1);
   wr64(d + FB_STAMPS, 0);
   wr64(d + FB_ESCROW, 0);
-  wr64(d + FB_CREATED_AT, (u64)t);
-  wr64(d + FB_UPDATED_AT, (u64)t);
-  wr64(d + FB_PURCHASED, 0);
   d[FB_BUMP] = c->bump;
   return OK;
 }
@@ -1157,7 +1136,6 @@ static u64 update_frombox(Ctx *c) {
   TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
   TRY(require_kind(c, fb, TAG_FROMBOX));
   wr64(fb->data + FB_REQUIRED, c->a.u1);
-  wr64(fb->data + FB_UPDATED_AT, (u64)now(c));
   return OK;
 }
 
@@ -1180,7 +1158,6 @@ static u64 price(Ctx *c, const Acc *mb, const Acc *po, const Acc *fb, int presen
   TRY(add(escrow, surcharges, &p->held));
   TRY(add(present ? rd64(fb->data + FB_STAMPS) : 0, n, &p->stamps));
   TRY(add(present ? rd64(fb->data + FB_ESCROW) : 0, escrow, &p->escrow));
-  TRY(add(present ? rd64(fb->data + FB_PURCHASED) : 0, n, &p->purchased));
   return OK;
 }
 
@@ -1215,7 +1192,6 @@ static u64 purchase_stamps(Ctx *c) {
   TRY(add(into_frombox, p.fees, &total));
   TRY(check_payer(buyer, total, 0));
   if (p.fees > 0) TRY(add(rd64(po->data + PO_FEES_COLLECTED), p.fees, &p.fees_collected));
-  i64 t = now(c);
 
   if (present) {
     TRY(cpi_transfer(c, buyer, fb, into_frombox));
@@ -1228,15 +1204,12 @@ static u64 purchase_stamps(Ctx *c) {
     cp32(d + FB_FROM_HASH, from_hash);
     cp32(d + FB_RECIPIENT, recipient);
     wr64(d + FB_REQUIRED, p.postage);
-    wr64(d + FB_CREATED_AT, (u64)t);
     d[FB_BUMP] = bump;
   }
   TRY(cpi_transfer(c, buyer, po, p.fees));
   u8 *d = fb->data;
   wr64(d + FB_STAMPS, p.stamps);
   wr64(d + FB_ESCROW, p.escrow);
-  wr64(d + FB_UPDATED_AT, (u64)t);
-  wr64(d + FB_PURCHASED, p.purchased);
   if (p.fees > 0) wr64(po->data + PO_FEES_COLLECTED, p.fees_collected);
   return OK;
 }
@@ -1259,7 +1232,6 @@ static u64 reclaim_frombox_stamps(Ctx *c) {
   move_lamports(fb, sender, refund);
   wr64(fb->data + FB_STAMPS, 0);
   wr64(fb->data + FB_ESCROW, 0);
-  wr64(fb->data + FB_UPDATED_AT, (u64)now(c));
   return OK;
 }
 
