@@ -6,15 +6,15 @@
 // and server mode (login, folders, pin provider set/remove with step-up).
 // Screenshots of each main screen go to test-artifacts/webmail/.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { type Keypair, type PublicKey, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import nodemailer from 'nodemailer';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createAliasInstruction,
@@ -31,97 +31,33 @@ import {
 import { computeCid } from '../pinning/cid.ts';
 import { DEV_DOMAIN, DEV_POSTAGE_LAMPORTS } from '../src/dev/dev-stack.ts';
 import { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
+import { addr, keyJson, PASS, type PageKit, pageKit } from './webmail-page.ts';
 import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';
-
-const SHOTS = resolve(import.meta.dirname, '../test-artifacts/webmail');
-const PASS = 'correct horse battery';
 
 let stack: WebmailStack;
 let browser: Browser;
-const contexts: BrowserContext[] = [];
+let kit: PageKit;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   [stack, browser] = await Promise.all([startWebmailStack(), launchChromium()]);
+  kit = pageKit(stack, browser);
 }, 120_000);
 
 afterAll(async () => {
-  for (const c of contexts) await c.close().catch(() => {});
+  await kit?.closeAll();
   await browser?.close();
   await stack?.close();
 }, 60_000);
 
-const addr = (kp: Keypair) => `${kp.publicKey.toBase58()}@${DEV_DOMAIN}`;
-const keyJson = (kp: Keypair) => JSON.stringify(Array.from(kp.secretKey));
-
-async function newPage(opts: { width?: number; height?: number } = {}): Promise<Page> {
-  const context = await browser.newContext({
-    viewport: { width: opts.width ?? 1100, height: opts.height ?? 850 },
-  });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.setDefaultTimeout(30_000);
-  page.on('pageerror', (e) => console.error('page error:', e.message));
-  return page;
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-}
-
-/** First load (server mode, same origin) → connection settings → trustless → reload. */
-async function goTrustless(page: Page, overrides: { rpcUrl?: string } = {}): Promise<void> {
-  await page.goto(stack.url);
-  await page.getByRole('button', { name: 'Connection settings' }).click();
-  await page.getByTestId('api-trustless').check();
-  if (overrides.rpcUrl) await page.getByLabel('Chain RPC URL').fill(overrides.rpcUrl);
-  await page.getByRole('button', { name: 'Save' }).click();
-  await page.getByText('Saved.').waitFor();
-  await page.reload();
-}
-
-async function importKey(page: Page, kp: Keypair): Promise<void> {
-  await page.getByLabel('Secret key (Solana CLI keypair JSON or base58)').fill(keyJson(kp));
-  await page.getByLabel('New passphrase').fill(PASS);
-  await page.getByLabel('Passphrase again').fill(PASS);
-  await page.getByRole('button', { name: 'Import and unlock' }).click();
-}
-
-function smtpSend(
-  from: string,
-  to: string,
-  subject: string,
-  text: string,
-  headerFrom = from,
-): Promise<unknown> {
-  const raw =
-    `From: ${headerFrom}\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: <${Date.now()}.${Math.random()}@remote.example>\r\n` +
-    `MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n${text}\r\n`;
-  return nodemailer
-    .createTransport({ host: '127.0.0.1', port: stack.mxPort, secure: false, ignoreTLS: true })
-    .sendMail({ envelope: { from, to: [to] }, raw });
-}
-
-async function waitForInbox(owner: PublicKey, count: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while ((await listInbox(stack.connection, stack.programId, owner)).length < count) {
-    if (Date.now() > deadline) throw new Error(`inbox of ${owner.toBase58()} did not reach ${count}`);
-    await sleep(150);
-  }
-}
-
-async function openMessage(page: Page, subject: string): Promise<void> {
-  const row = page.getByTestId('inbox-row').filter({ hasText: subject });
-  await row.waitFor();
-  await row.click();
-  await expect.poll(() => page.getByTestId('mail-subject').textContent()).toBe(subject);
-}
-
-/** Confirms the pending on-chain send on the confirmation sheet. */
-async function confirmSend(page: Page): Promise<void> {
-  await page.getByTestId('send-confirm').waitFor();
-  await page.getByRole('button', { name: 'Confirm and send' }).click();
-}
+const newPage = (opts?: { width?: number; height?: number }) => kit.newPage(opts);
+const shot = (page: Page, name: string) => kit.shot(page, name);
+const goTrustless = (page: Page, overrides?: { rpcUrl?: string }) => kit.goTrustless(page, overrides);
+const importKey = (page: Page, kp: Keypair) => kit.importKey(page, kp);
+const smtpSend = (from: string, to: string, subject: string, text: string, headerFrom?: string) =>
+  kit.smtpSend(from, to, subject, text, headerFrom);
+const waitForInbox = (owner: PublicKey, count: number) => kit.waitForInbox(owner, count);
+const openMessage = (page: Page, subject: string) => kit.openMessage(page, subject);
+const confirmSend = (page: Page) => kit.confirmSend(page);
 
 function pinCount(): number {
   const dir = join(stack.config.pind.data_dir, 'pins');

@@ -21,11 +21,13 @@ export const keyJson = (kp: Keypair) => JSON.stringify(Array.from(kp.secretKey))
 export interface PageKit {
   newPage(opts?: { width?: number; height?: number }): Promise<Page>;
   shot(page: Page, name: string): Promise<void>;
-  goTrustless(page: Page): Promise<void>;
+  goTrustless(page: Page, overrides?: { rpcUrl?: string }): Promise<void>;
   importKey(page: Page, kp: Keypair): Promise<void>;
   smtpSend(from: string, to: string, subject: string, text: string, headerFrom?: string): Promise<unknown>;
   waitForInbox(owner: PublicKey, count: number): Promise<void>;
   openMessage(page: Page, subject: string): Promise<void>;
+  /** Confirms the pending on-chain send on the confirmation sheet. */
+  confirmSend(page: Page): Promise<void>;
   closeAll(): Promise<void>;
 }
 
@@ -46,10 +48,11 @@ export function pageKit(stack: WebmailStack, browser: Browser): PageKit {
     async shot(page, name) {
       await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
     },
-    async goTrustless(page) {
+    async goTrustless(page, overrides = {}) {
       await page.goto(stack.url);
       await page.getByRole('button', { name: 'Connection settings' }).click();
       await page.getByTestId('api-trustless').check();
+      if (overrides.rpcUrl) await page.getByLabel('Chain RPC URL').fill(overrides.rpcUrl);
       await page.getByRole('button', { name: 'Save' }).click();
       await page.getByText('Saved.').waitFor();
       await page.reload();
@@ -80,6 +83,10 @@ export function pageKit(stack: WebmailStack, browser: Browser): PageKit {
       await row.waitFor();
       await row.click();
       await expect.poll(() => page.getByTestId('mail-subject').textContent()).toBe(subject);
+    },
+    async confirmSend(page) {
+      await page.getByTestId('send-confirm').waitFor();
+      await page.getByRole('button', { name: 'Confirm and send' }).click();
     },
     async closeAll() {
       for (const c of contexts.splice(0)) await c.close().catch(() => {});
