@@ -1,8 +1,10 @@
 // Black-box: `sealpost account password` (and `account create`) run as a
 // child process against a real account API. The password reaches IMAP: a
 // real IMAPS login with imapflow after the command, through a real serve
-// process on devnet. Bad input (key files, missing account, refused
-// password, unreachable API) answers one line, a non-zero exit and no change.
+// process on devnet; mail delivered before the password appears there after
+// `sealpost account rewrap` (with a new UID). Bad input (key files, missing
+// account, refused password, unreachable API) answers one line, a non-zero
+// exit and no change.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -108,6 +110,40 @@ describe('sealpost account password → IMAP', () => {
       await imap.logout();
     }
 
+    // The earlier mail: wrapped for the reader key with the wallet key, where the store is.
+    const store = ['--config', rig.configFile, '--data-dir', rig.dataDir];
+    const dry = await sealpost(['account', 'rewrap', '--key', key, ...store, '--dry-run'], '', dir);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toBe('would rewrap 1 of 1 message(s) without a reader wrap\n');
+    const rewrap = await sealpost(['account', 'rewrap', '--key', key, ...store], '', dir);
+    expect(rewrap.code, rewrap.stderr).toBe(0);
+    expect(rewrap.stdout).toBe('rewrapped 1 of 1 message(s) without a reader wrap\n');
+    const nothing = await sealpost(['account', 'rewrap', '--key', key, ...store], '', dir);
+    expect(nothing.stdout).toBe('rewrapped 0 of 0 message(s) without a reader wrap\n');
+    const other = keyFile(dir, newWallet(), 'other.json'); // no account, so no reader key
+    expectOneError(
+      await sealpost(['account', 'rewrap', '--key', other, ...store], '', dir),
+      /has no IMAP\/POP3 reader key on this server: set the mail password first/,
+    );
+    const reader = imapFlow(rig, user.address, 'first mail password');
+    await reader.connect();
+    try {
+      const lock = await reader.getMailboxLock('INBOX');
+      try {
+        const all = [];
+        for await (const m of reader.fetch('1:*', { uid: true, source: true })) all.push(m);
+        expect(all).toHaveLength(2);
+        // The earlier mail comes last: a new UID above the one the client has seen.
+        expect(all[1]?.source?.toString()).toContain('delivered before the password');
+        expect(all[0]?.source?.toString()).toContain('delivered after the password');
+        expect((all[1]?.uid ?? 0) > (all[0]?.uid ?? 0)).toBe(true);
+      } finally {
+        lock.release();
+      }
+    } finally {
+      await reader.logout();
+    }
+
     // A password exists: one line (no current password) changes nothing.
     const bare = await sealpost(
       ['account', 'password', '--key', key, '--api', rig.serving.apiUrl as string],
@@ -132,7 +168,7 @@ describe('sealpost account password → IMAP', () => {
     const again = imapFlow(rig, user.address, 'second password here');
     await again.connect();
     try {
-      expect(await inboxCount(again)).toBe(1);
+      expect(await inboxCount(again)).toBe(2); // the reader key was kept: earlier mail stays
     } finally {
       await again.logout();
     }

@@ -2,12 +2,15 @@
 // its account API, with the wallet key used only locally to sign the login
 // and step-up nonces (as `sealpost mailbox sign-text` and the webmail's
 // in-page wallet do). `password` sets the mail password for IMAP, POP3 and
-// submission; `create` makes the account (open registration).
+// submission; `create` makes the account (open registration); `rewrap`
+// (./account-rewrap.ts, run where the store is) makes earlier mail readable
+// over IMAP/POP3.
 import type { Command } from 'commander';
 import { type Keypair, KeypairFileError, readKeypairFile } from '../../keys/keypair-file.ts';
 import { CliError, EXIT_USAGE, loadCliConfig } from '../common.ts';
 import { AccountApi, apiBaseUrl } from './account-api.ts';
 import { promptHidden, readStdinLines } from './account-input.ts';
+import { registerRewrap } from './account-rewrap.ts';
 
 interface AccountOptions {
   key: string;
@@ -38,7 +41,7 @@ Changing a password keeps the IMAP/POP3 reader key (mail delivered so far
 stays readable there) and needs the current password. --reset replaces the
 password without it: a new reader key is made, and mail delivered before
 the reset no longer shows over IMAP/POP3 (it stays readable with the wallet:
-webmail, \`sealpost mailbox read\`).
+webmail, \`sealpost mailbox read\`; \`sealpost account rewrap\` brings it back).
 ${API_RULE}
 
 The wallet key signs the login and step-up nonces here; it is never sent.
@@ -145,8 +148,9 @@ async function setPassword(opts: PasswordOptions): Promise<void> {
   );
   if (!hasPassword || opts.reset) {
     process.stderr.write(
-      'mail delivered before now has no reader wrap and does not show over IMAP/POP3; read it with the wallet ' +
-        '(webmail, `sealpost mailbox read`), see README "Mail clients"\n',
+      'mail delivered before now has no reader wrap and does not show over IMAP/POP3: read it with the wallet ' +
+        '(webmail, `sealpost mailbox read`), or add the wraps with `sealpost account rewrap --key FILE` where ' +
+        'the server\'s config and data are (README "Mail clients")\n',
     );
   }
 }
@@ -189,4 +193,5 @@ export function register(program: Command): void {
   common(account.command('create').description('create the account of the wallet (open registration)'))
     .addHelpText('after', API_RULE)
     .action(createAccount);
+  registerRewrap(account);
 }
