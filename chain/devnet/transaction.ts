@@ -3,10 +3,10 @@
 // compact-u16 lengths) and separate from sanitizing and signature checks so
 // the RPC layer can map each failure to the error a real node returns.
 import bs58 from 'bs58';
+import type { Address } from './account-store.ts';
 import { PACKET_DATA_SIZE } from './constants.ts';
 import { verifyEd25519 } from './ed25519.ts';
 import { encodeKey } from './key-cache.ts';
-import type { Address } from './program-api.ts';
 
 export interface MessageHeader {
   numRequiredSignatures: number;
