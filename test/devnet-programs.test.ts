@@ -1,22 +1,25 @@
 // Programs on devnet: deployed at start through the BPF Upgradeable Loader
 // (the program account executable and owned by the loader, its ProgramData
 // holding the ELF), invoked at the configured id, kept across a restart, and
-// upgraded in place when the `.so` changes. The image is SPL Memo's ELF,
+// upgraded in place when the `.so` changes; and the mail program binary at
+// the default id. The generic image is SPL Memo's ELF,
 // taken from the runtime's preloaded copy; a copy with one log text patched
 // stands for a rebuild.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   Keypair,
-  type PublicKey,
+  PublicKey,
   sendAndConfirmTransaction,
   Transaction,
   TransactionInstruction,
 } from '@solana/web3.js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Bank } from '../chain/devnet/bank.ts';
+import { MAIL_PROGRAM_PATH } from '../chain/devnet/server.ts';
 import { decodeLoaderState, LOADER_ID, programDataAddress } from '../chain/program/loader.ts';
+import { DEFAULT_PROGRAM_ID } from '../chain/program-id.ts';
 import { startTestDevnet, type TestDevnet } from './helpers/devnet-node.ts';
 
 const running: TestDevnet[] = [];
@@ -116,5 +119,23 @@ describe('devnet programs', () => {
     if (pd.kind !== 'programData') throw new Error(`unexpected ${pd.kind}`);
     expect(Buffer.from(pd.bytes.subarray(0, patched.length)).equals(patched)).toBe(true);
     expect(await invoke(c, programId, 'third')).toContain('Program log: SIGNED BY:');
+  });
+
+  it('runs the mail program binary at the default id, its ProgramData an SBF ELF (e_machine 247)', async () => {
+    const t = await startTestDevnet();
+    running.push(t);
+    const programId = new PublicKey(DEFAULT_PROGRAM_ID);
+    expect(t.devnet.programId).toBe(DEFAULT_PROGRAM_ID);
+    const program = await t.conn.getAccountInfo(programId);
+    expect(program?.executable).toBe(true);
+    expect(program?.owner.toBase58()).toBe('BPFLoaderUpgradeab1e11111111111111111111111');
+    const data = await t.conn.getAccountInfo(programDataAddress(programId));
+    const pd = decodeLoaderState(data?.data ?? new Uint8Array(0));
+    if (pd.kind !== 'programData') throw new Error(`unexpected ${pd.kind}`);
+    const elf = Buffer.from(pd.bytes);
+    expect(elf.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
+    expect(elf.readUInt16LE(18)).toBe(247);
+    const so = readFileSync(MAIL_PROGRAM_PATH);
+    expect(elf.subarray(0, so.length).equals(so)).toBe(true);
   });
 });

@@ -133,7 +133,9 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     historyLimit: opts.historyLimit,
     logger,
   });
-  const rpcServer = createServer();
+  // Clients keep pooled connections idle while they wait for confirmations;
+  // Node's 5 s keep-alive default races their reuse ("other side closed").
+  const rpcServer = createServer({ keepAliveTimeout: 60_000, headersTimeout: 65_000 });
   const wsServer = createServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain' });
     res.end('WebSocket (Solana PubSub) only\n');
