@@ -2,11 +2,11 @@
 // — slots and their blockhashes, the blockhash and duplicate checks, preflight,
 // history, commitment levels, events, and persistence through the ledger.
 // Single-threaded: a transaction executes to completion inside one call.
-import { createHash, randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import { type Logger, pino } from 'pino';
 import type { AccountState, Address } from './account-store.ts';
 import { BankEvents } from './bank-events.ts';
+import { type OpenedState, openState, snapshotHeader } from './bank-open.ts';
 import {
   BankHaltedError,
   type BankOptions,
@@ -15,15 +15,15 @@ import {
   type ProgramImage,
   type SignatureStatus,
 } from './bank-types.ts';
-import { ChainState } from './chain-state.ts';
-import { STATUS_CACHE_SLOTS, SYSTEM_PROGRAM_ID } from './constants.ts';
+import type { ChainState } from './chain-state.ts';
+import { STATUS_CACHE_SLOTS } from './constants.ts';
 import { installPrograms } from './deploy.ts';
-import { type Ed25519Signer, generateSigner, signerFromSeed } from './ed25519.ts';
-import { airdrop, FAUCET_LAMPORTS } from './faucet.ts';
+import type { Ed25519Signer } from './ed25519.ts';
+import { airdrop } from './faucet.ts';
 import type { AddressQuery, TxRecord } from './history.ts';
-import { Ledger, type LoadedLedger } from './ledger.ts';
-import type { SlotInfo, SlotRecord, SnapshotHeader } from './ledger-codec.ts';
-import { type Commitment, SlotTracker } from './slot-tracker.ts';
+import type { Ledger } from './ledger.ts';
+import type { SlotInfo, SlotRecord } from './ledger-codec.ts';
+import type { Commitment, SlotTracker } from './slot-tracker.ts';
 import { type DecodedTransaction, transactionSignature } from './transaction.ts';
 import type { TransactionErrorJson } from './tx-error.ts';
 
@@ -37,7 +37,7 @@ export class Bank {
   readonly faucet: Ed25519Signer;
   readonly faucetAddress: Address;
   /** The runtime, the node's copy of its accounts, and the history. */
-  private readonly chain = new ChainState();
+  private readonly chain: ChainState;
   private readonly slots: SlotTracker;
   private readonly unfinalized: SlotRecord[] = [];
   /** Slot, landed-transaction and commitment events (the PubSub server listens). */
@@ -45,74 +45,36 @@ export class Bank {
   private readonly historyLimit: number;
   private readonly compactBytes: number;
   private readonly log: Logger;
-  private ledger: Ledger | null = null;
+  private ledger: Ledger | null;
   private timer: NodeJS.Timeout | null = null;
   private haltReason: string | null = null;
   private closed = false;
 
-  private constructor(opts: BankOptions, genesisHash: string, faucet: Ed25519Signer) {
-    this.slots = new SlotTracker(
-      genesisHash,
-      opts.finalizeDepth ?? 32,
-      opts.clock ?? (() => Date.now() / 1000),
-    );
+  private constructor(
+    opts: BankOptions,
+    private readonly state: OpenedState,
+  ) {
     this.historyLimit = opts.historyLimit ?? 100_000;
     this.compactBytes = opts.compactBytes ?? 16 * 1024 * 1024;
     this.log = opts.logger ?? SILENT;
-    this.genesisHash = genesisHash;
-    this.faucet = faucet;
-    this.faucetAddress = bs58.encode(faucet.publicKey);
+    this.genesisHash = state.genesisHash;
+    this.faucet = state.faucet;
+    this.faucetAddress = bs58.encode(state.faucet.publicKey);
+    this.chain = state.chain;
+    this.slots = state.slots;
+    this.ledger = state.ledger;
   }
 
   /** Opens the ledger in `ledgerDir` (creating genesis when empty) or an in-memory chain. */
   static open(opts: BankOptions = {}): Bank {
-    const opened = opts.ledgerDir ? Ledger.open(opts.ledgerDir) : null;
+    const bank = new Bank(opts, openState(opts, opts.logger ?? SILENT));
     try {
-      const loaded = opened?.loaded ?? null;
-      const bank = loaded
-        ? new Bank(opts, loaded.header.genesisHash, signerFromSeed(bs58.decode(loaded.header.faucetSeed)))
-        : new Bank(
-            opts,
-            bs58.encode(createHash('sha256').update(randomBytes(32)).digest()),
-            generateSigner(),
-          );
-      bank.ledger = opened?.ledger ?? null;
-      if (loaded) bank.restore(loaded);
-      else bank.genesis();
       bank.install(opts.programs ?? []);
-      return bank;
     } catch (err) {
-      opened?.ledger.close();
+      bank.close();
       throw err;
     }
-  }
-
-  /** Genesis: the faucet's account, placed (not transferred), as a cluster's genesis accounts are. */
-  private genesis(): void {
-    const faucet = {
-      lamports: FAUCET_LAMPORTS,
-      owner: SYSTEM_PROGRAM_ID,
-      data: new Uint8Array(0),
-      executable: false,
-    };
-    this.chain.place(this.faucetAddress, faucet);
-    this.openSlot(0);
-    this.slots.confirm(0);
-    this.ledger?.writeSnapshot(this.snapshotHeader(0), this.chain.allAccounts(), []);
-    this.openSlot(1);
-  }
-
-  private restore(loaded: LoadedLedger): void {
-    for (const info of loaded.header.recentSlots) this.slots.remember(info);
-    const last = this.chain.restore(loaded, (info) => this.slots.remember(info));
-    if (loaded.truncatedBytes > 0) {
-      this.log.warn(
-        { bytes: loaded.truncatedBytes },
-        'devnet ledger: cut a torn or corrupt tail off the log',
-      );
-    }
-    this.slots.confirm(last);
-    this.openSlot(last + 1);
+    return bank;
   }
 
   /** Deploys or upgrades the configured programs, then closes the slot so they can run. */
@@ -280,24 +242,13 @@ export class Bank {
 
   // ── persistence ──────────────────────────────────────────────────────
 
-  private snapshotHeader(slot: number): SnapshotHeader {
-    return {
-      version: 2,
-      genesisHash: this.genesisHash,
-      faucetSeed: bs58.encode(this.faucet.seed),
-      slot,
-      recentSlots: this.slots.recent(slot),
-      transactionCount: this.chain.transactionCount,
-    };
-  }
-
   /** Writes a snapshot of everything up to the last closed slot and empties the log. */
   private compact(): void {
     if (!this.ledger || this.chain.hasPending) return;
     const started = Date.now();
     const dropped = this.chain.history.prune(this.historyLimit, this.slots.current.slot - STATUS_CACHE_SLOTS);
     try {
-      const header = this.snapshotHeader(this.slots.slotAt('confirmed'));
+      const header = snapshotHeader(this.state, this.slots.slotAt('confirmed'));
       this.ledger.writeSnapshot(header, this.chain.allAccounts(), this.chain.history.all());
     } catch (err) {
       // The log still holds everything; try again at the next threshold.
