@@ -130,6 +130,8 @@ export interface ListInboxOptions {
   limit?: number;
   /** Only indices below this (pass the last entry's index to page on). */
   before?: bigint;
+  /** Only indices at or above this (e.g. the mail_count last seen, to fetch just what is new). */
+  after?: bigint;
 }
 
 /**
@@ -146,9 +148,10 @@ export async function listInbox(
   const mailbox = await getMailbox(conn, programId, owner);
   if (!mailbox || limit <= 0) return [];
   let next = opts.before !== undefined && opts.before < mailbox.mailCount ? opts.before : mailbox.mailCount;
+  const floor = opts.after !== undefined && opts.after > 0n ? opts.after : 0n;
   const out: InboxEntry[] = [];
-  while (next > 0n && out.length < limit) {
-    const batch = Math.min(MULTIPLE_ACCOUNTS_BATCH, Number(next), Math.max(limit - out.length, 10));
+  while (next > floor && out.length < limit) {
+    const batch = Math.min(MULTIPLE_ACCOUNTS_BATCH, Number(next - floor), Math.max(limit - out.length, 10));
     const addresses: PublicKey[] = [];
     for (let i = 1; i <= batch; i++) addresses.push(emailAddress(programId, owner, next - BigInt(i))[0]);
     const infos = await conn.getMultipleAccountsInfo(addresses);

@@ -39,7 +39,8 @@ describe.each(DIALECTS)('login and sessions on %s', (dialect) => {
 
   it('challenge → signature → JWT bound to the wallet; login creates nothing', async () => {
     const c = await challenge();
-    expect(c.expires_in).toBe(300);
+    expect(c.expires_in).toBeGreaterThan(150); // shared within a 150 s window (docs/api.md)
+    expect(c.expires_in).toBeLessThanOrEqual(300);
     expect(c.nonce).toMatch(/^Sealpost login nonce: /);
     const r = await login(alice.address, sign(alice, c.nonce));
     expect(r.status).toBe(200);

@@ -128,7 +128,6 @@ describe('domain onboarding', () => {
       authority: key,
       is_active: true,
       rent_payer: r.delegate.publicKey.toBase58(),
-      created_at: expect.any(Number),
       signature: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{80,90}$/),
     });
     const onChain = await getDomain(r.chain.connection, r.chain.programId, 'example.org');

@@ -17,6 +17,7 @@ import {
 } from '../chain/program/loader.ts';
 import { createRuntime, type RunResult, type Runtime } from '../chain/program/runtime.ts';
 import { buildSbfProgram } from '../chain/program/tools/build.ts';
+import { linkSbf } from '../chain/program/tools/elf-link.ts';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'sbf');
 let dir: string;
@@ -75,6 +76,11 @@ describe('elf-link output', () => {
     await expect(buildSbfProgram(join(FIXTURES, 'writable-global.c'), join(dir, 'w.so'))).rejects.toThrow(
       /writable section \.bss \(holds `counter`\): SBF programs cannot have writable globals/,
     );
+  });
+
+  it('refuses input that is not a relocatable BPF object', () => {
+    expect(() => linkSbf(new Uint8Array(16))).toThrow(/not an ELF file/);
+    expect(() => linkSbf(so)).toThrow(/expected a relocatable object \(ET_REL\), got e_type 3/);
   });
 
   it('refuses a call to an undefined function that is not a syscall', async () => {
@@ -243,6 +249,16 @@ describe('the probe program in the runtime', () => {
   it('calls through a const table of function pointers and into another code section', () => {
     expect(rt.run([call([7, 0, 9])]).logs).toContain('Program log: 0x12, 0x64, 0x0, 0x0, 0x0');
     expect(rt.run([call([7, 1, 9])]).logs).toContain('Program log: 0x51, 0x64, 0x0, 0x0, 0x0');
+  });
+
+  it('has 32 KiB of zeroed heap at 0x300000000', () => {
+    expect(rt.run([call([8, ...u64(0n)])]).logs).toContain('Program log: 0x0, 0xab, 0x0, 0x0, 0x0');
+    rt.expireBlockhash();
+    expect(rt.run([call([8, ...u64(0n)])]).logs).toContain('Program log: 0x0, 0xab, 0x0, 0x0, 0x0'); // fresh again
+    expect(rt.run([call([8, ...u64(32_767n)])]).logs).toContain('Program log: 0x0, 0xab, 0x0, 0x0, 0x0');
+    const outside = rt.run([call([8, ...u64(32_768n)])]);
+    expect(outside.err?.instructionError).toBe('ProgramFailedToComplete');
+    expect(outside.logs.some((l) => l.includes('Access violation'))).toBe(true);
   });
 
   it('returns custom error codes and runs a frame bigger than 512 bytes', () => {

@@ -117,6 +117,17 @@ describe('InitPostoffice', () => {
   });
 });
 
+describe('program id', () => {
+  it('is read from the invocation: the same binary works deployed at any address', () => {
+    const programId = new PublicKey(Uint8Array.from({ length: 32 }, (_, i) => i + 1));
+    const w = new World({ seed: 3, programId });
+    expect(w.programId).toBe(programId.toBase58());
+    const owner = w.user();
+    expect(w.mailbox(owner).bump).toBe(mailboxAddress(programId, owner)[1]);
+    expect(w.domain().authority.equals(w.authority)).toBe(true);
+  });
+});
+
 describe('instruction decoding and account counts', () => {
   it('refuses unknown tags, bad data and wrong account counts', () => {
     const w = new World();
@@ -139,7 +150,7 @@ describe('CreateMailbox', () => {
     const before = w.balance(payer);
     expectOk(w.run(createMailboxInstruction({ programId: w.programId, owner, payer, defaultPostage: 42n })));
     const mb = w.mailbox(owner);
-    expect(mb).toMatchObject({ mailCount: 0n, defaultPostage: 42n, noIpfs: false, createdAt: w.now });
+    expect(mb).toMatchObject({ mailCount: 0n, defaultPostage: 42n, noIpfs: false });
     expect(mb.owner.equals(owner)).toBe(true);
     expect(mb.domain.equals(ZERO_KEY)).toBe(true);
     expect(mb.bump).toBe(mailboxAddress(w.programId, owner)[1]);
@@ -245,12 +256,35 @@ describe('PublishKey / RemoveKey', () => {
     expectOk(w.run(publishKeyInstruction({ programId: w.programId, owner, pubKey: k2 })));
     const key = decodeMailboxKey(w.data(address) as Uint8Array);
     expect(key.pubKey.equals(k2)).toBe(true);
-    expect(key.updatedAt).toBe(w.now);
     expect(w.balance(owner)).toBe(start - rent(MAILBOX_KEY_SIZE));
     expectOk(w.run(removeKeyInstruction({ programId: w.programId, owner })));
     expect(w.exists(address)).toBe(false);
     expect(w.balance(owner)).toBe(start);
     expectErr(w.run(removeKeyInstruction({ programId: w.programId, owner })), 'NotFound');
+  });
+
+  it('closes the key account for good: publishing again in the same transaction creates it anew', () => {
+    const w = new World();
+    const owner = w.user();
+    const programId = w.programId;
+    const k1 = w.address();
+    const k2 = w.address();
+    const start = w.balance(owner);
+    expectOk(
+      w.run(
+        publishKeyInstruction({ programId, owner, pubKey: k1 }),
+        removeKeyInstruction({ programId, owner }),
+        publishKeyInstruction({ programId, owner, pubKey: k2 }),
+      ),
+    );
+    const address = mailboxKeyAddress(programId, owner)[0];
+    expect(decodeMailboxKey(w.data(address) as Uint8Array).pubKey.equals(k2)).toBe(true);
+    expect(w.balance(owner)).toBe(start - rent(MAILBOX_KEY_SIZE));
+    expectErr(
+      w.run(removeKeyInstruction({ programId, owner }), removeKeyInstruction({ programId, owner })),
+      'NotFound',
+    );
+    expect(w.exists(address)).toBe(true);
   });
 
   it('refuses the zero key and wallets without a mailbox', () => {
@@ -286,7 +320,6 @@ describe('CreateDomain', () => {
       isActive: true,
       domain: DOMAIN,
       nameHash: blake3Text(DOMAIN),
-      createdAt: w.now,
     });
     expect(d.authority.equals(w.authority)).toBe(true);
     expect(d.rentPayer.equals(w.delegate)).toBe(true);

@@ -106,10 +106,10 @@ export class World {
   delegate!: PublicKey;
   authority!: PublicKey;
 
-  constructor(opts: { seed?: number; setup?: boolean } = {}) {
+  constructor(opts: { seed?: number; setup?: boolean; programId?: PublicKey } = {}) {
     this.random = prng(opts.seed ?? 1);
-    this.programKey = new PublicKey(DEFAULT_PROGRAM_ID);
-    this.programId = DEFAULT_PROGRAM_ID;
+    this.programKey = opts.programId ?? new PublicKey(DEFAULT_PROGRAM_ID);
+    this.programId = this.programKey.toBase58();
     this.rt = createRuntime({ so: programSo(), programId: this.programKey });
     this.rt.setClock({ unixTimestamp: START });
     if (opts.setup === false) return;

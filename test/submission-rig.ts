@@ -25,7 +25,7 @@ import { BlobStore } from '../src/blobs/blob-store.ts';
 import { CredentialSealer } from '../src/crypto/credential-seal.ts';
 import { dkimPublicKeyFromPem, dkimRecord, generateDkimKey } from '../src/keys/dkim-key.ts';
 import { ChainView } from '../src/smtp/chain-view.ts';
-import { AccountsRepo, openStore } from '../src/store/index.ts';
+import { AccountsRepo, openStore, type Store } from '../src/store/index.ts';
 import type { AuthBackoff } from '../src/submission/password-auth.ts';
 import { SendRate, type SendRateLimits } from '../src/submission/send-rate.ts';
 import { type SubmissionServer, startSubmission } from '../src/submission/server.ts';
@@ -89,6 +89,8 @@ export interface SubmissionRig {
   sleeps: number[];
   dir: string;
   accounts: AccountsRepo;
+  /** The accounts store (alice's account and mail password are in it). */
+  store: Store;
   redisKeys(): Promise<string[]>;
 }
 
@@ -221,6 +223,7 @@ export async function startSubmissionRig(opts: RigOptions = {}): Promise<Submiss
     sleeps,
     dir,
     accounts,
+    store,
     redisKeys,
   };
 }

@@ -315,6 +315,88 @@ describe('mail view routes', () => {
     }
   });
 
+  it('compose through the server: a 402 names every recipient held for postage; the Sent folder keeps what was queued', async () => {
+    const chain = await startTestChain();
+    const mail = await prepareMailChain(chain, DOMAIN);
+    const ann = await mail.mailbox();
+    const bob = await mail.mailbox();
+    const carol = await mail.mailbox({ postage: 5000n });
+    const dave = await mail.mailbox({ postage: 7000n });
+    let flow: FlowProducer | undefined;
+    const rig = await startRig({
+      mail: (r) => {
+        flow = new FlowProducer({ connection: r.redis, prefix: r.prefix });
+        const config = {
+          ...r.config,
+          chain: { ...r.config.chain, rpc_url: chain.devnet.rpcUrl, program_id: chain.programId },
+        };
+        const deps = submitDepsFromConfig(config, {
+          chain: new ChainView({ connection: chain.connection, programId: chain.programId }),
+          flow,
+          blobs: r.blobs,
+          redis: r.redis,
+          store: r.store,
+          credentialKey: new Uint8Array(32),
+          logger: pino({ level: 'silent' }),
+        });
+        return { submit: (input) => submitMessage(deps, input) };
+      },
+    });
+    try {
+      const token = await login(rig, ann);
+      expect((await call(rig, 'POST', '/v1/account', { token })).status).toBe(201);
+      const me = `${ann.publicKey.toBase58()}@${DOMAIN}`;
+      const to = (kp: Keypair) => `${kp.publicKey.toBase58()}@${DOMAIN}`;
+      const raw = Buffer.from(
+        `From: ${me}\r\nTo: ${[bob, carol, dave].map(to).join(', ')}\r\nSubject: to three\r\nMessage-ID: <3@x>\r\n\r\nhello\r\n`,
+      ).toString('base64');
+      const sent = () => call(rig, 'GET', '/v1/mail/messages?mailbox=Sent', { token });
+
+      const held = await call(rig, 'POST', '/v1/mail/send', {
+        token,
+        json: { raw, to: [to(bob), to(carol), 'friend@remote.example', to(dave)] },
+      });
+      expect(held.status).toBe(402);
+      expect(held.body).toEqual({
+        error: 'postage_required',
+        message: expect.stringContaining('2 recipients ask first-contact senders for postage'),
+        recipients: [
+          { address: to(carol), wallet: carol.publicKey.toBase58(), required_postage: '5000' },
+          { address: to(dave), wallet: dave.publicKey.toBase58(), required_postage: '7000' },
+        ],
+      });
+      // Refused: nothing queued, no Sent copy (the folder may not even exist yet).
+      const before = await sent();
+      expect(before.status === 404 || (before.body?.messages as unknown[] | undefined)?.length === 0).toBe(
+        true,
+      );
+
+      // The page sends again to the recipients that passed.
+      const ok = await call(rig, 'POST', '/v1/mail/send', {
+        token,
+        json: { raw, to: [to(bob), 'friend@remote.example'] },
+      });
+      expect(ok.status).toBe(202);
+      const rows = (await sent()).body?.messages as { id: string; flags: string[]; cid: unknown }[];
+      expect(rows).toEqual([
+        expect.objectContaining({ id: `s.${ok.body?.msgid}`, flags: ['\\Seen'], cid: null }),
+      ]);
+      const boxes = (await call(rig, 'GET', '/v1/mail/mailboxes', { token })).body?.mailboxes as {
+        name: string;
+        messages: number;
+        unseen: number;
+      }[];
+      expect(boxes.find((b) => b.name === 'Sent')).toMatchObject({ messages: 1, unseen: 0 });
+      // The page opens it with the wallet's key, like delivered mail.
+      const sealed = await call(rig, 'GET', `/v1/mail/messages/${rows[0]?.id}/sealed`, { token });
+      const opened = await openSealed(sealed.bytes, walletEncryptionKeypair(ann.secretKey));
+      expect(new TextDecoder().decode(opened.raw)).toContain('Subject: to three');
+      expect(opened.envelope.to).toBe(`${to(bob)}, friend@remote.example`);
+    } finally {
+      await flow?.close();
+    }
+  });
+
   it('answers 503 for sending when the server wires no submission path', async () => {
     const rig = await startRig();
     const ann = Keypair.generate();
@@ -345,6 +427,10 @@ describe('mail view routes', () => {
     expect(Object.keys(send.responses)).toEqual(
       expect.arrayContaining(['202', '402', '403', '413', '429', '503']),
     );
+    const postage = send.responses['402'] as {
+      content: Record<string, { schema: { required: string[]; properties: Record<string, unknown> } }>;
+    };
+    expect(postage.content['application/json']?.schema.required).toEqual(['error', 'message', 'recipients']);
   });
 });
 

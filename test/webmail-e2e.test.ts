@@ -683,7 +683,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
       fromHash(eve.publicKey),
       dora.publicKey,
     );
-    expect(frombox?.purchasedTotal).toBe(1n);
+    expect(frombox?.postageEscrow).toBe(0n);
     expect(frombox?.stamps).toBe(0n);
   }, 150_000);
 

@@ -6,6 +6,7 @@ import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { ComposeRefusal, formatSol, parseSol } from '../webmail/src/chain/compose.ts';
 import { addressForm, bareAddress } from '../webmail/src/chain/recipient.ts';
+import { ReadMarks, relativeTime, snippetOf } from '../webmail/src/inbox-state.ts';
 import { buildMessage, encodeHeaderText, replySubject } from '../webmail/src/mail/build-message.ts';
 import { hasRemoteContent, htmlFrameDocument } from '../webmail/src/mail/html-frame.ts';
 import { parseMail } from '../webmail/src/mail/parse.ts';
@@ -278,5 +279,48 @@ describe('key backup file', () => {
     );
     expect(() => parseBackup(JSON.stringify({ ...file, box: undefined }))).toThrow(BackupError);
     await expect(createBackup(contents, 'short')).rejects.toThrow(/at least 8 characters/);
+  });
+});
+
+describe('inbox rows', () => {
+  it('says how long ago in words, then a weekday, then a date', () => {
+    const now = new Date(2026, 10, 25, 15, 0, 0).getTime();
+    const at = (d: Date) => Math.floor(d.getTime() / 1000);
+    expect(relativeTime(at(new Date(now - 10_000)), now)).toBe('just now');
+    expect(relativeTime(at(new Date(now - 5 * 60_000)), now)).toBe('5 min ago');
+    expect(relativeTime(at(new Date(2026, 10, 25, 9, 30)), now)).toBe('5 h ago');
+    expect(relativeTime(at(new Date(2026, 10, 24, 23, 0)), now)).toBe('yesterday');
+    expect(relativeTime(at(new Date(2026, 10, 21, 12, 0)), now)).toBe(
+      new Date(2026, 10, 21).toLocaleDateString(undefined, { weekday: 'long' }),
+    );
+    expect(relativeTime(at(new Date(2026, 2, 12, 12, 0)), now)).toBe(
+      new Date(2026, 2, 12).toLocaleDateString(undefined, { day: 'numeric', month: 'short' }),
+    );
+    expect(relativeTime(at(new Date(2024, 2, 12, 12, 0)), now)).toContain('2024');
+    expect(relativeTime(0, now)).toBe('');
+  });
+
+  it('previews the first words, skipping quotes, attributions and the signature', () => {
+    expect(snippetOf('Hi Bob,\n\nthe  report is\tattached.\n-- \nAnn')).toBe(
+      'Hi Bob, the report is attached.',
+    );
+    expect(snippetOf('On Monday Ann wrote:\n> old text\nMy answer.')).toBe('My answer.');
+    expect(snippetOf('x'.repeat(300))).toHaveLength(110);
+    expect(snippetOf(null)).toBe('');
+  });
+
+  it('keeps read marks per wallet in the browser, bounded', () => {
+    const storage = new MemoryStorage();
+    const a = new ReadMarks(storage, 'walletA');
+    a.mark(['m1', 'm2']);
+    expect(new ReadMarks(storage, 'walletA').has('m2')).toBe(true);
+    expect(new ReadMarks(storage, 'walletB').has('m2')).toBe(false);
+    storage.setItem('sealpost.read.v1.walletC', '{broken');
+    expect(new ReadMarks(storage, 'walletC').has('m1')).toBe(false);
+    const many = Array.from({ length: 5100 }, (_, i) => `k${i}`);
+    a.mark(many);
+    const reread = new ReadMarks(storage, 'walletA');
+    expect(reread.has('k5099')).toBe(true);
+    expect(reread.has('m1')).toBe(false);
   });
 });

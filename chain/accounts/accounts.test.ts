@@ -5,6 +5,7 @@ import {
   ACCOUNT_LAYOUTS,
   ACCOUNT_TAGS,
   type AccountKind,
+  aliasLayout,
   DecodeError,
   decodeAccount,
   decodeEmail,
@@ -26,6 +27,7 @@ import {
   MAIL_DOMAIN_DOMAIN_OFFSET,
   MAILBOX_DOMAIN_OFFSET,
   type MailAccount,
+  mailboxKeyLayout,
   mailboxLayout,
   mailDomainLayout,
   mailDomainSize,
@@ -37,12 +39,12 @@ import { defineLayout } from './layout.ts';
 
 // Sizes and tags exactly as docs/protocol.md lists them (fixed part for string-tailed kinds).
 const EXPECTED: Record<AccountKind, [tag: number, size: number]> = {
-  Mailbox: [1, 91],
-  MailboxKey: [2, 74],
+  Mailbox: [1, 83],
+  MailboxKey: [2, 66],
   Email: [3, 194],
-  Frombox: [4, 114],
-  Alias: [5, 106],
-  MailDomain: [6, 107],
+  Frombox: [4, 90],
+  Alias: [5, 98],
+  MailDomain: [6, 99],
   Postoffice: [7, 154],
   AliasListing: [8, 139],
   DomainListing: [9, 90],
@@ -86,16 +88,15 @@ describe('account codecs', () => {
       new Uint8Array(mb.domain.toBytes()),
     );
     expect(bytes[81]).toBe(mb.noIpfs ? 1 : 0);
-    expect(new DataView(bytes.buffer).getBigInt64(82, true)).toBe(mb.createdAt);
-    expect(bytes[90]).toBe(mb.bump);
+    expect(bytes[82]).toBe(mb.bump);
+    expect(bytes.length).toBe(83);
     expect(mailboxLayout.offsets).toEqual({
       owner: 1,
       mailCount: 33,
       defaultPostage: 41,
       domain: 49,
       noIpfs: 81,
-      createdAt: 82,
-      bump: 90,
+      bump: 82,
     });
     expect(emailLayout.offsets).toMatchObject({
       recipient: EMAIL_RECIPIENT_OFFSET,
@@ -111,10 +112,27 @@ describe('account codecs', () => {
       cid: EMAIL_CID_OFFSET,
     });
     expect(fromboxLayout.offsets.recipient).toBe(FROMBOX_RECIPIENT_OFFSET);
-    expect(fromboxLayout.offsets.bump).toBe(113);
+    expect(fromboxLayout.offsets).toEqual({
+      fromHash: 1,
+      recipient: FROMBOX_RECIPIENT_OFFSET,
+      requiredPostage: 65,
+      stamps: 73,
+      postageEscrow: 81,
+      bump: 89,
+    });
+    expect(mailboxKeyLayout.offsets).toEqual({ owner: 1, pubKey: 33, bump: 65 });
+    expect(aliasLayout.offsets).toEqual({ nameHash: 1, address: 33, owner: 65, bump: 97 });
     expect(mailDomainLayout.offsets).toMatchObject({
       authority: MAIL_DOMAIN_AUTHORITY_OFFSET,
       domain: MAIL_DOMAIN_DOMAIN_OFFSET,
+    });
+    expect(mailDomainLayout.offsets).toEqual({
+      isActive: 1,
+      authority: 2,
+      rentPayer: 34,
+      nameHash: 66,
+      bump: 98,
+      domain: 99,
     });
     expect(postofficeLayout.offsets).toMatchObject({
       stampFeeLamports: 129,
@@ -131,15 +149,15 @@ describe('account codecs', () => {
     expect(emailSize('é')).toBe(200);
     const domain = { ...sampleOf(mailDomainLayout), domain: 'mail.example.org' };
     expect(encodeMailDomain(domain).length).toBe(mailDomainSize(domain.domain));
-    expect(mailDomainSize('a.b')).toBe(114);
-    expect(rentExemptLamports(91)).toBe((128n + 91n) * 6960n);
+    expect(mailDomainSize('a.b')).toBe(106);
+    expect(rentExemptLamports(83)).toBe((128n + 83n) * 6960n);
   });
 
   it('refuses a wrong tag, short data and trailing bytes', () => {
     const bytes = encodeMailbox(sampleOf(mailboxLayout));
     expect(() => decodeEmail(bytes)).toThrow(/Email: wrong tag 1 \(expected 3\)/);
-    expect(() => decodeMailbox(bytes.subarray(0, 90))).toThrow(DecodeError);
-    expect(() => decodeMailbox(bytes.subarray(0, 90))).toThrow(/too short/);
+    expect(() => decodeMailbox(bytes.subarray(0, 82))).toThrow(DecodeError);
+    expect(() => decodeMailbox(bytes.subarray(0, 82))).toThrow(/too short/);
     expect(() => decodeMailbox(Uint8Array.of(...bytes, 0))).toThrow(/1 trailing bytes/);
     expect(() => decodeMailbox(new Uint8Array(0))).toThrow(/empty/);
     expect(() => decodeAccount(Uint8Array.of(0, 1, 2))).toThrow(/unknown kind tag 0/);
@@ -168,7 +186,7 @@ describe('account codecs', () => {
     const mb = sampleOf(mailboxLayout);
     expect(() => encodeMailbox({ ...mb, mailCount: -1n })).toThrow(/mailCount/);
     expect(() => encodeMailbox({ ...mb, mailCount: 1n << 64n })).toThrow(RangeError);
-    expect(() => encodeMailbox({ ...mb, createdAt: 1n << 63n })).toThrow(/i64/);
+    expect(() => emailLayout.encode({ ...sampleOf(emailLayout), epoch: 1n << 63n })).toThrow(/i64/);
     expect(() => encodeMailbox({ ...mb, bump: 256 })).toThrow(/u8/);
     expect(() => encodeMailbox({ ...mb, owner: 'x' as unknown as PublicKey })).toThrow(/PublicKey/);
     const email = sampleOf(emailLayout);

@@ -170,12 +170,12 @@ export const encodePendingReclaim = (v: Input<PendingReclaim>): Uint8Array => pe
 export const decodePendingReclaim = (data: Uint8Array): PendingReclaim => pendingReclaimLayout.decode(data);
 
 // Sizes (tag included). Accounts with a trailing string have a fixed part plus 4 + its byte length.
-export const MAILBOX_SIZE = 91;
-export const MAILBOX_KEY_SIZE = 74;
+export const MAILBOX_SIZE = 83;
+export const MAILBOX_KEY_SIZE = 66;
 export const EMAIL_FIXED_SIZE = 194;
-export const FROMBOX_SIZE = 114;
-export const ALIAS_SIZE = 106;
-export const MAIL_DOMAIN_FIXED_SIZE = 107;
+export const FROMBOX_SIZE = 90;
+export const ALIAS_SIZE = 98;
+export const MAIL_DOMAIN_FIXED_SIZE = 99;
 export const POSTOFFICE_SIZE = 154;
 export const ALIAS_LISTING_SIZE = 139;
 export const DOMAIN_LISTING_SIZE = 90;
@@ -197,7 +197,7 @@ export function emailSize(cid: string): number {
   return EMAIL_FIXED_SIZE + 4 + utf8(cid).length;
 }
 
-/** MailDomain account size for a name: 111 + its UTF-8 length. */
+/** MailDomain account size for a name: 103 + its UTF-8 length. */
 export function mailDomainSize(domain: string): number {
   return MAIL_DOMAIN_FIXED_SIZE + 4 + utf8(domain).length;
 }
@@ -228,7 +228,7 @@ export const MAIL_DOMAIN_IS_ACTIVE_OFFSET = 1;
 export const MAIL_DOMAIN_AUTHORITY_OFFSET = 2;
 export const MAIL_DOMAIN_RENT_PAYER_OFFSET = 34;
 export const MAIL_DOMAIN_NAME_HASH_OFFSET = 66;
-export const MAIL_DOMAIN_DOMAIN_OFFSET = 107;
+export const MAIL_DOMAIN_DOMAIN_OFFSET = 99;
 
 /** getProgramAccounts filter selecting one account kind by its tag byte. */
 export function kindFilter(kind: AccountKind): GetProgramAccountsFilter {

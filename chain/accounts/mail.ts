@@ -13,7 +13,6 @@ export interface Mailbox {
   /** MailDomain account the mailbox belongs to; ZERO_KEY = none. */
   domain: PublicKey;
   noIpfs: boolean;
-  createdAt: bigint;
   bump: number;
 }
 
@@ -23,7 +22,6 @@ export const mailboxLayout = defineLayout<Mailbox>('Mailbox', 1, {
   defaultPostage: 'u64',
   domain: 'key',
   noIpfs: 'bool',
-  createdAt: 'i64',
   bump: 'u8',
 });
 
@@ -32,14 +30,12 @@ export interface MailboxKey {
   owner: PublicKey;
   /** Delegated X25519 encryption key, shown base58 like a wallet. */
   pubKey: PublicKey;
-  updatedAt: bigint;
   bump: number;
 }
 
 export const mailboxKeyLayout = defineLayout<MailboxKey>('MailboxKey', 2, {
   owner: 'key',
   pubKey: 'key',
-  updatedAt: 'i64',
   bump: 'u8',
 });
 
@@ -84,9 +80,6 @@ export interface Frombox {
   stamps: bigint;
   /** Postage lamports held for the unspent stamps (paid in at purchase). */
   postageEscrow: bigint;
-  createdAt: bigint;
-  updatedAt: bigint;
-  purchasedTotal: bigint;
   bump: number;
 }
 
@@ -96,9 +89,6 @@ export const fromboxLayout = defineLayout<Frombox>('Frombox', 4, {
   requiredPostage: 'u64',
   stamps: 'u64',
   postageEscrow: 'u64',
-  createdAt: 'i64',
-  updatedAt: 'i64',
-  purchasedTotal: 'u64',
   bump: 'u8',
 });
 
@@ -109,7 +99,6 @@ export interface Alias {
   address: PublicKey;
   /** Wallet that controls the alias (the creator). */
   owner: PublicKey;
-  createdAt: bigint;
   bump: number;
 }
 
@@ -117,7 +106,6 @@ export const aliasLayout = defineLayout<Alias>('Alias', 5, {
   nameHash: 'hash',
   address: 'key',
   owner: 'key',
-  createdAt: 'i64',
   bump: 'u8',
 });
 
@@ -128,7 +116,6 @@ export interface MailDomain {
   authority: PublicKey;
   rentPayer: PublicKey;
   nameHash: Uint8Array;
-  createdAt: bigint;
   bump: number;
   /** Lowercased DNS name. */
   domain: string;
@@ -139,7 +126,6 @@ export const mailDomainLayout = defineLayout<MailDomain>('MailDomain', 6, {
   authority: 'key',
   rentPayer: 'key',
   nameHash: 'hash',
-  createdAt: 'i64',
   bump: 'u8',
   domain: 'string',
 });

@@ -81,6 +81,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const now = deps.now ?? Date.now;
   const credentialKey = deps.credentialKey ?? loadCredentialKey(config.api.credential_key_file);
   const db = deps.store.db;
+  const jwtKey = deps.jwtKey ?? jwtKeyFrom(config, credentialKey);
   const ctx: ApiContext = {
     config,
     db,
@@ -88,10 +89,11 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     accounts: new AccountsRepo(db, { now }),
     settings: new SettingsRepo(db, { now }),
     sealer: new CredentialSealer(credentialKey),
-    tokens: new SessionTokens(deps.jwtKey ?? jwtKeyFrom(config, credentialKey), now),
+    tokens: new SessionTokens(jwtKey, now),
     challenges: new ChallengeStore({
       redis: deps.redis,
       prefix: config.redis.prefix,
+      secret: jwtKey,
       now,
       randomBytes: deps.randomBytes,
     }),

@@ -34,7 +34,6 @@ export interface MailDomainFacts {
   authority: string;
   is_active: boolean;
   rent_payer: string;
-  created_at: number;
 }
 
 export interface AuthorizeResult {
@@ -57,7 +56,6 @@ export function mailDomainFacts(
     authority: d.authority.toBase58(),
     is_active: d.isActive,
     rent_payer: d.rentPayer.toBase58(),
-    created_at: Number(d.createdAt),
   };
 }
 

@@ -103,7 +103,7 @@ export function accountDeletedKey(prefix: string, wallet: string): string {
   return `${prefix}:auth:deleted:${wallet}`;
 }
 
-/** Pending login challenges of a wallet (sorted set: nonce → expiry ms). */
+/** Used login challenges of a wallet (sorted set: `<window>:<generation>` → expiry ms; src/api/auth/challenges.ts). */
 export function loginChallengeKey(prefix: string, wallet: string): string {
   return `${prefix}:auth:login:${wallet}`;
 }

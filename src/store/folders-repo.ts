@@ -331,46 +331,82 @@ export class FoldersRepo {
   /** Stores an appended message (already sealed) with its wraps; the mailbox's next UID. */
   async appendMessage(input: AppendInput): Promise<StoredMessage> {
     const id = `a.${newSortableId()}`;
+    return this.db.transaction().execute((trx) => this.insertAppended(trx, id, input));
+  }
+
+  /**
+   * Stores a copy the server makes itself — the Sent copy of submitted mail —
+   * in the folder named `folder`, created when missing (the account row must
+   * exist). Idempotent by `id`: an existing copy is returned unchanged.
+   */
+  async storeCopy(
+    input: Omit<AppendInput, 'mailboxId'> & { id: string; folder: string },
+  ): Promise<{ created: boolean; message: StoredMessage }> {
+    let box = await this.getMailbox(input.wallet, input.folder);
+    if (!box) {
+      try {
+        box = await this.createMailbox(input.wallet, input.folder);
+      } catch (err) {
+        // Another session made it meanwhile.
+        box = await this.getMailbox(input.wallet, input.folder);
+        if (!box) throw err;
+      }
+    }
+    const mailboxId = box.id;
     return this.db.transaction().execute(async (trx) => {
-      const { uid, modseq } = await this.takeUids(trx, input.wallet, input.mailboxId, 1);
-      const at = this.now();
+      const existing = await trx
+        .selectFrom('messages')
+        .selectAll()
+        .where('id', '=', input.id)
+        .executeTakeFirst();
+      if (existing) return { created: false, message: toMessage(existing) };
+      return { created: true, message: await this.insertAppended(trx, input.id, { ...input, mailboxId }) };
+    });
+  }
+
+  private async insertAppended(
+    trx: Transaction<Database>,
+    id: string,
+    input: AppendInput,
+  ): Promise<StoredMessage> {
+    const { uid, modseq } = await this.takeUids(trx, input.wallet, input.mailboxId, 1);
+    const at = this.now();
+    await trx
+      .insertInto('messages')
+      .values({
+        id,
+        wallet: input.wallet,
+        mailbox_id: input.mailboxId,
+        uid,
+        blob_key: input.blobKey,
+        size: input.size,
+        received_at: input.receivedAt,
+        cid: null,
+        pinned_by_operator: 0,
+        chain_index: null,
+        email_address: null,
+        tx_signature: null,
+        published_by_us: 0,
+        flags: JSON.stringify([...new Set(input.flags)].sort()),
+        modseq,
+        deleted_at: null,
+      })
+      .execute();
+    for (const w of input.wraps) {
       await trx
-        .insertInto('messages')
+        .insertInto('reader_wraps')
         .values({
-          id,
+          message_id: id,
+          reader_id: w.readerId,
           wallet: input.wallet,
-          mailbox_id: input.mailboxId,
-          uid,
-          blob_key: input.blobKey,
-          size: input.size,
-          received_at: input.receivedAt,
-          cid: null,
-          pinned_by_operator: 0,
-          chain_index: null,
-          email_address: null,
-          tx_signature: null,
-          published_by_us: 0,
-          flags: JSON.stringify([...new Set(input.flags)].sort()),
-          modseq,
-          deleted_at: null,
+          wrap: w.wrap,
+          created_at: at,
         })
         .execute();
-      for (const w of input.wraps) {
-        await trx
-          .insertInto('reader_wraps')
-          .values({
-            message_id: id,
-            reader_id: w.readerId,
-            wallet: input.wallet,
-            wrap: w.wrap,
-            created_at: at,
-          })
-          .execute();
-      }
-      return toMessage(
-        await trx.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
-      );
-    });
+    }
+    return toMessage(
+      await trx.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+    );
   }
 
   /** Reserves `count` UIDs of a mailbox of `wallet` and its next mod-sequence; returns the first UID and it. */

@@ -1,6 +1,9 @@
 // Builds a submission listener's options from the resolved config and the
 // pieces `sealpost serve` already holds (chain view, flow producer, blobs,
-// Redis, store), so serve.ts needs only one call per listener.
+// Redis, store), so serve.ts needs only one call per listener. With a store,
+// queued mail of an account also gets its Sent copy there.
+
+import bs58 from 'bs58';
 import type { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createDkimSigner } from '../../spooler/dkim-sign.ts';
@@ -9,9 +12,12 @@ import type { Config, SmtpListener } from '../config/index.ts';
 import { CredentialSealer } from '../crypto/credential-seal.ts';
 import type { CostGuard } from '../limits/cost-guard.ts';
 import type { Logger } from '../log.ts';
+import { readerPublicKeys } from '../reader-keys/index.ts';
+import { walletEncryptionPublicKey } from '../seal/index.ts';
 import type { ChainView } from '../smtp/chain-view.ts';
 import { AccountsRepo, type Store } from '../store/index.ts';
 import { SendRate } from './send-rate.ts';
+import { storeSentCopy } from './sent-copy.ts';
 import { SubmissionConfigError, type SubmissionOptions } from './server.ts';
 import type { SubmitDeps } from './submit.ts';
 
@@ -31,7 +37,7 @@ export interface ServeParts {
 /** The hand-off's dependencies from config; also what an HTTP route needs to call submitMessage. */
 export function submitDepsFromConfig(
   config: Config,
-  // store and credentialKey are accepted (a whole ServeParts) but only the listener's AUTH needs them.
+  // credentialKey is accepted (a whole ServeParts) but only the listener's AUTH needs it; store keeps Sent copies.
   parts: Pick<ServeParts, 'chain' | 'flow' | 'blobs' | 'redis' | 'logger'> & Partial<ServeParts>,
 ): SubmitDeps {
   return {
@@ -47,8 +53,23 @@ export function submitDepsFromConfig(
     maxMessageBytes: config.smtp.max_message_bytes,
     maxRecipients: config.smtp.max_recipients,
     hostname: config.smtp.hostname,
+    sentCopy: parts.store ? sentCopyFrom(parts.store, parts.blobs, parts.chain) : undefined,
     logger: parts.logger.child({ component: 'submit' }),
   };
+}
+
+/** The Sent copy in the operator's store, sealed like delivered mail (MailboxKey, else the wallet key). */
+function sentCopyFrom(store: Store, blobs: BlobStore, chain: ChainView): SubmitDeps['sentCopy'] {
+  const deps = {
+    db: store.db,
+    blobs,
+    sealKeyOf: async (wallet: string) => {
+      const published = await chain.mailboxKey(wallet);
+      return published ? published.pubKey.toBytes() : walletEncryptionPublicKey(bs58.decode(wallet));
+    },
+    readerKeys: readerPublicKeys(store.db),
+  };
+  return (copy) => storeSentCopy(deps, copy);
 }
 
 export function submissionOptionsFromConfig(

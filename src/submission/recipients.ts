@@ -9,7 +9,7 @@ import {
   resolveRecipient,
 } from '../smtp/recipients.ts';
 import { splitAddress } from './sender.ts';
-import { SubmitError } from './submit-error.ts';
+import { type PostageHold, SubmitError } from './submit-error.ts';
 
 export interface RecipientDeps {
   policy: RecipientPolicy;
@@ -44,12 +44,37 @@ export async function planRecipients(
     throw new SubmitError('bad_recipient', `Too many recipients (at most ${deps.maxRecipients} per message)`);
   }
   const plan: RecipientPlan = { local: [], remote: [] };
+  // Every recipient held for postage is named at once, so a client can pay
+  // for each and send the rest (docs/submission.md "Postage holds").
+  const held: PostageHold[] = [];
   for (const address of new Set(recipients)) {
-    const local = await classifyRecipient(deps, envelopeFrom, address);
+    let local: ResolvedRecipient | null;
+    try {
+      local = await classifyRecipient(deps, envelopeFrom, address);
+    } catch (err) {
+      if (err instanceof SubmitError && err.code === 'postage_required' && err.detail.postage) {
+        held.push(...err.detail.postage);
+        continue;
+      }
+      throw err;
+    }
     if (local) plan.local.push(local);
     else plan.remote.push(address);
   }
+  if (held.length > 0) throw postageError(held);
   return plan;
+}
+
+function postageError(held: PostageHold[]): SubmitError {
+  const first = held[0] as PostageHold;
+  const text =
+    held.length === 1
+      ? `Recipient <${first.address}> asks first-contact senders for postage of ${first.requiredPostage} lamports per message: ` +
+        'buy a stamp toward this wallet and send again'
+      : `${held.length} recipients ask first-contact senders for postage (${held
+          .map((h) => `<${h.address}> ${h.requiredPostage} lamports`)
+          .join(', ')}): buy a stamp toward each wallet, or send without them; nothing was sent`;
+  return new SubmitError('postage_required', text, { recipient: first.address, postage: held });
 }
 
 /** The resolved local recipient, or null for a remote address; throws for anything unusable. */
@@ -69,12 +94,9 @@ export async function classifyRecipient(
   }
   const gate = await lookup(() => postageGate(envelopeFrom, resolved.recipient, deps.chain));
   if (!gate.ok) {
-    throw new SubmitError(
-      'postage_required',
-      `Recipient <${address}> asks first-contact senders for postage of ${gate.requiredPostage} lamports per message: ` +
-        'buy a stamp toward this wallet and send again',
-      { recipient: address },
-    );
+    throw postageError([
+      { address, wallet: resolved.recipient.wallet, requiredPostage: gate.requiredPostage },
+    ]);
   }
   return resolved.recipient;
 }

@@ -14,18 +14,39 @@ export type SubmitErrorCode =
   | 'no_recipients'
   /** A recipient is not an address, or a local address names no mailbox. */
   | 'bad_recipient'
-  /** A local recipient asks first-contact senders for postage this sender has no stamp for. */
+  /**
+   * Local recipients ask first-contact senders for postage this sender has no
+   * stamp for; `detail.postage` names every one of them, nothing was queued.
+   */
   | 'postage_required'
   /** The bytes cannot be carried as they are (bare CR/LF, NUL, long lines, no single From). */
   | 'bad_message'
   /** Storage, queue or chain lookups failed; nothing was queued, try again later. */
   | 'unavailable';
 
+/** A local recipient whose mailbox asks this sender for postage it has no stamp for. */
+export interface PostageHold {
+  /** The recipient address as given. */
+  address: string;
+  /** The wallet it names (base58). */
+  wallet: string;
+  /** Lamports per message the recipient asks of this sender. */
+  requiredPostage: bigint;
+}
+
+export interface SubmitErrorDetail {
+  recipient?: string;
+  address?: string;
+  retryAfterSecs?: number;
+  /** `postage_required`: every recipient held for postage (the others passed). */
+  postage?: PostageHold[];
+}
+
 export class SubmitError extends Error {
   constructor(
     readonly code: SubmitErrorCode,
     message: string,
-    readonly detail: { recipient?: string; address?: string; retryAfterSecs?: number } = {},
+    readonly detail: SubmitErrorDetail = {},
   ) {
     super(message);
     this.name = 'SubmitError';

@@ -13,8 +13,10 @@
 //   5. trace fields on top; remote copies DKIM-signed (only submitted mail is
 //      ever signed) and stored content-addressed;
 //   6. local recipients' delivery jobs and the outbound job(s) are added in a
-//      single atomic Redis step; only then does this return.
-// A failure anywhere leaves nothing queued and no blob behind.
+//      single atomic Redis step;
+//   7. only then, for an account, the Sent copy is stored (sent-copy.ts); a
+//      failure there is logged and never fails or repeats the send.
+// A failure before step 7 leaves nothing queued and no blob behind.
 import type { DkimSigner } from '../../spooler/dkim-sign.ts';
 import type { CostGuard, Reservation } from '../limits/cost-guard.ts';
 import type { Logger } from '../log.ts';
@@ -29,6 +31,7 @@ import { type DsnNotify, prepareOutbound, removeBlobs } from './outbound.ts';
 import { lookup, planRecipients, type RecipientPlan } from './recipients.ts';
 import type { SendRate } from './send-rate.ts';
 import { ownsAddress, type Submitter, splitAddress } from './sender.ts';
+import type { SentCopy } from './sent-copy.ts';
 import { SubmitError } from './submit-error.ts';
 
 export type { DsnNotify } from './outbound.ts';
@@ -51,6 +54,11 @@ export interface SubmitDeps {
   maxRecipients: number;
   /** Name in the Received field and generated Message-IDs: `[smtp] hostname`. */
   hostname: string;
+  /**
+   * Keeps the Sent copy of an account's queued message (sent-copy.ts
+   * `storeSentCopy` bound to the store); absent: no copy is kept.
+   */
+  sentCopy?: (copy: SentCopy) => Promise<unknown>;
   logger?: Logger;
   now?: () => number;
 }
@@ -126,11 +134,28 @@ export async function submitAs(
   }
 
   const msgid = newMessageId();
+  const at = now();
+  const messageFor = (id: string) => withTrace(deps, input, facts, id, at);
   try {
-    await queue(deps, input, plan, msgid, facts, now());
+    await queue(deps, input, plan, msgid, facts, messageFor, at);
   } catch (err) {
     await giveBack(refundKeys);
     throw err;
+  }
+  if (submitter.kind === 'account' && deps.sentCopy) {
+    // Queued is sent: the copy is a convenience, so its failure is only logged.
+    try {
+      await deps.sentCopy({
+        wallet: submitter.wallet,
+        msgid,
+        raw: messageFor(msgid),
+        envelopeFrom: input.envelopeFrom,
+        recipients: [...plan.local.map((r) => r.address), ...plan.remote],
+        sentAt: at,
+      });
+    } catch (err) {
+      deps.logger?.warn({ msgid, err: (err as Error).message }, 'sent copy not stored');
+    }
   }
   deps.logger?.info(
     {
@@ -224,24 +249,33 @@ async function checkSenders(
   }
 }
 
+/** The message as queued: trace and missing fields on top of the submitted bytes. */
+function withTrace(
+  deps: SubmitDeps,
+  input: Omit<SubmitInput, 'wallet'>,
+  facts: HeaderFacts,
+  id: string,
+  at: number,
+): Buffer {
+  const trace = submissionHeaders({
+    hostname: deps.hostname,
+    msgid: id,
+    protocol: input.protocol ?? 'HTTP',
+    date: new Date(at),
+    facts,
+  });
+  return Buffer.concat([Buffer.from(trace, 'latin1'), input.raw]);
+}
+
 async function queue(
   deps: SubmitDeps,
   input: Omit<SubmitInput, 'wallet'>,
   plan: RecipientPlan,
   msgid: string,
   facts: HeaderFacts,
+  messageFor: (id: string) => Buffer,
   at: number,
 ): Promise<void> {
-  const messageFor = (id: string) => {
-    const trace = submissionHeaders({
-      hostname: deps.hostname,
-      msgid: id,
-      protocol: input.protocol ?? 'HTTP',
-      date: new Date(at),
-      facts,
-    });
-    return Buffer.concat([Buffer.from(trace, 'latin1'), input.raw]);
-  };
   const outbound =
     plan.remote.length > 0
       ? await prepareOutbound(

@@ -58,6 +58,19 @@ const SERVER_NAV: [View['name'], string][] = [
   ['settings', 'Settings'],
 ];
 
+const VIEW_TITLES: Record<View['name'], string> = {
+  inbox: 'Inbox',
+  message: 'Message',
+  compose: 'Compose',
+  balances: 'Balances',
+  keys: 'Keys',
+  settings: 'Settings',
+  folders: 'Mail',
+  'server-message': 'Message',
+  account: 'Account',
+  'pin-provider': 'Pin provider',
+};
+
 function Guard({ children, onHome }: { children: ComponentChildren; onHome: () => void }) {
   const [error, reset] = useErrorBoundary((err) => console.error(err));
   if (error) {
@@ -114,6 +127,8 @@ export function App({ settings, mode, storage, unlocked, onLock }: Props) {
 
   useEffect(() => {
     document.querySelector<HTMLElement>('#view h1')?.focus();
+    // The inbox sets its own (with the unread count); a reader refines its own once the subject is known.
+    if (view.name !== 'inbox') document.title = `${VIEW_TITLES[view.name]} — Sealpost`;
   }, [view]);
 
   if (api && !loggedIn) {

@@ -4,6 +4,7 @@
 import type { PublicKey } from '@solana/web3.js';
 import type { InboxEntry } from '../../chain/client.ts';
 import { fetchFromGateway, type OpenedMessage, openWithKeys } from './chain/read.ts';
+import { forgetInboxSnapshot } from './inbox-state.ts';
 import { type ParsedMail, parseMail } from './mail/parse.ts';
 import { readers, type Session } from './session.ts';
 
@@ -57,4 +58,5 @@ export const inboxEntries = new Map<string, InboxEntry>();
 export function forgetMessages(): void {
   cache.clear();
   inboxEntries.clear();
+  forgetInboxSnapshot();
 }

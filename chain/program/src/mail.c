@@ -9,6 +9,23 @@
 // and payments from signers), then direct lamport moves out of accounts the
 // program owns and the data writes. A failure returns a custom error and the
 // runtime discards the whole transaction.
+//
+// Where the real runtime asks for more than the devnet program's rules:
+// - PDAs are created by System CPIs signed with their seeds (CreateAccount,
+//   or Transfer + Allocate + Assign when the address already holds lamports:
+//   the payer pays rent (+ bounty / stamp money) in full, the early lamports
+//   stay on top); payments from signers are System Transfers; lamports leave
+//   program-owned accounts by direct arithmetic. SendMail pays a spent stamp
+//   out before the Email's CreateAccount (as the reference does), naming the
+//   frombox and the recipient wallet in that CPI: the runtime checks that a
+//   CPI leaves the caller's balances summed as they were.
+// - A payer must be a System account without data, and neither a payer nor a
+//   credited wallet may end between 0 and its rent-exempt minimum: the
+//   program answers InsufficientFunds / InvalidAccount itself instead of the
+//   runtime failing the transaction.
+// - PDAs are derived with sol_sha256 + sol_curve_validate_point (what
+//   create_program_address computes, at a fifth of the cost); BLAKE3 and
+//   base58 are the program's own (blake3.h, base58.h).
 #include "base58.h"
 #include "blake3.h"
 #include "sol.h"
@@ -52,20 +69,18 @@
 #define TAG_MAIL_DOMAIN 6
 #define TAG_POSTOFFICE 7
 
-#define MAILBOX_SIZE 91
+#define MAILBOX_SIZE 83
 #define MB_OWNER 1
 #define MB_MAIL_COUNT 33
 #define MB_DEFAULT_POSTAGE 41
 #define MB_DOMAIN 49
 #define MB_NO_IPFS 81
-#define MB_CREATED_AT 82
-#define MB_BUMP 90
+#define MB_BUMP 82
 
-#define MAILBOX_KEY_SIZE 74
+#define MAILBOX_KEY_SIZE 66
 #define MK_OWNER 1
 #define MK_PUB_KEY 33
-#define MK_UPDATED_AT 65
-#define MK_BUMP 73
+#define MK_BUMP 65
 
 #define EMAIL_FIXED 194
 #define EM_RECIPIENT 1
@@ -80,32 +95,27 @@
 #define EM_BUMP 193
 #define EM_CID 194
 
-#define FROMBOX_SIZE 114
+#define FROMBOX_SIZE 90
 #define FB_FROM_HASH 1
 #define FB_RECIPIENT 33
 #define FB_REQUIRED 65
 #define FB_STAMPS 73
 #define FB_ESCROW 81
-#define FB_CREATED_AT 89
-#define FB_UPDATED_AT 97
-#define FB_PURCHASED 105
-#define FB_BUMP 113
+#define FB_BUMP 89
 
-#define ALIAS_SIZE 106
+#define ALIAS_SIZE 98
 #define AL_NAME_HASH 1
 #define AL_ADDRESS 33
 #define AL_OWNER 65
-#define AL_CREATED_AT 97
-#define AL_BUMP 105
+#define AL_BUMP 97
 
-#define DOMAIN_FIXED 107
+#define DOMAIN_FIXED 99
 #define MD_IS_ACTIVE 1
 #define MD_AUTHORITY 2
 #define MD_RENT_PAYER 34
 #define MD_NAME_HASH 66
-#define MD_CREATED_AT 98
-#define MD_BUMP 106
-#define MD_DOMAIN 107
+#define MD_BUMP 98
+#define MD_DOMAIN 99
 
 #define POSTOFFICE_SIZE 154
 #define PO_ADMIN 1
@@ -195,7 +205,6 @@ typedef struct {
   u64 fees;
   u64 stamps;
   u64 escrow;
-  u64 purchased;
   u64 fees_collected;
 } Purchase;
 
@@ -216,8 +225,11 @@ typedef struct {
   u8 hash[32];
   u8 text[64];
   /* CPI */
-  SolAccountMeta metas[2];
-  SolAccountInfo infos[2];
+  SolAccountMeta metas[4];
+  SolAccountInfo infos[4];
+  /* accounts whose lamports moved before the next CPI: passed along so its balance check sees both sides */
+  Acc *moved[2];
+  u64 nmoved;
   SolInstruction ix;
   SolSignerSeeds signer;
   u8 cpi_data[64];
@@ -412,9 +424,9 @@ static u64 pda_find(Ctx *c, const u8 *key) {
 
 /*
  * TS expectPda for an account that may already exist: when it is a valid
- * record of `tag` whose stored bump gives its address, one
- * create_program_address suffices (the program only ever stores canonical
- * bumps); otherwise the canonical search decides.
+ * record of `tag` whose stored bump gives its address, one derivation
+ * suffices (the program only ever stores canonical bumps); otherwise the
+ * canonical search decides.
  */
 static u64 expect_pda(Ctx *c, const Acc *a, u8 tag, u64 bump_off) {
   int present;
@@ -465,10 +477,10 @@ static u64 require_email(Ctx *c, const Acc *em) {
 static u64 check_payer(const Acc *payer, u64 amount, u64 back) {
   if (amount == 0) return OK;
   if (!is_zero32(payer->owner) || *payer->len != 0) return E_INVALID_ACCOUNT;
-  u64 have = *payer->lamports;
+  u64 have;
+  TRY(add(*payer->lamports, back, &have));
   if (have < amount) return E_INSUFFICIENT_FUNDS;
-  u64 left;
-  TRY(add(have - amount, back, &left));
+  u64 left = have - amount;
   if (left != 0 && left < rent(*payer->len)) return E_INSUFFICIENT_FUNDS;
   return OK;
 }
@@ -488,10 +500,13 @@ static void move_lamports(Acc *from, Acc *to, u64 amount) {
   *to->lamports += amount;
 }
 
-/* Closes a program account: all lamports to `to`, no data, back to the System program. */
+/*
+ * Closes a program account: all lamports to `to`, data length 0, owner back
+ * to the System program — so later instructions of the same transaction see
+ * it absent, and the runtime removes it afterwards.
+ */
 static void close_account(Acc *a, Acc *to) {
   move_lamports(a, to, *a->lamports);
-  memset(a->data, 0, *a->len);
   *a->len = 0;
   memset(a->owner, 0, 32);
 }
@@ -514,18 +529,26 @@ static void cpi_account(Ctx *c, u64 i, Acc *a, u8 signer) {
   info->executable = a->executable;
 }
 
-/* Invokes the System program with metas/infos [0..n) and cpi_data[0..len); signed with the PDA seeds when `sign`. */
+/*
+ * Invokes the System program with metas/infos [0..n) and cpi_data[0..len);
+ * signed with the PDA seeds when `sign`. Accounts in c->moved ride along as
+ * extra (unused) writable accounts: the runtime syncs the caller's balances
+ * of every account a CPI names and requires the caller's total unchanged.
+ */
 static u64 cpi_system(Ctx *c, u64 n, u64 len, int sign) {
+  for (u64 i = 0; i < c->nmoved; i++) cpi_account(c, n + i, c->moved[i], 0);
+  u64 accounts = n + c->nmoved;
+  c->nmoved = 0;
   c->ix.program_id = c->system->key;
   c->ix.accounts = c->metas;
-  c->ix.account_len = n;
+  c->ix.account_len = accounts;
   c->ix.data = c->cpi_data;
   c->ix.data_len = len;
   c->seeds[c->nseeds].addr = &c->bump;
   c->seeds[c->nseeds].len = 1;
   c->signer.addr = c->seeds;
   c->signer.len = c->nseeds + 1;
-  return sol_invoke_signed_c(&c->ix, c->infos, n, &c->signer, sign ? 1 : 0);
+  return sol_invoke_signed_c(&c->ix, c->infos, accounts, &c->signer, sign ? 1 : 0);
 }
 
 static u64 cpi_transfer(Ctx *c, Acc *from, Acc *to, u64 amount) {
@@ -799,7 +822,6 @@ static u64 create_domain(Ctx *c) {
   u64 size = DOMAIN_FIXED + 4 + a->str_len;
   u64 lamports = rent(size);
   TRY(check_payer(delegate, lamports, 0));
-  i64 t = now(c);
   TRY(create_pda(c, delegate, dom, size, lamports));
   u8 *d = dom->data;
   d[0] = TAG_MAIL_DOMAIN;
@@ -807,7 +829,6 @@ static u64 create_domain(Ctx *c) {
   cp32(d + MD_AUTHORITY, a->k1);
   cp32(d + MD_RENT_PAYER, delegate->key);
   cp32(d + MD_NAME_HASH, c->hash);
-  wr64(d + MD_CREATED_AT, (u64)t);
   d[MD_BUMP] = c->bump;
   wr32(d + MD_DOMAIN, (u32)a->str_len);
   memcpy(d + MD_DOMAIN + 4, a->str, a->str_len);
@@ -837,7 +858,6 @@ static u64 create_mailbox(Ctx *c) {
   }
   u64 lamports = rent(MAILBOX_SIZE);
   TRY(check_payer(payer, lamports, 0));
-  i64 t = now(c);
   seeds_mailbox(c, owner->key);
   c->bump = bump;
   TRY(create_pda(c, payer, mb, MAILBOX_SIZE, lamports));
@@ -848,7 +868,6 @@ static u64 create_mailbox(Ctx *c) {
   wr64(d + MB_DEFAULT_POSTAGE, a->u1);
   cp32(d + MB_DOMAIN, a->k1);
   d[MB_NO_IPFS] = 0;
-  wr64(d + MB_CREATED_AT, (u64)t);
   d[MB_BUMP] = bump;
   return OK;
 }
@@ -879,7 +898,6 @@ static u64 publish_key(Ctx *c) {
   if (is_zero32(a->k1)) return E_INVALID_ARGUMENT;
   int present;
   TRY(read_kind(c, key, TAG_MAILBOX_KEY, &present));
-  i64 t = now(c);
   if (!present) {
     u64 lamports = rent(MAILBOX_KEY_SIZE);
     TRY(check_payer(owner, lamports, 0));
@@ -889,7 +907,6 @@ static u64 publish_key(Ctx *c) {
   d[0] = TAG_MAILBOX_KEY;
   cp32(d + MK_OWNER, owner->key);
   cp32(d + MK_PUB_KEY, a->k1);
-  wr64(d + MK_UPDATED_AT, (u64)t);
   d[MK_BUMP] = c->bump;
   return OK;
 }
@@ -922,14 +939,12 @@ static u64 create_alias(Ctx *c) {
   if (!is_absent(alias)) return E_ALREADY_EXISTS;
   u64 lamports = rent(ALIAS_SIZE);
   TRY(check_payer(owner, lamports, 0));
-  i64 t = now(c);
   TRY(create_pda(c, owner, alias, ALIAS_SIZE, lamports));
   u8 *d = alias->data;
   d[0] = TAG_ALIAS;
   cp32(d + AL_NAME_HASH, c->hash);
   cp32(d + AL_ADDRESS, owner->key);
   cp32(d + AL_OWNER, owner->key);
-  wr64(d + AL_CREATED_AT, (u64)t);
   d[AL_BUMP] = c->bump;
   return OK;
 }
@@ -1018,15 +1033,20 @@ static u64 send_mail(Ctx *c) {
   TRY(check_payer(sender, lamports, surcharge));
   TRY(add(index, 1, &next_count));
 
+  if (!free_send) {
+    /* The spent stamp pays out first, as in the reference: the surcharge may fund the Email. */
+    move_lamports(fb, wallet, share);
+    move_lamports(fb, sender, surcharge);
+    c->moved[0] = fb;
+    c->moved[1] = wallet;
+    c->nmoved = 2;
+  }
   seeds_email(c, recipient, mb->data + MB_MAIL_COUNT);
   c->bump = email_bump;
   TRY(create_pda(c, sender, em, size, lamports));
   if (!free_send) {
-    move_lamports(fb, wallet, share);
-    move_lamports(fb, sender, surcharge);
     wr64(fb->data + FB_STAMPS, stamps - 1);
     wr64(fb->data + FB_ESCROW, rd64(fb->data + FB_ESCROW) - share);
-    wr64(fb->data + FB_UPDATED_AT, (u64)t);
   }
   u8 *d = em->data;
   d[0] = TAG_EMAIL;
@@ -1094,7 +1114,6 @@ static u64 create_frombox(Ctx *c) {
   if (!is_absent(fb)) return E_ALREADY_EXISTS;
   u64 lamports = rent(FROMBOX_SIZE);
   TRY(check_payer(owner, lamports, 0));
-  i64 t = now(c);
   TRY(create_pda(c, owner, fb, FROMBOX_SIZE, lamports));
   u8 *d = fb->data;
   d[0] = TAG_FROMBOX;
@@ -1103,9 +1122,6 @@ static u64 create_frombox(Ctx *c) {
   wr64(d + FB_REQUIRED, a->u1);
   wr64(d + FB_STAMPS, 0);
   wr64(d + FB_ESCROW, 0);
-  wr64(d + FB_CREATED_AT, (u64)t);
-  wr64(d + FB_UPDATED_AT, (u64)t);
-  wr64(d + FB_PURCHASED, 0);
   d[FB_BUMP] = c->bump;
   return OK;
 }
@@ -1120,7 +1136,6 @@ static u64 update_frombox(Ctx *c) {
   TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
   TRY(require_kind(c, fb, TAG_FROMBOX));
   wr64(fb->data + FB_REQUIRED, c->a.u1);
-  wr64(fb->data + FB_UPDATED_AT, (u64)now(c));
   return OK;
 }
 
@@ -1143,7 +1158,6 @@ static u64 price(Ctx *c, const Acc *mb, const Acc *po, const Acc *fb, int presen
   TRY(add(escrow, surcharges, &p->held));
   TRY(add(present ? rd64(fb->data + FB_STAMPS) : 0, n, &p->stamps));
   TRY(add(present ? rd64(fb->data + FB_ESCROW) : 0, escrow, &p->escrow));
-  TRY(add(present ? rd64(fb->data + FB_PURCHASED) : 0, n, &p->purchased));
   return OK;
 }
 
@@ -1176,10 +1190,8 @@ static u64 purchase_stamps(Ctx *c) {
   if (!present) TRY(add(rent(FROMBOX_SIZE), p.held, &into_frombox));
   u64 total;
   TRY(add(into_frombox, p.fees, &total));
-  if (*buyer->lamports < into_frombox) return E_INSUFFICIENT_FUNDS;
   TRY(check_payer(buyer, total, 0));
   if (p.fees > 0) TRY(add(rd64(po->data + PO_FEES_COLLECTED), p.fees, &p.fees_collected));
-  i64 t = now(c);
 
   if (present) {
     TRY(cpi_transfer(c, buyer, fb, into_frombox));
@@ -1192,15 +1204,12 @@ static u64 purchase_stamps(Ctx *c) {
     cp32(d + FB_FROM_HASH, from_hash);
     cp32(d + FB_RECIPIENT, recipient);
     wr64(d + FB_REQUIRED, p.postage);
-    wr64(d + FB_CREATED_AT, (u64)t);
     d[FB_BUMP] = bump;
   }
   TRY(cpi_transfer(c, buyer, po, p.fees));
   u8 *d = fb->data;
   wr64(d + FB_STAMPS, p.stamps);
   wr64(d + FB_ESCROW, p.escrow);
-  wr64(d + FB_UPDATED_AT, (u64)t);
-  wr64(d + FB_PURCHASED, p.purchased);
   if (p.fees > 0) wr64(po->data + PO_FEES_COLLECTED, p.fees_collected);
   return OK;
 }
@@ -1223,7 +1232,6 @@ static u64 reclaim_frombox_stamps(Ctx *c) {
   move_lamports(fb, sender, refund);
   wr64(fb->data + FB_STAMPS, 0);
   wr64(fb->data + FB_ESCROW, 0);
-  wr64(fb->data + FB_UPDATED_AT, (u64)now(c));
   return OK;
 }
 

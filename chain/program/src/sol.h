@@ -66,9 +66,6 @@ typedef struct {
 
 /* Syscalls: each is a `call -1` relocated by name. */
 extern void sol_log_(const char *msg, u64 len);
-extern u64 sol_create_program_address(const SolSignerSeed *seeds, u64 n, const u8 *program_id, u8 *out);
-extern u64 sol_try_find_program_address(const SolSignerSeed *seeds, u64 n, const u8 *program_id, u8 *out,
-                                        u8 *bump);
 extern u64 sol_invoke_signed_c(const SolInstruction *ix, const SolAccountInfo *infos, u64 n_infos,
                                const SolSignerSeeds *signers, u64 n_signers);
 extern u64 sol_get_clock_sysvar(void *clock);
@@ -128,7 +125,5 @@ static inline void cp32(u8 *dst, const u8 *src) {
   wr64(dst + 16, rd64(src + 16));
   wr64(dst + 24, rd64(src + 24));
 }
-
-#define LOG(s) sol_log_((s), sizeof(s) - 1)
 
 #endif

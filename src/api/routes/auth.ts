@@ -26,7 +26,7 @@ export async function authRoutes(app: FastifyInstance, ctx: ApiContext): Promise
         doc: {
           summary: 'Start a login: a nonce for the wallet to sign',
           description:
-            'The nonce begins with "Sealpost login nonce: " and is valid for 300 seconds. Creates nothing.',
+            'The nonce begins with "Sealpost login nonce: "; expires_in (150-300 s) says how long it stays valid. Stores nothing, so requests for a wallet by anyone never cancel its owner\'s pending challenge; everyone asking for one wallet within the same 150 s gets the same nonce, and only that wallet\'s key can sign it.',
           tags: ['auth'],
           errors: [400, 413, 415, 429],
         },

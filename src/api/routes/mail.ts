@@ -85,6 +85,52 @@ export function submitErrorToApi(err: SubmitError): ApiError {
   return new ApiError(SUBMIT_STATUS[err.code], err.code, err.message, headers);
 }
 
+/** The 402 body: the API's error body plus every recipient held for postage. */
+export function postageBody(err: SubmitError): {
+  error: string;
+  message: string;
+  recipients: { address: string; wallet: string; required_postage: string }[];
+} {
+  return {
+    error: err.code,
+    message: err.message,
+    recipients: (err.detail.postage ?? []).map((h) => ({
+      address: h.address,
+      wallet: h.wallet,
+      required_postage: h.requiredPostage.toString(),
+    })),
+  };
+}
+
+const POSTAGE_BODY = {
+  type: 'object',
+  required: ['error', 'message', 'recipients'],
+  additionalProperties: false,
+  properties: {
+    error: { type: 'string', enum: ['postage_required'] },
+    message: { type: 'string' },
+    recipients: {
+      type: 'array',
+      description:
+        'every recipient held for postage; the message went to none of the recipients (send again without these to reach the rest)',
+      items: {
+        type: 'object',
+        required: ['address', 'wallet', 'required_postage'],
+        additionalProperties: false,
+        properties: {
+          address: { type: 'string', description: 'the recipient as given in to' },
+          wallet: { type: 'string', description: 'the wallet it names (base58)' },
+          required_postage: {
+            type: 'string',
+            pattern: '^[0-9]+$',
+            description: 'lamports per message the recipient asks of this sender (decimal, u64)',
+          },
+        },
+      },
+    },
+  },
+} as const;
+
 /**
  * The plugin as `sealpost serve` mounts it: rows from the store, sealed
  * bytes from the blob store, and the submission hand-off built from the
@@ -336,10 +382,15 @@ export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
           doc: {
             summary: 'Compose through the server: submit a raw RFC 5322 message built in the client',
             description:
-              'The envelope sender is the wallet address form (`<wallet>@<first local domain>`, or `from` when it is one of yours); the same sender rules, rate windows, DKIM signing and queuing as SMTP submission.',
+              'The envelope sender is the wallet address form (`<wallet>@<first local domain>`, or `from` when it is one of yours); the same sender rules, rate windows, DKIM signing and queuing as SMTP submission. Once queued, a copy is kept in your Sent folder. A 402 names every recipient held for postage and sends to nobody: send again to the others.',
             tags: ['mail'],
-            errors: [400, 401, 402, 403, 413, 415, 429, 503],
+            errors: [400, 401, 403, 413, 415, 429, 503],
             responses: {
+              402: {
+                description:
+                  'postage_required: local recipients ask this sender for postage it has no stamp for; nothing was queued',
+                schema: POSTAGE_BODY,
+              },
               202: {
                 description: 'queued',
                 schema: {
@@ -398,6 +449,9 @@ export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
           const out = await deps.submit({ wallet: request.wallet, raw, envelopeFrom, recipients: body.to });
           return reply.code(202).send(out);
         } catch (err) {
+          if (err instanceof SubmitError && err.code === 'postage_required') {
+            return reply.code(402).send(postageBody(err));
+          }
           if (err instanceof SubmitError) throw submitErrorToApi(err);
           throw err;
         }

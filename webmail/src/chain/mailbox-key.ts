@@ -14,7 +14,6 @@ import { type PollOptions, sendInstructions, type TxOutcome } from './tx.ts';
 
 export interface PublishedKey {
   publicKey: string;
-  updatedAt: number;
 }
 
 export async function publishedKey(
@@ -23,7 +22,7 @@ export async function publishedKey(
   owner: PublicKey,
 ): Promise<PublishedKey | null> {
   const k = await getMailboxKey(conn, programId, owner);
-  return k ? { publicKey: k.pubKey.toBase58(), updatedAt: Number(k.updatedAt) } : null;
+  return k ? { publicKey: k.pubKey.toBase58() } : null;
 }
 
 /** A new delegated key; store it in the vault before publishing so it can never be lost. */

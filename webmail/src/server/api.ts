@@ -5,10 +5,33 @@ export class ApiRequestError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The parsed error body, for errors that carry more than a message (the 402 of sending). */
+    readonly body: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = 'ApiRequestError';
   }
+}
+
+/** A recipient the server held for postage (the 402 of POST /v1/mail/send). */
+export interface PostageHold {
+  address: string;
+  wallet: string;
+  requiredPostage: bigint;
+}
+
+/** The recipients a `postage_required` refusal names, or null for any other error. */
+export function postageHolds(err: unknown): PostageHold[] | null {
+  if (!(err instanceof ApiRequestError) || err.status !== 402 || err.code !== 'postage_required') return null;
+  const list = err.body.recipients;
+  if (!Array.isArray(list)) return null;
+  const out: PostageHold[] = [];
+  for (const r of list as Record<string, unknown>[]) {
+    if (typeof r?.address !== 'string' || typeof r.wallet !== 'string') return null;
+    if (typeof r.required_postage !== 'string' || !/^\d+$/.test(r.required_postage)) return null;
+    out.push({ address: r.address, wallet: r.wallet, requiredPostage: BigInt(r.required_postage) });
+  }
+  return out.length > 0 ? out : null;
 }
 
 export interface AccountView {
@@ -87,8 +110,10 @@ export class ApiClient {
     const text = await res.text();
     let code = 'http_error';
     let message = `The account API answered ${res.status}.`;
+    let errorBody: Record<string, unknown> = {};
     try {
       const b = JSON.parse(text) as { error?: string; message?: string };
+      if (b && typeof b === 'object') errorBody = b;
       code = b.error ?? code;
       if (code === 'step_up_required')
         message = 'The step-up signature was missing, expired or already used. Try again.';
@@ -98,7 +123,7 @@ export class ApiClient {
     }
     if (res.status === 401 && code !== 'login_failed')
       message = `Your session ended (${message}). Log in again.`;
-    throw new ApiRequestError(res.status, code, message);
+    throw new ApiRequestError(res.status, code, message, errorBody);
   }
 
   private async json<T>(

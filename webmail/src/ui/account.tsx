@@ -1,5 +1,6 @@
 // Server mode account settings: timezone, do-not-disturb schedule and
 // whether to expose it, the mail password (a step-up write), and the export.
+// Each form answers beside its own button: its status or its error.
 import { useEffect, useState } from 'preact/hooks';
 import type { AccountView, DndWindow } from '../server/api.ts';
 import { useApp } from '../session.ts';
@@ -26,8 +27,13 @@ export function AccountSettingsView() {
   const [exclusions, setExclusions] = useState('');
   const [expose, setExpose] = useState(false);
   const [password, setPassword] = useState('');
+  // Loading the account; each form has its own status below.
   const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
+  const [status, setStatus] = useState<Record<FormName, Status>>({
+    settings: NONE,
+    password: NONE,
+    export: NONE,
+  });
   const [exportUrl, setExportUrl] = useState<string | null>(null);
 
   const apply = (v: AccountView) => {
@@ -52,18 +58,18 @@ export function AccountSettingsView() {
     };
   }, []);
 
-  const run = async (fn: () => Promise<string>) => {
-    setError('');
-    setNotice('');
+  const run = async (form: FormName, fn: () => Promise<string>) => {
+    const put = (st: Status) => setStatus((all) => ({ ...all, [form]: st }));
+    put({ busy: true, notice: '', error: '' });
     try {
-      setNotice(await fn());
+      put({ busy: false, notice: await fn(), error: '' });
     } catch (err) {
-      setError(app.errorText(err));
+      put({ busy: false, notice: '', error: app.errorText(err) });
     }
   };
 
   const saveSettings = () =>
-    run(async () => {
+    run('settings', async () => {
       if (!api) throw new Error('No account API.');
       const exclusionList = exclusions.split(/[\s,]+/).filter(Boolean);
       const v = await api.patchSettings({
@@ -76,7 +82,7 @@ export function AccountSettingsView() {
     });
 
   const savePassword = () =>
-    run(async () => {
+    run('password', async () => {
       if (!api) throw new Error('No account API.');
       const proof = await stepUpProof(api, s.wallet);
       await api.setMailPassword(password, proof);
@@ -85,7 +91,7 @@ export function AccountSettingsView() {
     });
 
   const doExport = () =>
-    run(async () => {
+    run('export', async () => {
       if (!api) throw new Error('No account API.');
       const blob = await api.exportDocument();
       if (exportUrl) URL.revokeObjectURL(exportUrl);
@@ -99,7 +105,6 @@ export function AccountSettingsView() {
         Account
       </h1>
       <ErrorText text={error} />
-      {notice && <p role="status">{notice}</p>}
       {!view && !error && <p aria-busy="true">Loading…</p>}
       {view && (
         <form
@@ -161,7 +166,10 @@ export function AccountSettingsView() {
               am away
             </label>
           </fieldset>
-          <button type="submit">Save settings</button>
+          <button type="submit" disabled={status.settings.busy}>
+            Save settings
+          </button>
+          <FormStatus status={status.settings} testId="settings-status" />
         </form>
       )}
       <h2>Mail password</h2>
@@ -180,11 +188,14 @@ export function AccountSettingsView() {
             onInput={(e) => setPassword(e.currentTarget.value)}
           />
         </Field>
-        <button type="submit">Set mail password</button>
+        <button type="submit" disabled={status.password.busy}>
+          Set mail password
+        </button>
+        <FormStatus status={status.password} testId="password-status" />
       </form>
       <h2>Export</h2>
       <p>Everything this server stores for your wallet, as JSON (message bodies and secrets excluded).</p>
-      <button type="button" onClick={doExport}>
+      <button type="button" onClick={doExport} disabled={status.export.busy}>
         Prepare export
       </button>{' '}
       {exportUrl && (
@@ -192,6 +203,28 @@ export function AccountSettingsView() {
           Download export
         </a>
       )}
+      <FormStatus status={status.export} testId="export-status" />
     </section>
+  );
+}
+
+type FormName = 'settings' | 'password' | 'export';
+
+interface Status {
+  busy: boolean;
+  notice: string;
+  error: string;
+}
+
+const NONE: Status = { busy: false, notice: '', error: '' };
+
+/** A form's own answer, right under its button: working, done, or what went wrong. */
+function FormStatus({ status, testId }: { status: Status; testId: string }) {
+  return (
+    <div class="form-status" data-testid={testId} aria-live="polite">
+      {status.busy && <p aria-busy="true">Working…</p>}
+      {status.notice && <p role="status">{status.notice}</p>}
+      <ErrorText text={status.error} />
+    </div>
   );
 }

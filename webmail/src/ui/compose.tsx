@@ -1,7 +1,11 @@
 // Compose. Trustless: the compose flow of chain/compose.ts, with the prepay
 // card when a stamp is needed and an automatic re-send once the purchase
 // confirms. Server mode: the message goes to the server's submission path,
-// or (for a bounty or a reply on chain) direct-signed like trustless.
+// or (for a bounty or a reply on chain) direct-signed like trustless. When
+// the server holds wallet recipients for postage (its 402 names them), the
+// others get the message at once and each held one gets the trustless prepay
+// card; after the purchase that recipient's copy goes on chain, signed by
+// the wallet (the stamp is bought for the wallet's own frombox).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   type ComposeResult,
@@ -14,13 +18,28 @@ import {
 import { pinBytes } from '../chain/pin.ts';
 import type { PurchaseOutcome } from '../chain/prepay.ts';
 import { buildMessage, newMessageId } from '../mail/build-message.ts';
+import { type PostageHold, postageHolds } from '../server/api.ts';
 import { useApp } from '../session.ts';
 import { PrepayCard } from './prepay-card.tsx';
 import { RecipientCheck } from './recipient-check.tsx';
 import { SendConfirm } from './send-summary.tsx';
+import { ServerReceipt } from './server-receipt.tsx';
 import { ErrorText, Field, short } from './widgets.tsx';
 
-const EMPTY: Draft = { to: '', subject: '', body: '', bountySol: '', claimDays: '', replyTo: null };
+/**
+ * A draft as compose keeps it: `reply` names the parent of a reply sent
+ * through the server (In-Reply-To, References) when it has no on-chain link.
+ */
+export type ComposeDraft = Draft & { reply?: { messageId: string | null; references: string[] } };
+
+const EMPTY: ComposeDraft = { to: '', subject: '', body: '', bountySol: '', claimDays: '', replyTo: null };
+
+/** In-Reply-To and References of a reply: the parent's References, then the parent. */
+export function replyHeaders(d: ComposeDraft): { inReplyTo?: string; references?: string[] } {
+  const parent = d.replyTo ?? d.reply;
+  if (!parent?.messageId) return {};
+  return { inReplyTo: parent.messageId, references: [...parent.references, parent.messageId] };
+}
 
 const STEP_TEXT: Record<ComposeStep, string> = {
   resolve: 'Looking up the recipient on chain…',
@@ -35,18 +54,18 @@ type Outcome =
   | { kind: 'receipt'; emailAddress: string; signature: string; pending: boolean }
   | { kind: 'confirm'; prepared: Extract<Prepared, { kind: 'ready' }> }
   | { kind: 'held'; prepared: Extract<Prepared, { kind: 'held' }> }
-  | { kind: 'server-sent'; msgid: string };
+  | { kind: 'server-sent'; msgid: string | null; sentTo: string[]; held: PostageHold[] };
 
-export function ComposeView({ initial }: { initial?: Draft }) {
+export function ComposeView({ initial }: { initial?: ComposeDraft }) {
   const app = useApp();
   const s = app.session;
-  const [draft, setDraft] = useState<Draft>(initial ?? EMPTY);
+  const [draft, setDraft] = useState<ComposeDraft>(initial ?? EMPTY);
   const [via, setVia] = useState<'chain' | 'server'>(s.api && !initial?.replyTo ? 'server' : 'chain');
   const [step, setStep] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const [outcome, setOutcome] = useState<Outcome>({ kind: 'idle' });
-  const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }));
+  const set = (patch: Partial<ComposeDraft>) => setDraft((d) => ({ ...d, ...patch }));
   // A synchronous guard: a second click (or Enter) before the re-render that
   // disables the button must not start a second send of the same draft.
   const inFlight = useRef(false);
@@ -115,16 +134,21 @@ export function ComposeView({ initial }: { initial?: Draft }) {
   const confirmSend = (prepared: Extract<Prepared, { kind: 'ready' }>) =>
     guarded(async () => showResult(await executeSend(deps, draft, prepared)));
 
-  const sendViaServer = async (d: Draft) => {
+  const sendViaServer = async (d: ComposeDraft) => {
     if (!s.api) throw new Error('No account API in this mode.');
-    const { addresses } = await s.api.mailboxes();
+    const api = s.api;
+    const { addresses } = await api.mailboxes();
     const from = addresses[0];
     if (!from) throw new Error('The server lists no address for your wallet.');
     const domain = from.slice(from.lastIndexOf('@') + 1);
-    const to = d.to
-      .split(/[,;]\s*|\s+/)
-      .map((t) => t.trim())
-      .filter(Boolean);
+    const to = [
+      ...new Set(
+        d.to
+          .split(/[,;]\s*|\s+/)
+          .map((t) => t.trim())
+          .filter(Boolean),
+      ),
+    ];
     const raw = buildMessage({
       from,
       to,
@@ -132,14 +156,32 @@ export function ComposeView({ initial }: { initial?: Draft }) {
       text: d.body,
       date: new Date(),
       messageId: newMessageId(domain, (n) => crypto.getRandomValues(new Uint8Array(n))),
-      inReplyTo: d.replyTo?.messageId ?? undefined,
+      ...replyHeaders(d),
     });
     setStep('Handing the message to the server…');
-    const r = await s.api.send(raw, to);
-    setOutcome({ kind: 'server-sent', msgid: r.msgid });
+    // A 402 sends to nobody and names every recipient held for postage: the
+    // same bytes go again to the others, so no one gets the message twice.
+    const held: PostageHold[] = [];
+    let rest = to;
+    let msgid: string | null = null;
+    while (rest.length > 0) {
+      try {
+        msgid = (await api.send(raw, rest)).msgid;
+        break;
+      } catch (err) {
+        const holds = postageHolds(err);
+        const named = new Set(holds?.map((h) => h.address));
+        const left = rest.filter((t) => !named.has(t));
+        if (!holds || left.length === rest.length) throw err;
+        held.push(...holds.filter((h) => rest.includes(h.address)));
+        rest = left;
+        if (rest.length > 0) setStep('Sending to the recipients that need no postage…');
+      }
+    }
+    setOutcome({ kind: 'server-sent', msgid, sentTo: msgid ? rest : [], held });
   };
 
-  const send = (d: Draft = draft) =>
+  const send = (d: ComposeDraft = draft) =>
     guarded(async () => {
       setOutcome({ kind: 'idle' });
       if (via === 'server' && s.api) await sendViaServer(d);
@@ -165,7 +207,7 @@ export function ComposeView({ initial }: { initial?: Draft }) {
   return (
     <section aria-labelledby="compose-title">
       <h1 id="compose-title" tabIndex={-1}>
-        {draft.replyTo ? 'Reply' : 'New message'}
+        {draft.replyTo || draft.reply ? 'Reply' : 'New message'}
       </h1>
       {!sent && (
         <form
@@ -302,19 +344,14 @@ export function ComposeView({ initial }: { initial?: Draft }) {
         </section>
       )}
       {outcome.kind === 'server-sent' && (
-        <section
-          class="card receipt"
-          data-testid="server-receipt"
-          aria-label="Receipt"
-          tabIndex={-1}
-          ref={receiptRef}
-        >
-          <h2>Handed to the server</h2>
-          <p>
-            Message id <code>{outcome.msgid}</code>. The server delivers it.
-          </p>
-          <ReceiptActions onNew={newMessage} />
-        </section>
+        <ServerReceipt
+          msgid={outcome.msgid}
+          sentTo={outcome.sentTo}
+          held={outcome.held}
+          draft={draft}
+          receiptRef={receiptRef}
+          actions={<ReceiptActions onNew={newMessage} />}
+        />
       )}
       {outcome.kind === 'held' && (
         <>

@@ -86,6 +86,8 @@ export function FoldersView() {
     });
   }, [rows, opened, query]);
   const openedCount = rows.filter((r) => typeof opened[r.id] === 'object').length;
+  // The Sent folder (filled by the server for mail sent through it) lists whom each went to.
+  const inSent = boxes?.find((b) => b.id === box)?.name === 'Sent';
 
   return (
     <section aria-labelledby="folders-title" class="folders">
@@ -142,7 +144,11 @@ export function FoldersView() {
                 }
               >
                 <span class="row-from">
-                  {typeof o === 'object' ? (o.parsed.from?.address ?? '') : `#${r.uid}`}
+                  {typeof o !== 'object'
+                    ? `#${r.uid}`
+                    : inSent
+                      ? `To: ${o.parsed.to.map((t) => t.address).join(', ')}`
+                      : (o.parsed.from?.address ?? '')}
                 </span>
                 <span class="row-subject">
                   {o === undefined ? (

@@ -14,7 +14,7 @@ import { forgetMessages } from '../messages.ts';
 import { addMailboxKey, useApp } from '../session.ts';
 import { BackupPanel } from './backup.tsx';
 import { useAction } from './use-action.ts';
-import { ConfirmButton, ErrorText, Field, formatTime } from './widgets.tsx';
+import { ConfirmButton, ErrorText, Field } from './widgets.tsx';
 
 export function KeysView() {
   const app = useApp();
@@ -89,7 +89,7 @@ export function KeysView() {
             'none'
           ) : (
             <>
-              <code>{published.publicKey}</code> since {formatTime(published.updatedAt)}{' '}
+              <code>{published.publicKey}</code>{' '}
               {held.has(published.publicKey)
                 ? '(held in this browser)'
                 : '(NOT held in this browser — mail sealed to it cannot be read here)'}

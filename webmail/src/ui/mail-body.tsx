@@ -45,9 +45,9 @@ export function MailBody({ mail }: { mail: ParsedMail }) {
 
   return (
     <article class="mail">
-      <h2 id="mail-subject" data-testid="mail-subject" tabIndex={-1}>
+      <h1 id="mail-subject" data-testid="mail-subject" tabIndex={-1}>
         {mail.subject || '(no subject)'}
-      </h2>
+      </h1>
       <dl class="headers">
         <dt>From</dt>
         <dd data-testid="mail-from">{who(mail.from)}</dd>

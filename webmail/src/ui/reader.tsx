@@ -5,6 +5,7 @@ import { getEmailAt, type InboxEntry } from '../../../chain/client.ts';
 import { claimBountyInstruction } from '../../../chain/instructions.ts';
 import { type Draft, formatSol } from '../chain/compose.ts';
 import { sendInstructions } from '../chain/tx.ts';
+import { ReadMarks } from '../inbox-state.ts';
 import { replySubject } from '../mail/build-message.ts';
 import { inboxEntries, type LoadedMessage, loadChainMessage } from '../messages.ts';
 import { useApp } from '../session.ts';
@@ -61,7 +62,10 @@ export function ReaderView({ address }: { address: string }) {
   }, [address]);
 
   useEffect(() => {
-    if (loaded) document.getElementById('mail-subject')?.focus();
+    if (!loaded) return;
+    document.getElementById('mail-subject')?.focus();
+    document.title = `${loaded.parsed.subject || '(no subject)'} — Sealpost`;
+    new ReadMarks(s.storage, s.wallet.address).mark([address]);
   }, [loaded]);
 
   const claim = async () => {
@@ -119,6 +123,7 @@ export function ReaderView({ address }: { address: string }) {
       </div>
       <ErrorText text={error} />
       {notice && <p role="status">{notice}</p>}
+      {!loaded && <h1 tabIndex={-1}>Message</h1>}
       {!loaded && !error && <p aria-busy="true">Fetching and opening the message…</p>}
       {loaded && <MailBody mail={loaded.parsed} />}
       {email && (

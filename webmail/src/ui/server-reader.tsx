@@ -2,13 +2,15 @@
 // (this is how no_ipfs mail is read), are opened here, and the message is
 // marked \Seen. Reply links to the parent on chain (reply_to_hash, sent
 // direct-signed) when the parent has an Email account and came from a wallet
-// address, which has an on-chain mailbox; other replies go through the server.
+// address, which has an on-chain mailbox; other replies go through the server
+// with In-Reply-To and References.
 import { useEffect, useState } from 'preact/hooks';
 import { isBase58Key } from '../../../chain/hash.ts';
 import { localPart } from '../chain/recipient.ts';
 import { replySubject } from '../mail/build-message.ts';
 import { type LoadedMessage, loadServerMessage } from '../messages.ts';
 import { useApp } from '../session.ts';
+import type { ComposeDraft } from './compose.tsx';
 import { MailBody } from './mail-body.tsx';
 import { replyDraft } from './reader.tsx';
 import { ErrorText } from './widgets.tsx';
@@ -45,20 +47,20 @@ export function ServerReaderView({ id, emailAddress }: { id: string; emailAddres
       app.navigate({ name: 'compose', draft: replyDraft(emailAddress, loaded, false) });
       return;
     }
-    app.navigate({
-      name: 'compose',
-      draft: {
-        to: p.from?.address ?? loaded.opened.envelope.from,
-        subject: replySubject(p.subject),
-        body: `\n\n${p.from?.address ?? ''} wrote:\n${(p.text ?? '')
-          .split(/\r?\n/)
-          .map((l) => `> ${l}`)
-          .join('\n')}`,
-        bountySol: '',
-        claimDays: '',
-        replyTo: null,
-      },
-    });
+    // Through the server: no chain link, but In-Reply-To and References thread it.
+    const draft: ComposeDraft = {
+      to: p.from?.address ?? loaded.opened.envelope.from,
+      subject: replySubject(p.subject),
+      body: `\n\n${p.from?.address ?? ''} wrote:\n${(p.text ?? '')
+        .split(/\r?\n/)
+        .map((l) => `> ${l}`)
+        .join('\n')}`,
+      bountySol: '',
+      claimDays: '',
+      replyTo: null,
+      reply: { messageId: p.messageId, references: p.references },
+    };
+    app.navigate({ name: 'compose', draft });
   };
 
   return (

@@ -1,0 +1,580 @@
+// The real mail program's account and data checks for every instruction:
+// a cleared signer or writable flag, a wrong address, a fake System program,
+// an account owned by another program, a tampered stored bump, the same
+// account twice, short, trailing and unknown data and wrong account counts —
+// each a named custom error, never a runtime fault. Then a bounded, seeded
+// fuzz of instruction data and account lists: every outcome is success or a
+// clean custom program error.
+import { Buffer } from 'node:buffer';
+import { type AccountMeta, PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { emailLayout, fromboxLayout, mailboxLayout, mailDomainLayout } from '../chain/accounts/index.ts';
+import { MAIL_ERRORS, type MailErrorName } from '../chain/errors.ts';
+import { fromHash } from '../chain/hash.ts';
+import {
+  addStampsInstruction,
+  buyStampsInstruction,
+  claimBountyInstruction,
+  createAliasInstruction,
+  createDomainInstruction,
+  createFromboxInstruction,
+  createMailboxInstruction,
+  deleteMailInstruction,
+  encodeInstructionOf,
+  initPostofficeInstruction,
+  publishKeyInstruction,
+  reclaimFromboxStampsInstruction,
+  removeKeyInstruction,
+  sendMailInstruction,
+  setMailboxFlagsInstruction,
+  topUpStampsInstruction,
+  updateFromboxInstruction,
+} from '../chain/instructions.ts';
+import { mailboxKeyAddress } from '../chain/pda.ts';
+import type { RunResult } from '../chain/program/runtime.ts';
+import { DOMAIN, expectErr, expectOk, prng, World } from './program-world.ts';
+
+const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
+const RELAYED_FROM = fromHash('alice@ext.example');
+// Where each kind stores its bump (docs/protocol.md "Accounts").
+const MAILBOX_BUMP = mailboxLayout.offsets.bump;
+const FROMBOX_BUMP = fromboxLayout.offsets.bump;
+const DOMAIN_BUMP = mailDomainLayout.offsets.bump;
+const EMAIL_BUMP = emailLayout.offsets.bump;
+
+interface Case {
+  name: string;
+  make: () => TransactionInstruction;
+  /** Accounts that must sign / be writable. */
+  signers: number[];
+  writables: number[];
+  system?: number;
+  /** Error when the account at an index is replaced by an unrelated address. */
+  replaced: Record<number, MailErrorName>;
+  /** Error when the account at an index is owned by another program (same data). */
+  foreign: Record<number, MailErrorName>;
+  /** Error when the account at an index holds a different stored bump. */
+  bump?: Record<number, { offset: number; error: MailErrorName }>;
+}
+
+/** A world with every kind of account in it, shared by the checks (failures change nothing). */
+function fixture() {
+  const w = new World({ seed: 5 });
+  const programId = w.programId;
+  const alice = w.user();
+  const bob = w.user({ defaultPostage: 2_000n });
+  const sender = w.wallet();
+  const newcomer = w.wallet();
+  const payer = w.wallet();
+  expectOk(w.run(publishKeyInstruction({ programId, owner: alice, pubKey: w.address() })));
+  expectOk(w.run(buyStampsInstruction({ programId, buyer: sender, recipient: bob, stamps: 3n })));
+  expectOk(
+    w.run(createFromboxInstruction({ programId, owner: bob, fromHash: RELAYED_FROM, requiredPostage: 500n })),
+  );
+  expectOk(
+    w.run(addStampsInstruction({ programId, payer, recipient: bob, fromHash: RELAYED_FROM, stamps: 2n })),
+  );
+  const bounty = { bountyLamports: 10_000n, expiresAt: w.now + 3600n };
+  expectOk(
+    w.run(
+      sendMailInstruction({
+        programId,
+        sender,
+        recipient: alice,
+        index: 0n,
+        fromHash: fromHash(sender),
+        cid: CID,
+        ...bounty,
+      }),
+    ),
+  );
+  return { w, programId, alice, bob, sender, newcomer, payer };
+}
+
+function cases(f: ReturnType<typeof fixture>): Case[] {
+  const { w, programId, alice, bob, sender, newcomer, payer } = f;
+  const direct = () =>
+    sendMailInstruction({
+      programId,
+      sender,
+      recipient: bob,
+      index: w.mailbox(bob).mailCount,
+      fromHash: fromHash(sender),
+      cid: CID,
+    });
+  const relayed = () =>
+    sendMailInstruction({
+      programId,
+      sender: w.authority,
+      recipient: bob,
+      index: w.mailbox(bob).mailCount,
+      fromHash: RELAYED_FROM,
+      cid: CID,
+      domain: DOMAIN,
+    });
+  return [
+    {
+      name: 'InitPostoffice',
+      make: () =>
+        initPostofficeInstruction({
+          programId,
+          admin: payer,
+          delegateAddress: payer,
+          stampFeeLamports: 0n,
+          settlementSurchargeLamports: 0n,
+        }),
+      signers: [0],
+      writables: [0, 1],
+      system: 2,
+      replaced: { 1: 'InvalidPda' },
+      foreign: { 1: 'AlreadyExists' },
+    },
+    {
+      name: 'CreateMailbox',
+      make: () => createMailboxInstruction({ programId, owner: newcomer, payer, domain: DOMAIN }),
+      signers: [0, 1],
+      writables: [0, 2],
+      system: 3,
+      replaced: { 2: 'InvalidPda', 4: 'InvalidAccount' },
+      foreign: { 2: 'AlreadyExists', 4: 'InvalidAccount' },
+      bump: { 4: { offset: DOMAIN_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'SetMailboxFlags',
+      make: () => setMailboxFlagsInstruction({ programId, owner: alice, noIpfs: false }),
+      signers: [0],
+      writables: [1],
+      replaced: { 1: 'NotFound' },
+      foreign: { 1: 'InvalidAccount' },
+      bump: { 1: { offset: MAILBOX_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'PublishKey',
+      make: () => publishKeyInstruction({ programId, owner: alice, pubKey: w.address() }),
+      signers: [0],
+      writables: [0, 2],
+      system: 3,
+      replaced: { 1: 'InvalidPda', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+    },
+    {
+      name: 'RemoveKey',
+      make: () => removeKeyInstruction({ programId, owner: alice }),
+      signers: [0],
+      writables: [0, 1],
+      replaced: { 1: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount' },
+    },
+    {
+      name: 'CreateDomain',
+      make: () =>
+        createDomainInstruction({
+          programId,
+          delegate: w.delegate,
+          domain: 'new.test',
+          authority: w.authority,
+        }),
+      signers: [0],
+      writables: [0, 2],
+      system: 3,
+      replaced: { 1: 'InvalidPda', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists' },
+    },
+    {
+      name: 'SendMail (direct)',
+      make: direct,
+      signers: [0],
+      writables: [0, 1, 2, 3, 4],
+      system: 6,
+      replaced: { 1: 'NotFound', 2: 'InvalidPda', 3: 'InvalidPda', 4: 'InvalidAccount', 5: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists', 3: 'InvalidAccount', 5: 'InvalidAccount' },
+      bump: {
+        1: { offset: MAILBOX_BUMP, error: 'InvalidPda' },
+        3: { offset: FROMBOX_BUMP, error: 'InvalidPda' },
+      },
+    },
+    {
+      name: 'SendMail (relayed)',
+      make: relayed,
+      signers: [0],
+      writables: [0, 1, 2, 3, 4],
+      system: 6,
+      replaced: {
+        1: 'NotFound',
+        2: 'InvalidPda',
+        3: 'InvalidPda',
+        4: 'InvalidAccount',
+        5: 'InvalidPda',
+        7: 'NotFound',
+      },
+      foreign: { 1: 'InvalidAccount', 3: 'InvalidAccount', 7: 'InvalidAccount' },
+      bump: {
+        7: { offset: DOMAIN_BUMP, error: 'InvalidPda' },
+        3: { offset: FROMBOX_BUMP, error: 'InvalidPda' },
+      },
+    },
+    {
+      name: 'DeleteMail',
+      make: () =>
+        deleteMailInstruction({ programId, signer: alice, recipient: alice, index: 0n, rentPayer: sender }),
+      signers: [0],
+      writables: [1, 2],
+      replaced: { 1: 'NotFound', 2: 'InvalidAccount' },
+      foreign: { 1: 'InvalidAccount' },
+      bump: { 1: { offset: EMAIL_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'CreateAlias',
+      make: () => createAliasInstruction({ programId, owner: alice, name: 'alice' }),
+      signers: [0],
+      writables: [0, 2],
+      system: 3,
+      replaced: { 1: 'InvalidPda', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists' },
+    },
+    {
+      name: 'CreateFrombox',
+      make: () =>
+        createFromboxInstruction({ programId, owner: alice, fromHash: RELAYED_FROM, requiredPostage: 1n }),
+      signers: [0],
+      writables: [0, 2],
+      system: 3,
+      replaced: { 1: 'InvalidPda', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists' },
+    },
+    {
+      name: 'UpdateFrombox',
+      make: () =>
+        updateFromboxInstruction({ programId, owner: bob, fromHash: RELAYED_FROM, requiredPostage: 600n }),
+      signers: [0],
+      writables: [2],
+      replaced: { 1: 'InvalidPda', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+    },
+    {
+      name: 'AddStamps',
+      make: () =>
+        addStampsInstruction({ programId, payer, recipient: bob, fromHash: RELAYED_FROM, stamps: 1n }),
+      signers: [0],
+      writables: [0, 2, 3],
+      system: 4,
+      replaced: { 1: 'NotFound', 2: 'InvalidPda', 3: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount', 3: 'InvalidAccount' },
+      bump: { 1: { offset: MAILBOX_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'BuyStamps',
+      make: () => buyStampsInstruction({ programId, buyer: payer, recipient: bob, stamps: 1n }),
+      signers: [0],
+      writables: [0, 2, 3],
+      system: 4,
+      replaced: { 1: 'NotFound', 2: 'InvalidPda', 3: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount', 3: 'InvalidAccount' },
+      bump: { 1: { offset: MAILBOX_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'TopUpStamps',
+      make: () => topUpStampsInstruction({ programId, buyer: sender, recipient: bob, stamps: 1n }),
+      signers: [0],
+      writables: [0, 2, 3],
+      system: 4,
+      replaced: { 1: 'NotFound', 2: 'InvalidPda', 3: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount', 3: 'InvalidAccount' },
+      bump: { 1: { offset: MAILBOX_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'ReclaimFromboxStamps',
+      make: () => reclaimFromboxStampsInstruction({ programId, sender, recipient: bob }),
+      signers: [0],
+      writables: [0, 2],
+      replaced: { 1: 'NotFound', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: { 1: { offset: MAILBOX_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'ClaimBounty',
+      make: () => claimBountyInstruction({ programId, recipient: alice, index: 0n }),
+      signers: [0],
+      writables: [0, 1],
+      replaced: { 1: 'NotFound' },
+      foreign: { 1: 'InvalidAccount' },
+      bump: { 1: { offset: EMAIL_BUMP, error: 'InvalidPda' } },
+    },
+  ];
+}
+
+/** A failure the program chose (custom error), not one the runtime imposed on it. */
+function expectClean(r: RunResult, what: string): void {
+  if (r.ok) return;
+  expect({ what, error: r.err?.message, custom: r.err?.customCode !== null }).toMatchObject({ custom: true });
+}
+
+function withData(ix: TransactionInstruction, data: Uint8Array): TransactionInstruction {
+  return new TransactionInstruction({ programId: ix.programId, keys: ix.keys, data: Buffer.from(data) });
+}
+
+function withKeys(ix: TransactionInstruction, keys: AccountMeta[]): TransactionInstruction {
+  return new TransactionInstruction({ programId: ix.programId, keys, data: ix.data });
+}
+
+describe('account checks of every instruction', () => {
+  let f: ReturnType<typeof fixture>;
+  let all: Case[];
+  beforeAll(() => {
+    f = fixture();
+    all = cases(f);
+  });
+
+  it('covers all 16 instructions', () => {
+    const tags = new Set(all.map((c) => c.make().data[0]));
+    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(16).keys()]);
+  });
+
+  it('refuses a missing signature and a read-only account', () => {
+    const { w } = f;
+    for (const c of all) {
+      for (const i of c.signers) {
+        const ix = c.make();
+        (ix.keys[i] as AccountMeta).isSigner = false;
+        const r = w.run(ix);
+        expect({ case: c.name, i, code: r.err?.customCode }).toEqual({
+          case: c.name,
+          i,
+          code: MAIL_ERRORS.MissingSigner,
+        });
+      }
+      for (const i of c.writables) {
+        const ix = c.make();
+        (ix.keys[i] as AccountMeta).isWritable = false;
+        const r = w.run(ix);
+        expect({ case: c.name, i, code: r.err?.customCode }).toEqual({
+          case: c.name,
+          i,
+          code: MAIL_ERRORS.NotWritable,
+        });
+      }
+    }
+  });
+
+  it('refuses a fake System program and unrelated addresses', () => {
+    const { w } = f;
+    for (const c of all) {
+      if (c.system !== undefined) {
+        const ix = c.make();
+        (ix.keys[c.system] as AccountMeta).pubkey = w.address();
+        expect({ case: c.name, code: w.run(ix).err?.customCode }).toEqual({
+          case: c.name,
+          code: MAIL_ERRORS.InvalidAccount,
+        });
+      }
+      for (const [i, name] of Object.entries(c.replaced)) {
+        const ix = c.make();
+        (ix.keys[Number(i)] as AccountMeta).pubkey = w.address();
+        const r = w.run(ix);
+        expect({ case: c.name, i, code: r.err?.customCode }).toEqual({
+          case: c.name,
+          i,
+          code: MAIL_ERRORS[name],
+        });
+      }
+    }
+  });
+
+  it('refuses accounts owned by another program (and treats them as existing where one must not)', () => {
+    const { w } = f;
+    const stranger = w.address();
+    for (const c of all) {
+      for (const [i, name] of Object.entries(c.foreign)) {
+        const ix = c.make();
+        const key = (ix.keys[Number(i)] as AccountMeta).pubkey;
+        const before = w.rt.account(key);
+        w.put(key, {
+          lamports: before && before.lamports > 0n ? before.lamports : 10_000_000n,
+          owner: stranger,
+          data: before?.data.length ? before.data : new Uint8Array(8),
+        });
+        const r = w.run(ix);
+        if (before) w.rt.setAccount(key, before);
+        else w.put(key, { lamports: 0n, owner: PublicKey.default, data: new Uint8Array(0) });
+        expect({ case: c.name, i, code: r.err?.customCode }).toEqual({
+          case: c.name,
+          i,
+          code: MAIL_ERRORS[name],
+        });
+      }
+    }
+  });
+
+  it('refuses a stored bump that does not give the account address', () => {
+    const { w } = f;
+    for (const c of all) {
+      for (const [i, { offset, error }] of Object.entries(c.bump ?? {})) {
+        const ix = c.make();
+        const key = (ix.keys[Number(i)] as AccountMeta).pubkey;
+        const before = w.rt.account(key);
+        if (!before) throw new Error(`${c.name}: no account ${i}`);
+        const data = before.data.slice();
+        data[offset] = ((data[offset] as number) - 1) & 0xff;
+        w.patch(key, data);
+        const r = w.run(ix);
+        w.rt.setAccount(key, before);
+        expect({ case: c.name, i, code: r.err?.customCode }).toEqual({
+          case: c.name,
+          i,
+          code: MAIL_ERRORS[error],
+        });
+      }
+    }
+  });
+
+  it('refuses the same account passed twice in place of another', () => {
+    const { w } = f;
+    let runs = 0;
+    for (const c of all) {
+      const n = c.make().keys.length;
+      for (let i = 0; i < n; i++)
+        for (let j = 0; j < n; j++) {
+          // The payer may be the owner itself: that is the builder's default, not a mix-up.
+          if (i === j || (c.name === 'CreateMailbox' && i === 1 && j === 0)) continue;
+          const ix = c.make();
+          const src = ix.keys[i] as AccountMeta;
+          const dst = ix.keys[j] as AccountMeta;
+          ix.keys[j] = {
+            pubkey: src.pubkey,
+            isSigner: src.isSigner,
+            isWritable: src.isWritable || dst.isWritable,
+          };
+          const r = w.run(ix);
+          runs++;
+          expect({ case: c.name, i, j, ok: r.ok }).toEqual({ case: c.name, i, j, ok: false });
+          expectClean(r, `${c.name} account ${j} := account ${i}`);
+        }
+    }
+    expect(runs).toBe(255);
+  });
+
+  it('refuses short, trailing and unknown data and wrong account counts', () => {
+    const { w, programId } = f;
+    for (const c of all) {
+      const ix = c.make();
+      const data = new Uint8Array(ix.data);
+      if (data.length > 1)
+        expectErr(w.run(withData(ix, data.subarray(0, data.length - 1))), 'InvalidInstruction');
+      expectErr(w.run(withData(ix, Uint8Array.from([...data, 0]))), 'InvalidInstruction');
+      const n = ix.keys.length;
+      const short = ix.keys.slice(0, n - 1);
+      const tag = data[0];
+      const long = [...ix.keys, { pubkey: w.address(), isSigner: false, isWritable: false }];
+      // SendMail takes 7 (direct) or 8 (relayed) accounts; CreateMailbox 4 or 5 by its domain field.
+      if (tag !== 6 || n === 7) expectErr(w.run(withKeys(ix, short)), 'InvalidInstruction');
+      if (tag !== 6 || n === 8) expectErr(w.run(withKeys(ix, long)), 'InvalidInstruction');
+    }
+    const keys = all[2]?.make().keys as AccountMeta[];
+    for (const data of [[], [16], [17], [99], [255], [255, 0, 0]])
+      expectErr(
+        w.run(
+          new TransactionInstruction({ programId: new PublicKey(programId), keys, data: Buffer.from(data) }),
+        ),
+        'InvalidInstruction',
+      );
+    // Non-canonical booleans and option flags, invalid UTF-8 in strings.
+    const set = all[2]?.make() as TransactionInstruction;
+    expectErr(w.run(withData(set, Uint8Array.of(2, 1, 2, 0))), 'InvalidInstruction');
+    expectErr(w.run(withData(set, Uint8Array.of(2, 2, 0))), 'InvalidInstruction');
+    const alias = all.find((c) => c.name === 'CreateAlias')?.make() as TransactionInstruction;
+    expectErr(w.run(withData(alias, Uint8Array.of(8, 2, 0, 0, 0, 0xc3, 0x28))), 'InvalidInstruction');
+    expectErr(w.run(withData(alias, Uint8Array.of(8, 0xff, 0xff, 0xff, 0xff))), 'InvalidInstruction');
+    // Valid UTF-8 that is not a normalized alias is the name rule's refusal, not a decoding one.
+    expectErr(w.run(withData(alias, encodeInstructionOf('CreateAlias', { name: 'é' }))), 'InvalidArgument');
+  });
+
+  it('lets the valid form of each instruction through after all that', () => {
+    const { w } = f;
+    // DeleteMail closes the Email that ClaimBounty pays from: it goes last.
+    const order = [
+      ...all.filter((c) => c.name !== 'DeleteMail'),
+      ...all.filter((c) => c.name === 'DeleteMail'),
+    ];
+    for (const c of order) {
+      if (c.name === 'InitPostoffice') {
+        expectErr(w.run(c.make()), 'AlreadyExists');
+        continue;
+      }
+      const r = w.run(c.make());
+      if (!r.ok) throw new Error(`${c.name}: ${r.err?.message}\n${r.logs.join('\n')}`);
+    }
+    expect(w.exists(mailboxKeyAddress(w.programId, f.alice)[0])).toBe(false);
+  });
+});
+
+describe('fuzz', () => {
+  it('answers 600 random instructions with success or a custom error, never a fault', () => {
+    const f = fixture();
+    const { w, programId } = f;
+    const random = prng(20260101);
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
+    const templates = cases(f).map((c) => c.make());
+    const signable = [f.alice, f.bob, f.sender, f.payer, f.newcomer, w.authority, w.delegate];
+    const pool: PublicKey[] = [
+      ...signable,
+      ...templates.flatMap((t) => t.keys.map((k) => k.pubkey)),
+      SystemProgram.programId,
+      w.programKey,
+      w.address(),
+      w.address(),
+    ];
+    let ok = 0;
+    let custom = 0;
+    for (let n = 0; n < 600; n++) {
+      const template = pick(templates);
+      const mode = random();
+      let data: Uint8Array;
+      if (mode < 0.5) {
+        data = new Uint8Array(template.data);
+        const flips = Math.floor(random() * 4);
+        for (let k = 0; k < flips && data.length; k++)
+          data[Math.floor(random() * data.length)] = Math.floor(random() * 256);
+      } else if (mode < 0.75) {
+        const base = new Uint8Array(template.data);
+        const len = Math.max(0, base.length + Math.floor(random() * 9) - 4);
+        data = Uint8Array.from({ length: len }, (_, i) =>
+          i < base.length ? (base[i] as number) : Math.floor(random() * 256),
+        );
+      } else {
+        data = Uint8Array.from({ length: Math.floor(random() * 90) }, () => Math.floor(random() * 256));
+        if (data.length && random() < 0.8) data[0] = Math.floor(random() * 16);
+      }
+      let keys: AccountMeta[];
+      if (random() < 0.5) {
+        keys = template.keys.map((k) => ({ ...k }));
+        const swaps = Math.floor(random() * 3);
+        for (let s = 0; s < swaps && keys.length; s++) {
+          const pubkey = pick(pool);
+          const canSign = signable.some((p) => p.equals(pubkey));
+          keys[Math.floor(random() * keys.length)] = {
+            pubkey,
+            isSigner: canSign && random() < 0.7,
+            isWritable: random() < 0.7,
+          };
+        }
+      } else {
+        keys = Array.from({ length: Math.floor(random() * 10) }, () => {
+          const pubkey = pick(pool);
+          const canSign = signable.some((p) => p.equals(pubkey));
+          return { pubkey, isSigner: canSign && random() < 0.6, isWritable: random() < 0.6 };
+        });
+      }
+      const ix = new TransactionInstruction({
+        programId: new PublicKey(programId),
+        keys,
+        data: Buffer.from(data),
+      });
+      const r = w.run(ix);
+      expectClean(r, `case ${n}: data ${Buffer.from(data).toString('hex')}`);
+      if (r.ok) ok++;
+      else custom++;
+    }
+    expect(ok + custom).toBe(600);
+    expect(custom).toBeGreaterThan(300);
+  });
+});

@@ -1,0 +1,88 @@
+// Page helpers shared by the webmail browser tests: a fresh context per
+// page, the trustless switch, key import, SMTP delivery to the stack's MX,
+// waiting for the chain inbox, and screenshots.
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Keypair, PublicKey } from '@solana/web3.js';
+import nodemailer from 'nodemailer';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { listInbox } from '../chain/index.ts';
+import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
+import type { WebmailStack } from './webmail-stack.ts';
+
+export const SHOTS = resolve(import.meta.dirname, '../test-artifacts/webmail');
+export const PASS = 'correct horse battery';
+
+export const addr = (kp: Keypair) => `${kp.publicKey.toBase58()}@${DEV_DOMAIN}`;
+export const keyJson = (kp: Keypair) => JSON.stringify(Array.from(kp.secretKey));
+
+export interface PageKit {
+  newPage(opts?: { width?: number; height?: number }): Promise<Page>;
+  shot(page: Page, name: string): Promise<void>;
+  goTrustless(page: Page): Promise<void>;
+  importKey(page: Page, kp: Keypair): Promise<void>;
+  smtpSend(from: string, to: string, subject: string, text: string, headerFrom?: string): Promise<unknown>;
+  waitForInbox(owner: PublicKey, count: number): Promise<void>;
+  openMessage(page: Page, subject: string): Promise<void>;
+  closeAll(): Promise<void>;
+}
+
+export function pageKit(stack: WebmailStack, browser: Browser): PageKit {
+  const contexts: BrowserContext[] = [];
+  mkdirSync(SHOTS, { recursive: true });
+  return {
+    async newPage(opts = {}) {
+      const context = await browser.newContext({
+        viewport: { width: opts.width ?? 1100, height: opts.height ?? 850 },
+      });
+      contexts.push(context);
+      const page = await context.newPage();
+      page.setDefaultTimeout(30_000);
+      page.on('pageerror', (e) => console.error('page error:', e.message));
+      return page;
+    },
+    async shot(page, name) {
+      await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+    },
+    async goTrustless(page) {
+      await page.goto(stack.url);
+      await page.getByRole('button', { name: 'Connection settings' }).click();
+      await page.getByTestId('api-trustless').check();
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('Saved.').waitFor();
+      await page.reload();
+    },
+    async importKey(page, kp) {
+      await page.getByLabel('Secret key (Solana CLI keypair JSON or base58)').fill(keyJson(kp));
+      await page.getByLabel('New passphrase').fill(PASS);
+      await page.getByLabel('Passphrase again').fill(PASS);
+      await page.getByRole('button', { name: 'Import and unlock' }).click();
+    },
+    smtpSend(from, to, subject, text, headerFrom = from) {
+      const raw =
+        `From: ${headerFrom}\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: <${Date.now()}.${Math.random()}@remote.example>\r\n` +
+        `MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n${text}\r\n`;
+      return nodemailer
+        .createTransport({ host: '127.0.0.1', port: stack.mxPort, secure: false, ignoreTLS: true })
+        .sendMail({ envelope: { from, to: [to] }, raw });
+    },
+    async waitForInbox(owner, count) {
+      const deadline = Date.now() + 30_000;
+      while ((await listInbox(stack.connection, stack.programId, owner)).length < count) {
+        if (Date.now() > deadline) throw new Error(`inbox of ${owner.toBase58()} did not reach ${count}`);
+        await sleep(150);
+      }
+    },
+    async openMessage(page, subject) {
+      const row = page.getByTestId('inbox-row').filter({ hasText: subject });
+      await row.waitFor();
+      await row.click();
+      await expect.poll(() => page.getByTestId('mail-subject').textContent()).toBe(subject);
+    },
+    async closeAll() {
+      for (const c of contexts.splice(0)) await c.close().catch(() => {});
+    },
+  };
+}
