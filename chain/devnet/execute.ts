@@ -36,9 +36,10 @@ export function sendTransaction(
   tx: DecodedTransaction,
   verify: boolean,
 ): { execution: ExecutionResult; landed: boolean } {
-  const writable: [Address, AccountState | null][] = [];
+  const writable: [Address, Uint8Array, AccountState | null][] = [];
   tx.accountKeys.forEach((address, i) => {
-    if (isWritableIndex(tx, i)) writable.push([address, svm.getAccount(address)]);
+    const key = tx.accountKeyBytes[i] as Uint8Array;
+    if (isWritableIndex(tx, i)) writable.push([address, key, svm.getAccount(key)]);
   });
   const preBalances = tx.accountKeyBytes.map((key) => svm.balance(key));
   const result = svm.send(tx, verify);
@@ -47,8 +48,8 @@ export function sendTransaction(
   const landed = result.err === null || postBalances[0] !== preBalances[0];
   const writes = new Map<Address, AccountState | null>();
   if (landed) {
-    for (const [address, before] of writable) {
-      const after = svm.getAccount(address);
+    for (const [address, key, before] of writable) {
+      const after = svm.getAccount(key);
       if (!sameState(before, after)) writes.set(address, after);
     }
   }

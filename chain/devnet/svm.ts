@@ -119,8 +119,9 @@ export class Svm {
     this.vm.setEpochSchedule(new EpochSchedule(slots, slots, false, 0n, 0n));
   }
 
-  getAccount(address: Address): AccountState | null {
-    return toState(this.vm.getAccount(bs58.decode(address)));
+  /** By base58 address or by the 32 key bytes (spares a base58 decode). */
+  getAccount(address: Address | Uint8Array): AccountState | null {
+    return toState(this.vm.getAccount(typeof address === 'string' ? bs58.decode(address) : address));
   }
 
   /** Places an account without a transaction (genesis, ledger restore); null removes it. */
