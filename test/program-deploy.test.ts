@@ -2,8 +2,9 @@
 // devnet, which runs Solana's runtime and its BPF Upgradeable Loader: a new
 // program from the committed .so, verified and set up; upgrades to another
 // build (built from test/fixtures/sbf/hello.c) and back, with ExtendProgram
-// when the build grew; an upload killed midway and resumed.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// when the build grew, and past a stale buffer of a cut-short upgrade; an
+// upload killed midway and resumed.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Keypair, PublicKey, TransactionInstruction } from '@solana/web3.js';
@@ -173,6 +174,25 @@ describe('sealpost program deploy', () => {
     );
     expect(first.code, first.stderr).toBe(0);
     expect(await invokeLogs(chain, prog.kp.publicKey)).toContain('Program log: hello v2');
+
+    // An upgrade to the mail program cut short leaves a buffer of its size; an
+    // upgrade to another build (a patched hello) closes it and starts over.
+    const cut = await sealpostKilled(
+      ['program', 'deploy', ...common, '--program-id', id, '--window', '2'],
+      dir,
+      /chunks written [3-9]\//,
+    );
+    expect(cut.killed, cut.stderr).toBe(true);
+    const hello3 = join(dir, 'hello3.so');
+    writeFileSync(
+      hello3,
+      Buffer.from(readFileSync(hello).toString('latin1').replace('hello v2', 'hello v3'), 'latin1'),
+    );
+    const other = await sealpost(['program', 'deploy', ...common, '--program-id', id, '--so', hello3], dir);
+    expect(other.code, other.stderr).toBe(0);
+    expect(other.stderr).toMatch(/close stale buffer \(another build\): refunds [\d.]+ SOL/);
+    await new Promise((r) => setTimeout(r, 200)); // an upgraded program runs from the next slot
+    expect(await invokeLogs(chain, prog.kp.publicKey)).toContain('Program log: hello v3');
 
     const up = await sealpost(['program', 'deploy', ...common, '--program-id', id], dir);
     expect(up.code, up.stderr).toBe(0);

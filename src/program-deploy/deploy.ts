@@ -79,6 +79,15 @@ async function balanceOf(conn: Connection, key: PublicKey): Promise<number> {
   }
 }
 
+async function waitPastDeploySlot(conn: Connection, programId: PublicKey): Promise<void> {
+  const program = await readProgram(conn, programId);
+  if (!program) return;
+  for (let i = 0; i < 600; i++) {
+    if ((await conn.getSlot('confirmed')) >= Number(program.slot)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export async function deployProgram(input: DeployInput): Promise<DeployResult> {
   const started = Date.now();
   const conn = input.connection;
@@ -146,6 +155,24 @@ export async function deployProgram(input: DeployInput): Promise<DeployResult> {
     );
   }
   if (!(await input.confirm(plan))) throw new DeployError('stopped before sending anything');
+  try {
+    return await execute(input, plan, base, startBalance, started);
+  } catch (err) {
+    const resume = `buffer ${base.buffer} keeps what was written: run the same command again to resume`;
+    throw new DeployError(`${(err as Error).message}\n${resume}`);
+  }
+}
+
+async function execute(
+  input: DeployInput,
+  plan: Plan,
+  base: Pick<DeployResult, 'programId' | 'programData' | 'buffer' | 'sha256' | 'size'>,
+  startBalance: number,
+  started: number,
+): Promise<DeployResult> {
+  const conn = input.connection;
+  const { so, payer, authority, programId } = input;
+  const id = base.programId;
 
   const send = (specs: TxSpec[], onConfirmed?: (i: number) => void) =>
     sendAll(specs, {
@@ -155,7 +182,8 @@ export async function deployProgram(input: DeployInput): Promise<DeployResult> {
       ...(input.pollMs ? { pollMs: input.pollMs } : {}),
       ...(onConfirmed ? { onConfirmed } : {}),
     });
-  if (plan.setup.length > 0) await send(plan.setup);
+  // Setup and finish transactions depend on each other: one at a time, in order.
+  for (const spec of plan.setup) await send([spec]);
 
   const held = plan.chunksTotal - plan.offsets.length;
   let written = 0;
@@ -170,12 +198,14 @@ export async function deployProgram(input: DeployInput): Promise<DeployResult> {
   // The buffer must hold exactly this build before it becomes the program.
   const filled = await readBuffer(conn, input.buffer.publicKey, authority.publicKey, so.length);
   if (filled.kind !== 'resume' || !sameBytes(filled.bytes, so)) {
-    throw new DeployError(
-      `buffer ${base.buffer} does not hold the program after the writes; run the deploy again`,
-    );
+    throw new DeployError(`buffer ${base.buffer} does not hold the program after the writes`);
   }
-  const signatures = await send(plan.finish);
-  const signature = signatures[signatures.length - 1] ?? null;
+  let signature: string | null = null;
+  for (const spec of plan.finish) {
+    // The loader refuses to extend or upgrade a program in the slot it last changed.
+    if (plan.action === 'upgrade') await waitPastDeploySlot(conn, programId);
+    [signature = null] = await send([spec]);
+  }
 
   const landed = await readProgram(conn, programId);
   if (!landed?.elf || !sameBytes(landed.elf, so)) {

@@ -45,6 +45,18 @@ interface Pending {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MAX_RESIGNS = 10;
 
+/** A read that may fail on a flaky RPC: three more tries, 1, 2 and 4 s apart. */
+async function retried<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await sleep(1000 * 2 ** attempt);
+    }
+  }
+}
+
 function describeSendError(spec: TxSpec, err: unknown): string {
   if (err instanceof SendTransactionError) {
     const logs = err.logs?.length ? `\n  ${err.logs.slice(-8).join('\n  ')}` : '';
@@ -65,7 +77,7 @@ export async function sendAll(specs: readonly TxSpec[], o: SendOptions): Promise
 
   const recent = async (fresh: boolean) => {
     if (fresh || !blockhash || Date.now() - blockhash.at > 5000) {
-      blockhash = { ...(await conn.getLatestBlockhash('confirmed')), at: Date.now() };
+      blockhash = { ...(await retried(() => conn.getLatestBlockhash('confirmed'))), at: Date.now() };
     }
     return blockhash;
   };
@@ -119,7 +131,7 @@ export async function sendAll(specs: readonly TxSpec[], o: SendOptions): Promise
     }
     await sleep(pollMs);
     const sigs = [...pending.keys()];
-    const { value: statuses } = await conn.getSignatureStatuses(sigs);
+    const { value: statuses } = await retried(() => conn.getSignatureStatuses(sigs));
     let height: number | null = null;
     for (const [i, sig] of sigs.entries()) {
       const p = pending.get(sig) as Pending;
@@ -132,10 +144,11 @@ export async function sendAll(specs: readonly TxSpec[], o: SendOptions): Promise
         continue;
       }
       if (status) continue; // processed: wait for confirmation
-      height ??= await conn.getBlockHeight('confirmed');
+      height ??= await retried(() => conn.getBlockHeight('confirmed'));
       if (height > p.lastValid) {
         // Expired unless it landed after all (look in the whole history).
-        const late = (await conn.getSignatureStatus(sig, { searchTransactionHistory: true })).value;
+        const late = (await retried(() => conn.getSignatureStatus(sig, { searchTransactionHistory: true })))
+          .value;
         if (late) continue;
         pending.delete(sig);
         if (++(resigns[p.index] as number) > MAX_RESIGNS) {
