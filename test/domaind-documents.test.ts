@@ -367,8 +367,9 @@ describe('serving over HTTPS and as a command', () => {
       });
       child.once('exit', (code) => reject(new Error(`domaind exited with ${code} before listening`)));
     });
-    const health = JSON.parse((await call(`${url}/health`)).body);
-    expect(health).toMatchObject({ status: 'unchecked', authority: null, delegate: null });
+    expect(JSON.parse((await call(`${url}/health`)).body)).toEqual({ status: 'ok' });
+    const ready = JSON.parse((await call(`${url}/ready`)).body);
+    expect(ready.local_domains).toMatchObject({ status: 'unchecked', authority: null, delegate: null });
     expect((await call(`${url}/mail/config-v1.1.xml`, { host: 'autoconfig.example.org' })).status).toBe(200);
     const post = await call(`${url}/domain`, {
       method: 'POST',

@@ -165,8 +165,11 @@ describe('domain onboarding', () => {
       ['example.org', 'ok'],
       ['example.net', 'ok'],
     ]);
-    const served = (await (await fetch(`${r.domaind.url}/health`)).json()) as { status: string };
-    expect(served.status).toBe('ok');
+    const served = await fetch(`${r.domaind.url}/ready`);
+    expect(served.status).toBe(200);
+    const body = (await served.json()) as { status: string; local_domains: { status: string } };
+    expect(body.status).toBe('ok');
+    expect(body.local_domains.status).toBe('ok');
   });
 
   it('answers 503 without a delegate key, after still reading DNS', async () => {

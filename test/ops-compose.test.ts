@@ -199,12 +199,12 @@ describe('docker-compose.yml', () => {
     // Health checks probe the ports the processes listen on.
     const probe = (n: string) => service(n).healthcheck?.test.join(' ') ?? '';
     expect(probe('serve')).toContain(`${mx?.port}`);
-    expect(probe('serve')).toContain(`127.0.0.1:${config.api.port}/`);
-    expect(probe('domaind')).toContain(`127.0.0.1:${config.domaind.port}/health`);
-    expect(probe('pind')).toContain(`127.0.0.1:${config.pind.gateway_port}/`);
+    expect(probe('serve')).toContain(`127.0.0.1:${config.api.port}/ready`);
+    expect(probe('domaind')).toContain(`127.0.0.1:${config.domaind.port}/ready`);
+    expect(probe('pind')).toContain(`127.0.0.1:${config.pind.gateway_port}/ready`);
     const workerCmd = service('worker').command ?? [];
     const metricsPort = Number(workerCmd[workerCmd.indexOf('--metrics-listen') + 1]?.split(':')[1]);
-    expect(probe('worker')).toContain(`127.0.0.1:${metricsPort}/health`);
+    expect(probe('worker')).toContain(`127.0.0.1:${metricsPort}/ready`);
     // URLs of the backing services name compose services at their ports.
     const at = (url: string) => new URL(url);
     expect(at(config.redis.url).hostname).toBe('redis');

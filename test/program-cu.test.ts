@@ -11,38 +11,21 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { blake3 } from '@noble/hashes/blake3.js';
-import { Keypair, type PublicKey, TransactionInstruction } from '@solana/web3.js';
+import { Keypair, TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeAlias } from '../chain/accounts/index.ts';
-import { blake3Text, fromHash, replyToHash } from '../chain/hash.ts';
-import {
-  addStampsInstruction,
-  buyStampsInstruction,
-  claimBountyInstruction,
-  createAliasInstruction,
-  createDomainInstruction,
-  createFromboxInstruction,
-  createMailboxInstruction,
-  deleteMailInstruction,
-  initPostofficeInstruction,
-  publishKeyInstruction,
-  reclaimFromboxStampsInstruction,
-  removeKeyInstruction,
-  sendMailInstruction,
-  setMailboxFlagsInstruction,
-  topUpStampsInstruction,
-  updateFromboxInstruction,
-} from '../chain/instructions.ts';
+import { blake3Text } from '../chain/hash.ts';
+import { createAliasInstruction, createDomainInstruction } from '../chain/instructions.ts';
 import { aliasAddress } from '../chain/pda.ts';
+import {
+  measureComputeUnits,
+  PROGRAM_SIZE_TARGET,
+  SEND_MAIL_TARGET,
+} from '../chain/program/compute-units.ts';
 import { createRuntime, type Runtime } from '../chain/program/runtime.ts';
 import { buildSbfProgram } from '../chain/program/tools/build.ts';
-import { C_SOURCE, DOMAIN, expectOk, programSo, SO_PATH, World } from './program-world.ts';
-
-const SEND_TARGET = 20_000;
-const INSTRUCTION_TARGET = 50_000;
-const SIZE_TARGET = 100 * 1024;
-const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
+import { C_SOURCE, expectOk, programSo, SO_PATH, World } from './program-world.ts';
 
 let tmp: string;
 beforeAll(() => {
@@ -55,7 +38,7 @@ describe('the committed binary', () => {
     const out = join(tmp, 'mail_program.so');
     const built = await buildSbfProgram(C_SOURCE, out);
     expect(Buffer.compare(readFileSync(out), readFileSync(SO_PATH))).toBe(0);
-    expect(built.size).toBeLessThanOrEqual(SIZE_TARGET);
+    expect(built.size).toBeLessThanOrEqual(PROGRAM_SIZE_TARGET);
     expect(built.syscalls).not.toContain('sol_blake3');
   });
 });
@@ -163,138 +146,24 @@ describe('BLAKE3 and base58 in C', () => {
 
 describe('compute units', () => {
   it('stays under the targets for every instruction', () => {
-    const table: { instruction: string; computeUnits: number }[] = [];
-    const w = new World({ seed: 42, setup: false });
-    const programId = w.programId;
-    const measure = (instruction: string, ...ixs: TransactionInstruction[]) => {
-      const r = w.run(...ixs);
-      expectOk(r);
-      table.push({ instruction, computeUnits: r.computeUnits });
-      return r.computeUnits;
-    };
-    const admin = w.wallet();
-    w.delegate = w.wallet();
-    w.authority = w.wallet();
-    measure(
-      'InitPostoffice',
-      initPostofficeInstruction({
-        programId,
-        admin,
-        delegateAddress: w.delegate,
-        stampFeeLamports: 1_000n,
-        settlementSurchargeLamports: 5_000n,
-      }),
-    );
-    measure(
-      'CreateDomain',
-      createDomainInstruction({ programId, delegate: w.delegate, domain: DOMAIN, authority: w.authority }),
-    );
-    measure(
-      'CreateDomain (253 bytes)',
-      createDomainInstruction({
-        programId,
-        delegate: w.delegate,
-        domain: `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`,
-        authority: w.authority,
-      }),
-    );
-    const owner = w.wallet();
-    measure('CreateMailbox', createMailboxInstruction({ programId, owner }));
-    const recipient = w.wallet();
-    measure(
-      'CreateMailbox (domain)',
-      createMailboxInstruction({ programId, owner: recipient, domain: DOMAIN, defaultPostage: 10_000n }),
-    );
-    measure(
-      'SetMailboxFlags',
-      setMailboxFlagsInstruction({ programId, owner, noIpfs: false, defaultPostage: 0n }),
-    );
-    measure('PublishKey (create)', publishKeyInstruction({ programId, owner, pubKey: w.address() }));
-    measure('PublishKey (replace)', publishKeyInstruction({ programId, owner, pubKey: w.address() }));
-    measure('RemoveKey', removeKeyInstruction({ programId, owner }));
-    measure('CreateAlias', createAliasInstruction({ programId, owner, name: 'bob' }));
-    measure('CreateAlias (64 bytes)', createAliasInstruction({ programId, owner, name: 'b'.repeat(64) }));
-    const sender = w.wallet();
-    const fh = fromHash(sender);
-    measure(
-      'CreateFrombox',
-      createFromboxInstruction({ programId, owner, fromHash: fh, requiredPostage: 0n }),
-    );
-    measure(
-      'UpdateFrombox',
-      updateFromboxInstruction({ programId, owner, fromHash: fh, requiredPostage: 0n }),
-    );
-    measure('BuyStamps', buyStampsInstruction({ programId, buyer: sender, recipient, stamps: 40n }));
-    measure('TopUpStamps', topUpStampsInstruction({ programId, buyer: sender, recipient, stamps: 40n }));
-    const relayedHash = fromHash('alice@ext.example');
-    measure(
-      'CreateFrombox (relayed sender)',
-      createFromboxInstruction({
-        programId,
-        owner: recipient,
-        fromHash: relayedHash,
-        requiredPostage: 7_000n,
-      }),
-    );
-    measure(
-      'AddStamps',
-      addStampsInstruction({ programId, payer: sender, recipient, fromHash: relayedHash, stamps: 40n }),
-    );
-
-    const sends: Record<string, number[]> = {};
-    const send = (
-      label: string,
-      to: PublicKey,
-      p: Partial<Parameters<typeof sendMailInstruction>[0]> = {},
-    ) => {
-      const index = w.mailbox(to).mailCount;
-      const cu = measure(
-        `SendMail (${label})`,
-        sendMailInstruction({ programId, sender, recipient: to, index, fromHash: fh, cid: CID, ...p }),
-      );
-      const list = sends[label] ?? [];
-      list.push(cu);
-      sends[label] = list;
-      return index;
-    };
-    // Each index derives its own Email PDA (its own bump search): many sends cover many bumps.
-    const open = w.wallet();
-    measure('CreateMailbox', createMailboxInstruction({ programId, owner: open }));
-    for (let i = 0; i < 12; i++) send('direct, open mailbox', open);
-    for (let i = 0; i < 12; i++) send('direct, allowlisted', owner);
-    for (let i = 0; i < 12; i++) send('direct, stamp spent', recipient);
-    for (let i = 0; i < 12; i++)
-      send('relayed, stamp spent', recipient, { sender: w.authority, fromHash: relayedHash, domain: DOMAIN });
-    const bountied = send('direct, bounty, reply', owner, {
-      bountyLamports: 50_000n,
-      expiresAt: w.now + 3600n,
-      replyToHash: replyToHash(w.emailAddress(owner, 0n)),
-    });
-    send('direct, 128-byte cid', owner, { cid: 'x'.repeat(128) });
-    measure('ClaimBounty', claimBountyInstruction({ programId, recipient: owner, index: bountied }));
-    measure(
-      'DeleteMail',
-      deleteMailInstruction({ programId, signer: owner, recipient: owner, index: 0n, rentPayer: sender }),
-    );
-    measure('ReclaimFromboxStamps', reclaimFromboxStampsInstruction({ programId, sender, recipient }));
-
-    const rows = new Map<string, number[]>();
-    for (const { instruction, computeUnits } of table) {
-      const list = rows.get(instruction) ?? [];
-      list.push(computeUnits);
-      rows.set(instruction, list);
-    }
-    const lines = [...rows].map(([name, cus]) => {
+    const rows = measureComputeUnits({ runs: 12 });
+    const lines = rows.map(({ name, computeUnits: cus }) => {
       const max = Math.max(...cus);
       const min = Math.min(...cus);
-      return `${name.padEnd(34)} ${String(max).padStart(6)}${cus.length > 1 ? `  (min ${min}, ${cus.length} runs)` : ''}`;
+      return `${name.padEnd(40)} ${String(max).padStart(6)}${cus.length > 1 ? `  (min ${min}, ${cus.length} runs)` : ''}`;
     });
     console.log(`compute units per instruction (max):\n${lines.join('\n')}`);
-    for (const { instruction, computeUnits } of table) {
-      const target = instruction.startsWith('SendMail') ? SEND_TARGET : INSTRUCTION_TARGET;
-      expect({ instruction, computeUnits, under: computeUnits <= target }).toMatchObject({ under: true });
-    }
-    expect(Object.keys(sends).length).toBe(6);
-    expect(programSo().length).toBeLessThanOrEqual(SIZE_TARGET);
+    for (const { name, computeUnits, target } of rows)
+      expect({
+        name,
+        max: Math.max(...computeUnits),
+        under: Math.max(...computeUnits) <= target,
+      }).toMatchObject({
+        under: true,
+      });
+    expect(rows.filter((r) => r.instruction === 'SendMail').length).toBe(8);
+    expect(new Set(rows.map((r) => r.instruction)).size).toBe(16);
+    expect(rows.find((r) => r.instruction === 'SendMail')?.target).toBe(SEND_MAIL_TARGET);
+    expect(programSo().length).toBeLessThanOrEqual(PROGRAM_SIZE_TARGET);
   });
 });

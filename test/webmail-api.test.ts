@@ -31,6 +31,7 @@ import { ChainView } from '../src/smtp/chain-view.ts';
 import { MessagesRepo, openStore, type Store } from '../src/store/index.ts';
 import { submitDepsFromConfig } from '../src/submission/from-config.ts';
 import { submitMessage } from '../src/submission/submit.ts';
+import { ApiClient, postageHolds } from '../webmail/src/server/api.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { tempDir } from './helpers/temp-dir.ts';
@@ -365,6 +366,17 @@ describe('mail view routes', () => {
           { address: to(dave), wallet: dave.publicKey.toBase58(), required_postage: '7000' },
         ],
       });
+      // The page's own API client reads the same body into its holds.
+      const client = new ApiClient(rig.url);
+      client.token = token;
+      const err = await client
+        .send(Buffer.from(raw, 'base64'), [to(bob), to(carol), to(dave)])
+        .catch((e: unknown) => e);
+      expect(postageHolds(err)).toEqual([
+        { address: to(carol), wallet: carol.publicKey.toBase58(), requiredPostage: 5000n },
+        { address: to(dave), wallet: dave.publicKey.toBase58(), requiredPostage: 7000n },
+      ]);
+      expect(postageHolds(new Error('other'))).toBeNull();
       // Refused: nothing queued, no Sent copy (the folder may not even exist yet).
       const before = await sent();
       expect(before.status === 404 || (before.body?.messages as unknown[] | undefined)?.length === 0).toBe(

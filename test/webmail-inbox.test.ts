@@ -5,6 +5,7 @@
 // sideways at a phone's 390 px.
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listInbox } from '../chain/index.ts';
 import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
 import { addr, type PageKit, pageKit } from './webmail-page.ts';
 import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';
@@ -125,6 +126,43 @@ describe('the chain inbox in headless Chromium', () => {
     await page.getByRole('button', { name: 'Mark all read' }).click();
     expect(await page.getByTestId('unread-count').textContent()).toBe('');
     expect(await rows.filter({ has: page.locator('[data-unread="true"]') }).count()).toBe(0);
+  }, 120_000);
+
+  it('a pin service down after confirming: a plain error in view, the draft kept, nothing spent', async () => {
+    const sender = await stack.newMailbox();
+    const to = await stack.newMailbox();
+    const page = await kit.newPage({ width: 1280, height: 800 });
+    await kit.goTrustless(page);
+    await kit.importKey(page, sender);
+    await page.getByRole('heading', { name: 'Inbox' }).waitFor();
+    await page.getByRole('button', { name: 'Settings', exact: true }).click();
+    await page.getByLabel('IPFS pin service URL').fill('http://127.0.0.1:9/');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved.').waitFor();
+    await page.reload();
+    await page.getByLabel('Passphrase').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Unlock' }).click();
+    await page.getByRole('heading', { name: 'Inbox' }).waitFor();
+    const before = await stack.connection.getBalance(sender.publicKey, 'confirmed');
+    await page.getByRole('button', { name: 'Compose' }).click();
+    await page.locator('input[name=to]').fill(to.publicKey.toBase58());
+    await page.getByLabel('Subject').fill('pinned nowhere');
+    await page.locator('textarea[name=body]').fill('kept');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByRole('button', { name: 'Confirm and send' }).click();
+    const alert = page.getByRole('alert');
+    await expect
+      .poll(() => alert.textContent())
+      .toMatch(
+        /pin service at http:\/\/127\.0\.0\.1:9\/ does not answer.*Nothing was sent or paid; your draft is kept/,
+      );
+    expect(await alert.isVisible()).toBe(true);
+    const box = await alert.boundingBox();
+    expect((box?.y ?? 10_000) + (box?.height ?? 0)).toBeLessThanOrEqual(800);
+    expect(await page.getByTestId('send-confirm').count()).toBe(0);
+    expect(await page.getByLabel('Subject').inputValue()).toBe('pinned nowhere');
+    expect(await stack.connection.getBalance(sender.publicKey, 'confirmed')).toBe(before);
+    expect(await listInbox(stack.connection, stack.programId, to.publicKey)).toHaveLength(0);
   }, 120_000);
 
   it('fits a 390 px phone on every trustless screen, with one h1 each', async () => {

@@ -259,6 +259,11 @@ describe('webmail server mode at par (headless Chromium, dev stack)', () => {
     expect(await held.getByTestId('prepay-wallet').getAttribute('title')).toBe(gated.publicKey.toBase58());
     expect(await page.getByTestId('server-receipt').textContent()).not.toMatch(/\d{5,} lamports/);
     await page.screenshot({ path: join(SHOTS, '32-server-postage-held.png'), fullPage: true });
+    // At a phone's width the receipt and the card wrap instead of scrolling sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: join(SHOTS, '32-server-postage-held-phone.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     await waitForInbox(open.publicKey, openBefore + 1);
     // The held recipient got nothing meanwhile.

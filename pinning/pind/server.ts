@@ -2,11 +2,15 @@
 // gateway (GET /ipfs/{cid}) over one blockstore on disk. One listener serves
 // both roles; given a separate gateway address, the first listener is the pin
 // surface and the second the gateway (DESIGN.md, "Pin daemon surface").
+// Both listeners answer GET /health (alive) and GET /ready (the store's
+// directory is readable and writable), without a token.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger, type Logger, newRequestId } from '../../src/log.ts';
+import { HEALTH_BODY, HEALTH_PATH, READY_PATH, Readiness, readyStatus } from '../../src/metrics/health.ts';
+import { directoryCheck } from '../../src/metrics/health-checks.ts';
 import { handleIpfs } from './gateway.ts';
-import { formatUrl, isLoopbackHost, preflight, sendError, setCors, tokenDigest } from './http.ts';
+import { formatUrl, isLoopbackHost, preflight, sendError, sendJson, setCors, tokenDigest } from './http.ts';
 import { acquireLock } from './lock.ts';
 import { ClientGoneError, declaredLength, handlePins, type PindContext, sendTooLarge } from './pin-routes.ts';
 import { PindStore } from './store.ts';
@@ -74,12 +78,13 @@ export async function startPind(opts: StartPindOptions): Promise<Pind> {
     logger,
   };
   const servers: Server[] = [];
+  const readiness = new Readiness([directoryCheck('store', opts.dataDir)]);
   try {
     if (split) {
-      servers.push(await listen(ctx, opts.pin, { pin: true, gateway: false }));
-      servers.push(await listen(ctx, opts.gateway as PindAddress, { pin: false, gateway: true }));
+      servers.push(await listen(ctx, readiness, opts.pin, { pin: true, gateway: false }));
+      servers.push(await listen(ctx, readiness, opts.gateway as PindAddress, { pin: false, gateway: true }));
     } else {
-      servers.push(await listen(ctx, opts.pin, { pin: true, gateway: true }));
+      servers.push(await listen(ctx, readiness, opts.pin, { pin: true, gateway: true }));
     }
   } catch (err) {
     await Promise.all(servers.map(closeServer(0)));
@@ -107,9 +112,9 @@ export async function startPind(opts: StartPindOptions): Promise<Pind> {
   };
 }
 
-function listen(ctx: PindContext, at: PindAddress, roles: Roles): Promise<Server> {
+function listen(ctx: PindContext, readiness: Readiness, at: PindAddress, roles: Roles): Promise<Server> {
   const server = createServer({ requestTimeout: 120_000, headersTimeout: 30_000, keepAliveTimeout: 5_000 });
-  server.on('request', (req, res) => route(ctx, roles, req, res));
+  server.on('request', (req, res) => route(ctx, readiness, roles, req, res));
   // curl and other clients ask before sending a large body: refuse over-cap
   // uploads before they are sent.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
@@ -122,7 +127,7 @@ function listen(ctx: PindContext, at: PindAddress, roles: Roles): Promise<Server
       return;
     }
     res.writeContinue();
-    route(ctx, roles, req, res);
+    route(ctx, readiness, roles, req, res);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -133,7 +138,13 @@ function listen(ctx: PindContext, at: PindAddress, roles: Roles): Promise<Server
   });
 }
 
-function route(ctx: PindContext, roles: Roles, req: IncomingMessage, res: ServerResponse): void {
+function route(
+  ctx: PindContext,
+  readiness: Readiness,
+  roles: Roles,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
   setCors(res);
   const url = req.url ?? '/';
   const q = url.indexOf('?');
@@ -144,7 +155,13 @@ function route(ctx: PindContext, roles: Roles, req: IncomingMessage, res: Server
     preflight(res);
     return;
   }
-  if (roles.pin && (path === '/pins' || path.startsWith('/pins/'))) {
+  if ((path === HEALTH_PATH || path === READY_PATH) && (req.method === 'GET' || req.method === 'HEAD')) {
+    req.resume();
+    handling =
+      path === HEALTH_PATH
+        ? Promise.resolve(sendJson(res, 200, HEALTH_BODY))
+        : readiness.report().then((report) => sendJson(res, readyStatus(report), report));
+  } else if (roles.pin && (path === '/pins' || path.startsWith('/pins/'))) {
     handling = handlePins(ctx, req, res, path);
   } else if (roles.gateway && path.startsWith('/ipfs/')) {
     handling = handleIpfs(ctx, req, res, path, query);

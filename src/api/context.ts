@@ -50,6 +50,8 @@ declare module 'fastify' {
     auth?: AuthMode;
     /** Needs a fresh step-up proof in the x-sealpost-step-up header. */
     stepUp?: boolean;
+    /** A health probe (/health, /ready): skips the guard entirely (no auth, no rate windows, no Redis). */
+    probe?: boolean;
     doc?: RouteDoc;
   }
   interface FastifyRequest {

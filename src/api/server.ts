@@ -17,6 +17,8 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config/types.ts';
 import { CredentialSealer, deriveSubkey, loadCredentialKey } from '../crypto/credential-seal.ts';
 import { type Logger, newRequestId } from '../log.ts';
+import { type DependencyCheck, Readiness } from '../metrics/health.ts';
+import { pipelineChecks } from '../metrics/health-checks.ts';
 import { AccountsRepo } from '../store/accounts-repo.ts';
 import type { Store } from '../store/open-store.ts';
 import { SettingsRepo } from '../store/settings-repo.ts';
@@ -31,6 +33,7 @@ import { requestGuard } from './request-guard.ts';
 import { accountRoutes } from './routes/account.ts';
 import { authRoutes } from './routes/auth.ts';
 import { exportRoutes } from './routes/export.ts';
+import { healthRoutes } from './routes/health.ts';
 import { pinProviderRoutes } from './routes/pin-provider.ts';
 import { staticWebmail } from './static-webmail.ts';
 
@@ -49,6 +52,8 @@ export interface ApiDeps {
   randomBytes?: (n: number) => Uint8Array;
   /** Extra route plugins, registered after the built-in routes. */
   plugins?: FastifyPluginAsync[];
+  /** What GET /ready checks; default: Redis, the store, the chain RPC and the operator pin. */
+  readinessChecks?: DependencyCheck[];
 }
 
 function packageVersion(): string {
@@ -165,6 +170,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       .send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` }),
   );
 
+  await healthRoutes(
+    app,
+    new Readiness(deps.readinessChecks ?? pipelineChecks({ config, redis: deps.redis, db: deps.store.db })),
+  );
   await authRoutes(app, ctx);
   await accountRoutes(app, ctx);
   await pinProviderRoutes(app, ctx);
@@ -197,6 +206,7 @@ export interface StartApiOptions {
   redis: Redis;
   logger: Logger;
   plugins?: FastifyPluginAsync[];
+  readinessChecks?: DependencyCheck[];
 }
 
 export interface ApiServer {
@@ -214,6 +224,7 @@ export async function startApiServer(opts: StartApiOptions): Promise<ApiServer> 
     redis: opts.redis,
     logger: opts.logger,
     plugins: opts.plugins,
+    readinessChecks: opts.readinessChecks,
   });
   const host = opts.host ?? opts.config.api.host;
   await app.listen({ host, port: opts.port ?? opts.config.api.port });

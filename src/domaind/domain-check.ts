@@ -1,7 +1,7 @@
 // Start-up check of the local domains against the chain: each one should
 // have an active MailDomain whose authority is the configured authority key,
 // or relayed SendMail for it will be refused. Used by `sealpost domaind`
-// (logged, and shown by GET /health) and by `sealpost serve`.
+// (logged, and shown by GET /ready) and by `sealpost serve`.
 import type { Connection, PublicKey } from '@solana/web3.js';
 import { getDomain } from '../../chain/index.ts';
 

@@ -1,6 +1,7 @@
 // `sealpost domaind`: the domain authorization service (POST/GET /domain),
 // the MTA-STS policy and the autoconfig/autodiscover documents, plus
-// GET /health with the start-up check of the local domains on chain.
+// GET /health (alive) and GET /ready: the chain RPC's state (503 when it is
+// down) and the start-up check of the local domains on chain.
 import { readFileSync } from 'node:fs';
 import { type Commitment, Connection, Keypair, PublicKey } from '@solana/web3.js';
 import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
@@ -9,6 +10,8 @@ import { normalizeDomainName } from '../dns/name.ts';
 import { createDnsResolver, type DnsResolver } from '../dns/resolver.ts';
 import { readKeypairFile } from '../keys/keypair-file.ts';
 import { createLogger, type Logger } from '../log.ts';
+import { HEALTH_BODY, HEALTH_PATH, READY_PATH, Readiness, readyStatus } from '../metrics/health.ts';
+import { chainRpcCheck } from '../metrics/health-checks.ts';
 import { documentRoutes } from './document-routes.ts';
 import { checkLocalDomains, type DomainCheckResult, domainCheckWarning } from './domain-check.ts';
 import { domainRoutes } from './domain-routes.ts';
@@ -43,7 +46,7 @@ export interface HealthState {
 export interface Domaind {
   app: FastifyInstance;
   health: HealthState;
-  /** Runs the local-domain check now and updates GET /health. */
+  /** Runs the local-domain check now and updates `local_domains` of GET /ready. */
   runStartupCheck(): Promise<HealthState>;
 }
 
@@ -135,7 +138,14 @@ export async function buildDomaind(deps: DomaindDeps): Promise<Domaind> {
       mtaStsPolicy: renderMtaStsPolicy(mtaStsPolicyInput(config)),
     }),
   );
-  app.get('/health', async () => health);
+  // Probes: no per-request info lines. The local-domain check is information
+  // (a domain not yet authorized is what this service is for), not readiness.
+  const readiness = new Readiness([chainRpcCheck(connection.rpcEndpoint)]);
+  app.get(HEALTH_PATH, { logLevel: 'warn' }, async () => HEALTH_BODY);
+  app.get(READY_PATH, { logLevel: 'warn' }, async (_request, reply) => {
+    const report = await readiness.report();
+    return reply.code(readyStatus(report)).send({ ...report, local_domains: health });
+  });
 
   const runStartupCheck = async (): Promise<HealthState> => {
     if (!authority) return health;

@@ -1,10 +1,12 @@
 // A metrics listener for processes without the account API (`sealpost
 // worker --metrics-listen HOST:PORT`): GET /metrics with the same admin
-// bearer token as the API, GET /health unauthenticated (for health checks).
+// bearer token as the API; GET /health (alive) and GET /ready (the worker's
+// dependencies, 200 or 503) unauthenticated, for health checks.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AdminAuth } from '../api/auth/admin-auth.ts';
 import { ApiError } from '../api/errors.ts';
+import { HEALTH_BODY, HEALTH_PATH, READY_PATH, type Readiness, readyStatus } from './health.ts';
 import { METRICS_PATH } from './route.ts';
 import { METRICS_CONTENT_TYPE, type SealpostMetrics } from './sealpost-metrics.ts';
 
@@ -14,6 +16,8 @@ export interface MetricsServerOptions {
   metrics: SealpostMetrics;
   /** The admin token (`[api] admin_token_file`); null: /metrics refuses everyone, as the API does. */
   adminToken: string | null;
+  /** What GET /ready reports; without it /ready answers like /health. */
+  readiness?: Readiness;
 }
 
 export interface MetricsServer {
@@ -31,7 +35,12 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') return sendJson(res, 405, { error: 'method_not_allowed', message: 'GET only' });
-    if (path === '/health') return sendJson(res, 200, { status: 'ok' });
+    if (path === HEALTH_PATH) return sendJson(res, 200, HEALTH_BODY);
+    if (path === READY_PATH) {
+      if (!opts.readiness) return sendJson(res, 200, { status: 'ok', dependencies: {} });
+      const report = await opts.readiness.report();
+      return sendJson(res, readyStatus(report), report);
+    }
     if (path !== METRICS_PATH)
       return sendJson(res, 404, { error: 'not_found', message: `no route GET ${path}; try ${METRICS_PATH}` });
     try {

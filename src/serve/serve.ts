@@ -30,6 +30,8 @@ import { startCostGuard } from '../limits/from-config.ts';
 import { MetricsRegistry } from '../limits/metrics.ts';
 import { WindowLimiter } from '../limits/window.ts';
 import type { Logger } from '../log.ts';
+import { Readiness } from '../metrics/health.ts';
+import { chainRpcCheck, operatorPinCheck, redisCheck, storeCheck } from '../metrics/health-checks.ts';
 import { metricsRoute, SealpostMetrics, startMetricsServer } from '../metrics/index.ts';
 import { type LoginBackoff, readerPublicKeys } from '../reader-keys/index.ts';
 import { ChainView } from '../smtp/chain-view.ts';
@@ -161,15 +163,24 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       wsUrl: config.chain.ws_url,
     });
     const prefix = config.redis.prefix;
+    let metricsRedis: Redis | undefined;
     if (runApi || opts.metricsListen) {
       // Its own fail-fast connection: a scrape during a Redis outage answers without depths instead of hanging.
-      const metricsRedis = edgeRedis(config.redis.url, log);
+      metricsRedis = edgeRedis(config.redis.url, log);
+      const r = metricsRedis;
       closers.push(async () => {
         await prometheus.close();
-        await metricsRedis.quit().catch(() => metricsRedis.disconnect());
+        await r.quit().catch(() => r.disconnect());
       });
-      prometheus.watchQueues(metricsRedis, prefix);
+      prometheus.watchQueues(r, prefix);
     }
+    // GET /ready: what this process uses; the operator pin only where workers pin.
+    const readinessChecks = () => [
+      ...(metricsRedis ? [redisCheck(metricsRedis)] : []),
+      storeCheck(store.db),
+      chainRpcCheck(config.chain.rpc_url),
+      ...(runWorkers ? [operatorPinCheck(config.ipfs)] : []),
+    ];
     const operatorPin = opts.operatorPin ?? createOperatorPinner(config.ipfs);
 
     let workers: InboundWorkers | undefined;
@@ -335,6 +346,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         store,
         redis: apiRedis,
         logger: log,
+        readinessChecks: readinessChecks(),
         plugins: [
           dmarcAdminRoutes({ db: store.db, blobs }),
           metricsRoute(prometheus),
@@ -361,7 +373,12 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     let metricsUrl: string | undefined;
     if (opts.metricsListen) {
       const adminToken = readAdminTokenFile(config.api.admin_token_file);
-      const server = await startMetricsServer({ ...opts.metricsListen, metrics: prometheus, adminToken });
+      const server = await startMetricsServer({
+        ...opts.metricsListen,
+        metrics: prometheus,
+        adminToken,
+        readiness: new Readiness(readinessChecks()),
+      });
       closers.push(() => server.close());
       metricsUrl = server.url;
     }

@@ -275,9 +275,18 @@ export class FoldersRepo {
     });
   }
 
-  /** Messages of a folder that `readerId` holds a wrap for (and not marked deleted), in UID order. */
-  async listReadable(wallet: string, mailboxId: string, readerId: string): Promise<ReadableMessage[]> {
-    const rows = await this.db
+  /**
+   * Messages of a folder that `readerId` holds a wrap for (and not marked
+   * deleted), in UID order; `only` narrows to ids with a prefix (e.g. the
+   * server's Sent copies, `s.`) received at or after a time.
+   */
+  async listReadable(
+    wallet: string,
+    mailboxId: string,
+    readerId: string,
+    only?: { idPrefix: string; since: number },
+  ): Promise<ReadableMessage[]> {
+    let query = this.db
       .selectFrom('messages')
       .innerJoin('reader_wraps', (j) =>
         j.onRef('reader_wraps.message_id', '=', 'messages.id').on('reader_wraps.reader_id', '=', readerId),
@@ -294,9 +303,14 @@ export class FoldersRepo {
       ])
       .where('messages.wallet', '=', wallet)
       .where('messages.mailbox_id', '=', mailboxId)
-      .where('messages.deleted_at', 'is', null)
-      .orderBy('messages.uid')
-      .execute();
+      .where('messages.deleted_at', 'is', null);
+    if (only) {
+      // Ids are ULID-based ([0-9A-Za-z.]): no LIKE wildcard can occur in a prefix.
+      query = query
+        .where('messages.id', 'like', `${only.idPrefix}%`)
+        .where('messages.received_at', '>=', only.since);
+    }
+    const rows = await query.orderBy('messages.uid').execute();
     return rows.map((r) => ({
       id: r.id,
       uid: Number(r.uid),

@@ -24,6 +24,7 @@ export const commandEntries: CommandEntry[] = [
   { names: ['dns-records'], load: () => import('./dns-records.ts') },
   { names: ['keygen'], load: () => import('./keygen.ts') },
   { names: ['mailbox'], load: () => import('./mailbox.ts') },
+  { names: ['account'], load: () => import('./account.ts') },
   { names: ['admin'], load: () => import('./admin.ts') },
   { names: ['config'], load: () => import('./config.ts') },
   { names: ['program'], load: () => import('./program.ts') },

@@ -1,6 +1,7 @@
 // APPEND (RFC 3501 §6.3.11) with UIDPLUS's APPENDUID: the message (a
 // client's Sent or Drafts copy) is sealed to the wallet's key and wrapped
-// for this session's reader key before anything is stored.
+// for this session's reader key before anything is stored. A message this
+// server just filed in Sent itself (same Message-ID) is not stored twice.
 import { ImapError } from '../errors.ts';
 import { parseDateTime } from '../protocol/dates.ts';
 import { ImapSyntaxError } from '../protocol/tokens.ts';
@@ -30,6 +31,10 @@ export const append: ImapCommand = {
     const box = await existingMailbox(conn, name);
     const m = mail(conn);
     const now = (conn.opts.mail.now ?? Date.now)();
+    // Sent through us moments ago: the server's own Sent copy is this message.
+    const kept = await m.serverSentCopy(box, tok.v);
+    if (kept)
+      return { code: `APPENDUID ${box.uidValidity} ${kept.uid}`, text: 'APPEND completed (already in Sent)' };
     const stored = await m.append(box, tok.v, flags, date ?? now);
     if (conn.selected && conn.selected.mailbox.id === box.id)
       await conn.sendAll(await conn.selected.sync(false));

@@ -13,9 +13,15 @@ import {
   walletEncryptionPublicKey,
   wrapContentKey,
 } from '../../seal/index.ts';
-import { FoldersRepo, type Mailbox, type StoredMessage } from '../../store/index.ts';
+import {
+  FoldersRepo,
+  type Mailbox,
+  type ReadableMessage,
+  type StoredMessage,
+  specialUseOf,
+} from '../../store/index.ts';
 import type { Database } from '../../store/types.ts';
-import type { MimeNode } from '../mime/mime-tree.ts';
+import { header, type MimeNode, parseMime } from '../mime/mime-tree.ts';
 import type { SearchDoc } from '../search/search-eval.ts';
 
 export interface MailAccessDeps {
@@ -42,6 +48,14 @@ export class MessageUnavailableError extends Error {
     super(message);
     this.name = 'MessageUnavailableError';
   }
+}
+
+/** How long after a send the server's Sent copy stands in for a client's appended one. */
+const SENT_COPY_WINDOW_MS = 15 * 60_000;
+
+function messageIdOf(raw: Buffer): string | null {
+  const value = header(parseMime(raw), 'message-id')?.replace(/\s+/g, '');
+  return value ? value : null;
 }
 
 export interface SealedRef {
@@ -140,6 +154,29 @@ export class MailAccess {
       flags,
       wraps: [{ readerId: this.readerId, wrap: Buffer.from(wrap).toString('base64') }],
     });
+  }
+
+  /**
+   * A client that sends through this server and then appends its own copy
+   * to Sent (Thunderbird's "Place a copy in") would file the message twice:
+   * the server already keeps one (docs/submission.md "The Sent copy"). The
+   * server's copy in this \Sent folder with the same Message-ID, made in
+   * the last 15 minutes, or null.
+   */
+  async serverSentCopy(mailbox: Mailbox, raw: Buffer): Promise<ReadableMessage | null> {
+    if (specialUseOf(mailbox.name) !== '\\Sent') return null;
+    const wanted = messageIdOf(raw);
+    if (!wanted) return null;
+    const since = (this.deps.now ?? Date.now)() - SENT_COPY_WINDOW_MS;
+    const candidates = await this.folders.listReadable(this.wallet, mailbox.id, this.readerId, {
+      idPrefix: 's.',
+      since,
+    });
+    for (const c of candidates.reverse()) {
+      const opened = await this.open(c).catch(() => null);
+      if (opened && messageIdOf(opened.raw) === wanted) return c;
+    }
+    return null;
   }
 
   /** Hands removed copies to the release hook (pins, DeleteMail) and forgets their plaintext. */

@@ -15,7 +15,7 @@ import {
   type Prepared,
   prepareSend,
 } from '../chain/compose.ts';
-import { pinBytes } from '../chain/pin.ts';
+import { PinServiceError, pinBytes } from '../chain/pin.ts';
 import type { PurchaseOutcome } from '../chain/prepay.ts';
 import { buildMessage, newMessageId } from '../mail/build-message.ts';
 import { type PostageHold, postageHolds } from '../server/api.ts';
@@ -70,6 +70,11 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
   // disables the button must not start a second send of the same draft.
   const inFlight = useRef(false);
   const receiptRef = useRef<HTMLElement>(null);
+  // Errors sit just above Send and are scrolled into view: the form is taller than a laptop screen.
+  const errorRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (error) errorRef.current?.scrollIntoView({ block: 'nearest' });
+  }, [error]);
   const sent = outcome.kind === 'receipt' || outcome.kind === 'server-sent';
   useEffect(() => {
     if (!sent) return;
@@ -131,8 +136,19 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
     }
   };
 
+  // A failure after confirming (pin service or RPC down mid-send) closes the
+  // sheet so the error shows beside the kept draft.
   const confirmSend = (prepared: Extract<Prepared, { kind: 'ready' }>) =>
-    guarded(async () => showResult(await executeSend(deps, draft, prepared)));
+    guarded(async () => {
+      try {
+        showResult(await executeSend(deps, draft, prepared));
+      } catch (err) {
+        setOutcome({ kind: 'idle' });
+        // Pinning comes before any signature: nothing left the wallet.
+        const kept = err instanceof PinServiceError ? ' Nothing was sent or paid; your draft is kept.' : '';
+        setError(`${app.errorText(err)}${kept}`);
+      }
+    });
 
   const sendViaServer = async (d: ComposeDraft) => {
     if (!s.api) throw new Error('No account API in this mode.');
@@ -296,11 +312,15 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
               </Field>
             </fieldset>
           )}
+          <div ref={errorRef}>
+            <ErrorText text={error} />
+          </div>
           <button type="submit" disabled={busy}>
             {busy ? 'Sending…' : 'Send'}
           </button>
         </form>
       )}
+      {sent && <ErrorText text={error} />}
       {step && (
         <p role="status" class="toast" data-testid="send-progress">
           {step}
@@ -314,7 +334,6 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
           onCancel={() => setOutcome({ kind: 'idle' })}
         />
       )}
-      <ErrorText text={error} />
       {outcome.kind === 'receipt' && (
         <section
           class="card receipt"

@@ -5,7 +5,7 @@
 // (message rent, bounty, fee): one total and the balance afterwards, all
 // shown before anything is spent.
 import type { PublicKey } from '@solana/web3.js';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useId, useState } from 'preact/hooks';
 import type { StampQuote } from '../../../chain/client.ts';
 import { formatSol, type SendCost, SIGNATURE_FEE } from '../chain/compose.ts';
 import { buyPostage, type PurchaseOutcome } from '../chain/prepay.ts';
@@ -41,6 +41,7 @@ export function PrepayCard({
 }: Props) {
   const app = useApp();
   const s = app.session;
+  const titleId = useId();
   const [count, setCount] = useState('1');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
@@ -71,8 +72,8 @@ export function PrepayCard({
   };
 
   return (
-    <section class="card prepay" aria-labelledby="prepay-title" data-testid="prepay-card">
-      <h2 id="prepay-title">Postage needed</h2>
+    <section class="card prepay" aria-labelledby={titleId} data-testid="prepay-card">
+      <h2 id={titleId}>Postage needed</h2>
       <p>
         {recipientLabel} (wallet{' '}
         <code data-testid="prepay-wallet" title={recipient.toBase58()}>

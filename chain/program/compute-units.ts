@@ -1,0 +1,210 @@
+// Compute units of every mail-program instruction, measured on the committed
+// binary in the real runtime (litesvm): one scenario that runs each
+// instruction and each variant worth telling apart (a PDA created at an
+// address that already holds lamports, long names, every kind of send).
+// Shared by test/program-cu.test.ts (asserts the targets) and
+// bench/program.ts (prints the table). Deterministic keys, so deterministic
+// costs. Node only (litesvm is a native module).
+import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
+import { fromHash, replyToHash } from '../hash.ts';
+import {
+  addStampsInstruction,
+  buyStampsInstruction,
+  claimBountyInstruction,
+  createAliasInstruction,
+  createDomainInstruction,
+  createFromboxInstruction,
+  createMailboxInstruction,
+  deleteMailInstruction,
+  initPostofficeInstruction,
+  publishKeyInstruction,
+  reclaimFromboxStampsInstruction,
+  removeKeyInstruction,
+  type SendMailParams,
+  sendMailInstruction,
+  setMailboxFlagsInstruction,
+  topUpStampsInstruction,
+  updateFromboxInstruction,
+} from '../instructions.ts';
+import { mailboxAddress } from '../pda.ts';
+import { DOMAIN, expectOk, World } from './world.ts';
+
+/** SendMail's budget, in compute units. */
+export const SEND_MAIL_TARGET = 20_000;
+/** Every other instruction's budget, in compute units. */
+export const INSTRUCTION_TARGET = 50_000;
+/** The program binary's budget, in bytes. */
+export const PROGRAM_SIZE_TARGET = 100 * 1024;
+
+export interface ComputeUnitsRow {
+  /** Instruction and variant, e.g. `SendMail (relayed, stamp spent)`. */
+  name: string;
+  /** The instruction's name alone (e.g. `SendMail`). */
+  instruction: string;
+  /** One figure per run (runs differ by address, so by the PDA bump searches). */
+  computeUnits: number[];
+  target: number;
+}
+
+const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
+/** A DNS name of the maximum 253 bytes (four labels). */
+export const DOMAIN_253 = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;
+
+/**
+ * Runs every instruction on a fresh world and returns the compute units of
+ * each variant, in the order run. `runs` is how many times the variants that
+ * derive a new address per run are repeated (each address its own bump search).
+ */
+export function measureComputeUnits(opts: { runs?: number; seed?: number } = {}): ComputeUnitsRow[] {
+  const runs = opts.runs ?? 12;
+  const rows = new Map<string, ComputeUnitsRow>();
+  const w = new World({ seed: opts.seed ?? 42, setup: false });
+  const programId = w.programId;
+  const measure = (name: string, ...ixs: TransactionInstruction[]): number => {
+    const r = w.run(...ixs);
+    expectOk(r);
+    const instruction = name.replace(/ \(.*\)$/, '');
+    const row = rows.get(name) ?? {
+      name,
+      instruction,
+      computeUnits: [],
+      target: instruction === 'SendMail' ? SEND_MAIL_TARGET : INSTRUCTION_TARGET,
+    };
+    row.computeUnits.push(r.computeUnits);
+    rows.set(name, row);
+    return r.computeUnits;
+  };
+  const times = (n: number, f: (i: number) => void) => {
+    for (let i = 0; i < n; i++) f(i);
+  };
+
+  const admin = w.wallet();
+  w.delegate = w.wallet();
+  w.authority = w.wallet();
+  measure(
+    'InitPostoffice',
+    initPostofficeInstruction({
+      programId,
+      admin,
+      delegateAddress: w.delegate,
+      stampFeeLamports: 1_000n,
+      settlementSurchargeLamports: 5_000n,
+    }),
+  );
+  const domain = (name: string) =>
+    createDomainInstruction({ programId, delegate: w.delegate, domain: name, authority: w.authority });
+  measure(`CreateDomain (${DOMAIN.length} bytes)`, domain(DOMAIN));
+  times(runs - 1, (i) => measure(`CreateDomain (${DOMAIN.length} bytes)`, domain(`mail${i}.test`)));
+  measure('CreateDomain (253 bytes)', domain(DOMAIN_253));
+  times(Math.min(runs, 26) - 1, (i) =>
+    measure('CreateDomain (253 bytes)', domain(String.fromCharCode(98 + i) + DOMAIN_253.slice(1))),
+  );
+
+  times(runs, () =>
+    measure('CreateMailbox (no domain)', createMailboxInstruction({ programId, owner: w.wallet() })),
+  );
+  times(runs, () =>
+    measure(
+      'CreateMailbox (in a domain)',
+      createMailboxInstruction({ programId, owner: w.wallet(), domain: DOMAIN }),
+    ),
+  );
+  times(runs, () => {
+    const owner = w.wallet();
+    w.fund(mailboxAddress(programId, owner)[0], 1_000_000n);
+    measure('CreateMailbox (address already funded)', createMailboxInstruction({ programId, owner }));
+  });
+
+  const owner = w.wallet();
+  measure('CreateMailbox (no domain)', createMailboxInstruction({ programId, owner }));
+  const recipient = w.wallet();
+  measure(
+    'CreateMailbox (in a domain)',
+    createMailboxInstruction({ programId, owner: recipient, domain: DOMAIN, defaultPostage: 10_000n }),
+  );
+  measure(
+    'SetMailboxFlags',
+    setMailboxFlagsInstruction({ programId, owner, noIpfs: false, defaultPostage: 0n }),
+  );
+  measure('PublishKey (create)', publishKeyInstruction({ programId, owner, pubKey: w.address() }));
+  measure('PublishKey (replace)', publishKeyInstruction({ programId, owner, pubKey: w.address() }));
+  measure('RemoveKey', removeKeyInstruction({ programId, owner }));
+  times(runs, (i) =>
+    measure(
+      'CreateAlias (3 bytes)',
+      createAliasInstruction({ programId, owner, name: `b${i}`.padEnd(3, 'x') }),
+    ),
+  );
+  times(runs, (i) =>
+    measure(
+      'CreateAlias (64 bytes)',
+      createAliasInstruction({ programId, owner, name: `${i}`.padEnd(64, 'b') }),
+    ),
+  );
+
+  const sender = w.wallet();
+  const fh = fromHash(sender);
+  measure('CreateFrombox', createFromboxInstruction({ programId, owner, fromHash: fh, requiredPostage: 0n }));
+  measure('UpdateFrombox', updateFromboxInstruction({ programId, owner, fromHash: fh, requiredPostage: 0n }));
+  measure(
+    'BuyStamps (creates the frombox)',
+    buyStampsInstruction({ programId, buyer: sender, recipient, stamps: 40n }),
+  );
+  measure('TopUpStamps', topUpStampsInstruction({ programId, buyer: sender, recipient, stamps: 40n }));
+  const relayedHash = fromHash('alice@ext.example');
+  measure(
+    'CreateFrombox',
+    createFromboxInstruction({ programId, owner: recipient, fromHash: relayedHash, requiredPostage: 7_000n }),
+  );
+  measure(
+    'AddStamps',
+    addStampsInstruction({ programId, payer: sender, recipient, fromHash: relayedHash, stamps: 40n }),
+  );
+
+  const send = (label: string, to: PublicKey, p: Partial<SendMailParams> = {}) => {
+    const index = w.mailbox(to).mailCount;
+    measure(
+      `SendMail (${label})`,
+      sendMailInstruction({ programId, sender, recipient: to, index, fromHash: fh, cid: CID, ...p }),
+    );
+    return index;
+  };
+  const open = w.wallet();
+  measure('CreateMailbox (no domain)', createMailboxInstruction({ programId, owner: open }));
+  const relayed = { sender: w.authority, fromHash: relayedHash, domain: DOMAIN };
+  times(runs, () => send('direct, open mailbox', open));
+  times(runs, () => send('direct, allowlisted sender', owner));
+  times(runs, () => send('direct, stamp spent', recipient));
+  times(runs, () => send('relayed, open mailbox', open, relayed));
+  times(runs, () => send('relayed, stamp spent', recipient, relayed));
+  const bountied: bigint[] = [];
+  times(Math.max(runs, 2), () => {
+    bountied.push(send('direct, with bounty', owner, { bountyLamports: 50_000n, expiresAt: w.now + 3600n }));
+  });
+  times(runs, () =>
+    send('direct, bounty and reply', owner, {
+      bountyLamports: 50_000n,
+      expiresAt: w.now + 3600n,
+      replyToHash: replyToHash(w.emailAddress(owner, 0n)),
+    }),
+  );
+  times(runs, () => send('direct, 128-byte cid', owner, { cid: 'x'.repeat(128) }));
+  const [claimed = 0n, unclaimed = 0n] = bountied;
+  measure('ClaimBounty', claimBountyInstruction({ programId, recipient: owner, index: claimed }));
+  measure(
+    'DeleteMail',
+    deleteMailInstruction({ programId, signer: owner, recipient: owner, index: 0n, rentPayer: sender }),
+  );
+  measure(
+    'DeleteMail (with an unclaimed bounty)',
+    deleteMailInstruction({
+      programId,
+      signer: owner,
+      recipient: owner,
+      index: unclaimed,
+      rentPayer: sender,
+    }),
+  );
+  measure('ReclaimFromboxStamps', reclaimFromboxStampsInstruction({ programId, sender, recipient }));
+  return [...rows.values()];
+}
