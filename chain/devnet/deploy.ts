@@ -43,7 +43,7 @@ interface DeployHost {
 type Status =
   | { kind: 'missing' }
   | { kind: 'current' }
-  | { kind: 'outdated'; capacity: number }
+  | { kind: 'outdated' }
   | { kind: 'foreign'; why: string };
 
 const LOADER = LOADER_ID.toBase58();
@@ -72,7 +72,7 @@ function status(host: DeployHost, image: ProgramImage): Status {
   if (image.elf.length > programData.bytes.length) {
     return { kind: 'foreign', why: `the new image exceeds its ${programData.bytes.length}-byte ProgramData` };
   }
-  return { kind: 'outdated', capacity: programData.bytes.length };
+  return { kind: 'outdated' };
 }
 
 function send(host: DeployHost, ixs: TransactionInstruction[], signers: Keypair[], verify = true): void {

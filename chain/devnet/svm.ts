@@ -124,11 +124,15 @@ export class Svm {
     return toState(this.vm.getAccount(typeof address === 'string' ? bs58.decode(address) : address));
   }
 
-  /** Places an account without a transaction (genesis, ledger restore); null removes it. */
-  setAccount(address: Address, state: AccountState | null): void {
-    const account = state
-      ? new Account(state.lamports, state.data, bs58.decode(state.owner), state.executable, U64_MAX)
-      : new Account(0n, new Uint8Array(0), new Uint8Array(32), false, 0n);
+  /** Places an account without a transaction (genesis, ledger restore). */
+  setAccount(address: Address, state: AccountState): void {
+    const account = new Account(
+      state.lamports,
+      state.data,
+      bs58.decode(state.owner),
+      state.executable,
+      U64_MAX,
+    );
     this.vm.setAccount(bs58.decode(address), account);
   }
 
