@@ -1,9 +1,11 @@
-// The read helpers against accounts the real program wrote (TestChain),
-// served through the two Connection methods they use.
+// The read helpers against accounts the real program wrote (the SBF binary in
+// litesvm, test/program-world.ts), served through the two Connection methods
+// they use.
 
 import { Buffer } from 'node:buffer';
-import { type AccountInfo, type Connection, PublicKey } from '@solana/web3.js';
+import type { AccountInfo, Connection, PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
+import { expectOk, FEE, SURCHARGE, World } from '../test/program-world.ts';
 import {
   fetchStampQuote,
   getDomain,
@@ -15,7 +17,6 @@ import {
   listInbox,
   resolveAlias,
 } from './client.ts';
-import { expectOk, FEE, SURCHARGE, World } from './devnet/mail-program/test-world.ts';
 import { fromHash } from './hash.ts';
 import {
   buyStampsInstruction,
@@ -27,14 +28,13 @@ import {
 
 function connectionOver(w: World): Connection {
   const info = (address: PublicKey): AccountInfo<Buffer> | null => {
-    const s = w.chain.accounts.get(address.toBase58());
+    const s = w.rt.account(address);
     if (!s) return null;
-    const owner = new PublicKey(s.owner);
     return {
       data: Buffer.from(s.data),
       executable: s.executable,
       lamports: Number(s.lamports),
-      owner,
+      owner: s.owner,
       rentEpoch: 0,
     };
   };
@@ -49,7 +49,7 @@ function connectionOver(w: World): Connection {
 }
 
 function sendN(w: World, recipient: PublicKey, n: number): PublicKey {
-  const sender = w.chain.wallet();
+  const sender = w.wallet();
   for (let i = 0; i < n; i++) {
     const index = w.mailbox(recipient).mailCount;
     const cid = `bafy-${index}`;
@@ -97,7 +97,7 @@ describe('chain client', () => {
     expect(all.at(-1)?.email.index).toBe(0n);
     const page = await listInbox(conn, w.programId, owner, { limit: 4, before: 8n });
     expect(page.map((e) => e.email.index)).toEqual([7n, 4n, 3n, 2n]);
-    expect(await listInbox(conn, w.programId, w.chain.wallet())).toEqual([]);
+    expect(await listInbox(conn, w.programId, w.wallet())).toEqual([]);
   });
 
   it('reads single accounts and resolves aliases', async () => {
@@ -122,7 +122,7 @@ describe('chain client', () => {
     const w = new World();
     const conn = connectionOver(w);
     const recipient = w.user({ defaultPostage: 900n });
-    const buyer = w.chain.wallet();
+    const buyer = w.wallet();
     const first = await fetchStampQuote(conn, w.programId, { buyer, recipient, stamps: 2n });
     expect(first).toMatchObject({
       createsFrombox: true,
@@ -131,9 +131,9 @@ describe('chain client', () => {
       fee: FEE,
       stamps: 2n,
     });
-    const before = w.chain.balance(buyer);
+    const before = w.balance(buyer);
     expectOk(w.run(buyStampsInstruction({ programId: w.programId, buyer, recipient, stamps: 2n })));
-    expect(before - w.chain.balance(buyer)).toBe(first.total);
+    expect(before - w.balance(buyer)).toBe(first.total);
     const again = await fetchStampQuote(conn, w.programId, { buyer, recipient, stamps: 1n });
     expect(again).toMatchObject({ createsFrombox: false, rent: 0n, total: 900n + SURCHARGE + FEE });
     const own = await fetchStampQuote(conn, w.programId, { buyer: recipient, recipient, stamps: 1n });

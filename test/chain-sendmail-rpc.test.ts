@@ -96,7 +96,20 @@ describe('SendMail over JSON-RPC', () => {
   it('relayed by the domain authority: writes the Email account and advances mail_count; inbox lists newest first', async () => {
     const w = await world();
     const bob = await mailbox(w);
-    await w.chain.send([relayed(w, bob.publicKey, 0n)], [w.authority]);
+    const first = await w.chain.send([relayed(w, bob.publicKey, 0n)], [w.authority]);
+    // What the runtime reports: the System CPI that created the Email account, the units, the consumed line.
+    const landed = await w.chain.connection.getTransaction(first, { commitment: 'confirmed' });
+    const cpi = landed?.meta?.innerInstructions?.[0];
+    expect(cpi?.index).toBe(0);
+    const keys = landed?.transaction.message.accountKeys.map((k) => k.toBase58()) ?? [];
+    expect(cpi?.instructions.map((ix) => keys[ix.programIdIndex])).toContain(
+      '11111111111111111111111111111111',
+    );
+    const units = landed?.meta?.computeUnitsConsumed ?? 0;
+    expect(units).toBeGreaterThan(0);
+    expect(landed?.meta?.logMessages).toContain(
+      `Program ${w.chain.programId} consumed ${units} of 200000 compute units`,
+    );
     await w.chain.send(
       [
         relayed(

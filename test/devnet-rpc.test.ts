@@ -230,10 +230,13 @@ describe('devnet account queries', () => {
     expect(multi[0]?.lamports).toBe(2 * LAMPORTS_PER_SOL);
     expect(multi[1]).toBeNull();
     const { value } = await t
-      .rpc('getAccountInfo', [SYSTEM, { encoding: 'base64', dataSlice: { offset: 0, length: 6 } }])
+      .rpc('getAccountInfo', [SYSTEM, { encoding: 'base64', dataSlice: { offset: 7, length: 6 } }])
       .then((r) => r.result);
+    // The runtime's builtin account: owned by the native loader, its data the program's name.
     expect(Buffer.from(value.data[0], 'base64').toString()).toBe('system');
-    expect(value.space).toBe('system_program'.length);
+    expect(value.space).toBe('solana_system_program'.length);
+    expect(value.owner).toBe('NativeLoader1111111111111111111111111111111');
+    expect(value.executable).toBe(true);
   });
 
   it('filters getProgramAccounts by dataSize and memcmp (base58 and base64)', async () => {

@@ -1,6 +1,7 @@
 // devnet over real HTTP/WebSocket with web3.js: airdrops, transfers, account
 // creation, fees, rent, signatures, blockhash expiry, duplicates.
 import {
+  ComputeBudgetProgram,
   Connection,
   Keypair,
   LAMPORTS_PER_SOL,
@@ -92,6 +93,33 @@ describe('devnet transactions', () => {
     expect(history.map((h) => h.signature)).toEqual([signature]);
   });
 
+  it('charges a priority fee as Solana does and reports it, the units and the balances from the runtime', async () => {
+    const from = Keypair.generate();
+    const to = Keypair.generate();
+    await t.fund(from, 1);
+    const tx = new Transaction().add(
+      ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1_000_000 }),
+      ComputeBudgetProgram.setComputeUnitLimit({ units: 1000 }),
+      SystemProgram.transfer({
+        fromPubkey: from.publicKey,
+        toPubkey: to.publicKey,
+        lamports: LAMPORTS_PER_SOL / 2,
+      }),
+    );
+    tx.recentBlockhash = (await t.conn.getLatestBlockhash('processed')).blockhash;
+    tx.feePayer = from.publicKey;
+    // 5000 per signature + ceil(1,000,000 µlamports × 1000 units / 1,000,000).
+    expect((await t.conn.getFeeForMessage(tx.compileMessage(), 'processed')).value).toBe(6000);
+    const signature = await sendAndConfirmTransaction(t.conn, tx, [from]);
+    expect(await t.conn.getBalance(from.publicKey)).toBe(LAMPORTS_PER_SOL / 2 - 6000);
+    const landed = await t.conn.getTransaction(signature, { maxSupportedTransactionVersion: 0 });
+    expect(landed?.meta?.fee).toBe(6000);
+    expect(landed?.meta?.computeUnitsConsumed).toBe(450); // 150 per builtin instruction
+    expect(landed?.meta?.preBalances[0]).toBe(LAMPORTS_PER_SOL);
+    expect(landed?.meta?.postBalances[0]).toBe(LAMPORTS_PER_SOL / 2 - 6000);
+    expect(landed?.meta?.innerInstructions).toEqual([]);
+  });
+
   it('runs v0 transactions and two-signer transactions', async () => {
     const payer = Keypair.generate();
     const other = Keypair.generate();
@@ -151,8 +179,9 @@ describe('devnet transactions', () => {
     expect(res.error?.message).toBe(
       'Transaction simulation failed: Error processing Instruction 0: custom program error: 0x0',
     );
+    // Agave 4.3's System program prints the address with its (absent) seed base.
     expect(res.error?.data.logs).toContain(
-      `Create Account: account ${created.publicKey.toBase58()} already in use`,
+      `Create Account: account Address { address: ${created.publicKey.toBase58()}, base: None } already in use`,
     );
   });
 

@@ -1,7 +1,20 @@
-// Committed account state with an owner index for getProgramAccounts. Stored
+// The node's copy of the committed account state, with an owner index for
+// getProgramAccounts. The runtime (svm.ts) holds the same accounts for
+// execution; the bank copies every account a transaction changed into this
+// store, which also feeds the ledger and the PubSub notifications. Stored
 // states are never mutated: a write replaces the object, so slot records and
 // notifications can keep references to them.
-import type { AccountState, Address } from './program-api.ts';
+
+/** 32-byte public key as base58 text; the map key. */
+export type Address = string;
+
+export interface AccountState {
+  lamports: bigint;
+  /** base58 program id that owns the account. */
+  owner: Address;
+  data: Uint8Array;
+  executable: boolean;
+}
 
 export class AccountStore {
   private readonly accounts = new Map<Address, AccountState>();

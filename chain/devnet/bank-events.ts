@@ -1,8 +1,9 @@
 // The bank's events: a slot opened, a transaction landed (processed), a
 // closed slot reached confirmed or finalized. Listeners run synchronously.
+
+import type { AccountState, Address } from './account-store.ts';
 import type { TxRecord } from './history.ts';
 import type { SlotRecord } from './ledger-codec.ts';
-import type { AccountState, Address } from './program-api.ts';
 
 export type Writes = ReadonlyMap<Address, AccountState | null>;
 type Listener<A extends unknown[]> = (...args: A) => void;

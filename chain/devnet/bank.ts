@@ -1,38 +1,31 @@
-// The bank: accounts, slots and blockhashes, transaction processing and
-// history, commitment levels, persistence through the ledger. Single-threaded
-// by design: a transaction executes to completion inside one call, so
-// copy-on-write per transaction is all the isolation needed.
-import { createHash, randomBytes } from 'node:crypto';
+// The bank: what a node adds around Solana's runtime (chain-state.ts, svm.ts)
+// — slots and their blockhashes, the blockhash and duplicate checks, preflight,
+// history, commitment levels, events, and persistence through the ledger.
+// Single-threaded: a transaction executes to completion inside one call.
 import bs58 from 'bs58';
 import { type Logger, pino } from 'pino';
-import { AccountStore } from './account-store.ts';
+import type { AccountState, Address } from './account-store.ts';
 import { BankEvents } from './bank-events.ts';
+import { type OpenedState, openState, snapshotHeader } from './bank-open.ts';
 import {
   BankHaltedError,
   type BankOptions,
   type ProcessOptions,
   type ProcessOutcome,
+  type ProgramImage,
   type SignatureStatus,
 } from './bank-types.ts';
-import { createComputeBudgetProgram, programAccount } from './builtins.ts';
-import { MAX_PROCESSING_AGE, rentExemptMinimum, STATUS_CACHE_SLOTS } from './constants.ts';
-import { type Ed25519Signer, generateSigner, signerFromSeed } from './ed25519.ts';
-import { type ExecutionResult, executeTransaction } from './executor.ts';
-import { airdropTransaction, FAUCET_LAMPORTS } from './faucet.ts';
-import { type AddressQuery, TxHistory, type TxRecord } from './history.ts';
-import { EMPTY_ACCOUNT } from './invoke-context.ts';
-import { Ledger, type LoadedLedger } from './ledger.ts';
-import type { SlotInfo, SlotRecord, SnapshotHeader } from './ledger-codec.ts';
-import type { AccountState, Address, Program } from './program-api.ts';
-import { type Commitment, SlotTracker } from './slot-tracker.ts';
-import { createSystemProgram } from './system-program.ts';
-import {
-  type DecodedTransaction,
-  decodeTransaction,
-  transactionSignature,
-  verifyTransactionSignatures,
-} from './transaction.ts';
-import { type TransactionErrorJson, TransactionRefused } from './tx-error.ts';
+import type { ChainState } from './chain-state.ts';
+import { STATUS_CACHE_SLOTS } from './constants.ts';
+import { installPrograms } from './deploy.ts';
+import type { Ed25519Signer } from './ed25519.ts';
+import { airdrop } from './faucet.ts';
+import type { AddressQuery, TxRecord } from './history.ts';
+import type { Ledger } from './ledger.ts';
+import type { SlotInfo, SlotRecord } from './ledger-codec.ts';
+import type { Commitment, SlotTracker } from './slot-tracker.ts';
+import { type DecodedTransaction, transactionSignature } from './transaction.ts';
+import type { TransactionErrorJson } from './tx-error.ts';
 
 const SILENT = pino({ level: 'silent' });
 
@@ -43,9 +36,8 @@ export class Bank {
   readonly genesisHash: string;
   readonly faucet: Ed25519Signer;
   readonly faucetAddress: Address;
-  private readonly accounts = new AccountStore();
-  private readonly programs = new Map<Address, Program>();
-  private readonly history = new TxHistory();
+  /** The runtime, the node's copy of its accounts, and the history. */
+  private readonly chain: ChainState;
   private readonly slots: SlotTracker;
   private readonly unfinalized: SlotRecord[] = [];
   /** Slot, landed-transaction and commitment events (the PubSub server listens). */
@@ -53,84 +45,46 @@ export class Bank {
   private readonly historyLimit: number;
   private readonly compactBytes: number;
   private readonly log: Logger;
-  private ledger: Ledger | null = null;
-  private pendingTxs: TxRecord[] = [];
-  private pendingAccounts = new Map<Address, AccountState | null>();
-  private txCount = 0;
+  private ledger: Ledger | null;
   private timer: NodeJS.Timeout | null = null;
   private haltReason: string | null = null;
   private closed = false;
 
-  private constructor(opts: BankOptions, genesisHash: string, faucet: Ed25519Signer) {
-    this.slots = new SlotTracker(
-      genesisHash,
-      opts.finalizeDepth ?? 32,
-      opts.clock ?? (() => Date.now() / 1000),
-    );
+  private constructor(
+    opts: BankOptions,
+    private readonly state: OpenedState,
+  ) {
     this.historyLimit = opts.historyLimit ?? 100_000;
     this.compactBytes = opts.compactBytes ?? 16 * 1024 * 1024;
     this.log = opts.logger ?? SILENT;
-    this.genesisHash = genesisHash;
-    this.faucet = faucet;
-    this.faucetAddress = bs58.encode(faucet.publicKey);
-    for (const p of [createSystemProgram(), createComputeBudgetProgram(), ...(opts.programs ?? [])]) {
-      this.programs.set(p.programId, p);
-    }
+    this.genesisHash = state.genesisHash;
+    this.faucet = state.faucet;
+    this.faucetAddress = bs58.encode(state.faucet.publicKey);
+    this.chain = state.chain;
+    this.slots = state.slots;
+    this.ledger = state.ledger;
   }
 
   /** Opens the ledger in `ledgerDir` (creating genesis when empty) or an in-memory chain. */
   static open(opts: BankOptions = {}): Bank {
-    const opened = opts.ledgerDir ? Ledger.open(opts.ledgerDir) : null;
+    const bank = new Bank(opts, openState(opts, opts.logger ?? SILENT));
     try {
-      const loaded = opened?.loaded ?? null;
-      const bank = loaded
-        ? new Bank(opts, loaded.header.genesisHash, signerFromSeed(bs58.decode(loaded.header.faucetSeed)))
-        : new Bank(
-            opts,
-            bs58.encode(createHash('sha256').update(randomBytes(32)).digest()),
-            generateSigner(),
-          );
-      bank.ledger = opened?.ledger ?? null;
-      if (loaded) bank.restore(loaded);
-      else bank.genesis();
-      for (const id of bank.programs.keys()) bank.accounts.set(id, programAccount(id));
-      return bank;
+      bank.install(opts.programs ?? []);
     } catch (err) {
-      opened?.ledger.close();
+      bank.close();
       throw err;
     }
+    return bank;
   }
 
-  private genesis(): void {
-    this.accounts.set(this.faucetAddress, { ...EMPTY_ACCOUNT, lamports: FAUCET_LAMPORTS });
-    this.slots.openSlot(0);
-    this.slots.confirm(0);
-    this.ledger?.writeSnapshot(this.snapshotHeader(0), this.persistentAccounts(), []);
-    this.slots.openSlot(1);
+  /** Deploys or upgrades the configured programs, then closes the slot so they can run. */
+  private install(programs: readonly ProgramImage[]): void {
+    if (installPrograms(this, programs, this.log)) this.advanceSlot();
   }
 
-  private restore(loaded: LoadedLedger): void {
-    const { header } = loaded;
-    for (const info of header.recentSlots) this.slots.remember(info);
-    for (const [address, state] of loaded.accounts) this.accounts.set(address, state);
-    for (const record of loaded.history) this.history.add(record);
-    this.txCount = header.transactionCount;
-    let last = header.slot;
-    for (const record of loaded.records) {
-      this.slots.remember({ slot: record.slot, blockhash: record.blockhash, blockTime: record.blockTime });
-      for (const [address, state] of record.accounts) this.accounts.set(address, state);
-      for (const tx of record.txs) this.history.add(tx);
-      this.txCount += record.txs.length;
-      last = record.slot;
-    }
-    if (loaded.truncatedBytes > 0) {
-      this.log.warn(
-        { bytes: loaded.truncatedBytes },
-        'devnet ledger: cut a torn or corrupt tail off the log',
-      );
-    }
-    this.slots.confirm(last);
-    this.slots.openSlot(last + 1);
+  /** Opens `slot` with a new blockhash and gives programs its clock. */
+  private openSlot(slot: number): void {
+    this.chain.setClock(this.slots.openSlot(slot));
   }
 
   // ── slots ────────────────────────────────────────────────────────────
@@ -155,7 +109,7 @@ export class Bank {
       if (this.timer) clearInterval(this.timer);
       return;
     }
-    this.slots.openSlot(record.slot + 1);
+    this.openSlot(record.slot + 1);
     this.commitSlot(record);
     this.events.emitSlot(this.slots.current.slot);
     if (this.ledger && this.ledger.logBytes > Math.max(this.compactBytes, this.ledger.snapshotBytes)) {
@@ -164,14 +118,7 @@ export class Bank {
   }
 
   private takeSlotRecord(): SlotRecord {
-    const record: SlotRecord = {
-      ...this.slots.current,
-      txs: this.pendingTxs,
-      accounts: this.pendingAccounts,
-    };
-    this.pendingTxs = [];
-    this.pendingAccounts = new Map();
-    return record;
+    return { ...this.slots.current, ...this.chain.takePending() };
   }
 
   private commitSlot(record: SlotRecord): void {
@@ -201,7 +148,7 @@ export class Bank {
   }
 
   get transactionCount(): number {
-    return this.txCount;
+    return this.chain.transactionCount;
   }
 
   slotInfo(slot: number): SlotInfo | undefined {
@@ -219,17 +166,20 @@ export class Bank {
 
   // ── accounts ─────────────────────────────────────────────────────────
 
-  /** Committed state; callers must not mutate it. */
+  /**
+   * Committed state; callers must not mutate it. Accounts no transaction has
+   * written (builtins, sysvars, the runtime's preloaded programs) come from the runtime.
+   */
   getAccount(address: Address): AccountState | null {
-    return this.accounts.get(address) ?? null;
+    return this.chain.getAccount(address);
   }
 
   accountsOwnedBy(owner: Address): Iterable<[Address, AccountState]> {
-    return this.accounts.ownedBy(owner);
+    return this.chain.accountsOwnedBy(owner);
   }
 
   rentExemptMinimum(dataLength: number): bigint {
-    return rentExemptMinimum(dataLength);
+    return this.chain.rentExemptMinimum(dataLength);
   }
 
   // ── transactions ─────────────────────────────────────────────────────
@@ -245,88 +195,36 @@ export class Bank {
     if (this.closed) throw new BankHaltedError('devnet is closed');
     if (this.haltReason && opts.mode !== 'simulate')
       throw new BankHaltedError(`devnet halted: ${this.haltReason}`);
-    if (opts.verifySignatures && !verifyTransactionSignatures(tx)) return refuse('SignatureFailure');
-    if (this.history.has(signature)) return refuse('AlreadyProcessed');
+    if (this.chain.history.has(signature)) return refuse('AlreadyProcessed');
     if (
       !(opts.mode === 'simulate' && opts.replaceRecentBlockhash) &&
       !this.isBlockhashValid(tx.recentBlockhash)
     ) {
       return refuse('BlockhashNotFound');
     }
-    let execution: ExecutionResult;
-    try {
-      execution = executeTransaction(
-        {
-          programs: this.programs,
-          read: (address) => this.accounts.get(address) ?? EMPTY_ACCOUNT,
-          clock: {
-            slot: BigInt(this.slots.current.slot),
-            unixTimestamp: BigInt(this.slots.current.blockTime),
-          },
-        },
-        tx,
-      );
-    } catch (err) {
-      if (err instanceof TransactionRefused) return refuse(err.error);
-      throw err;
+    if (opts.mode !== 'commit') {
+      // Preflight is a simulation; only a transaction that passes it is sent.
+      const simulated = this.chain.simulate(tx, opts.verifySignatures);
+      if (opts.mode === 'simulate' || simulated.err !== null) {
+        return { signature, err: simulated.err, execution: simulated, landed: false };
+      }
     }
-    if (execution.programFault) {
-      this.log.warn({ err: execution.programFault, signature }, 'devnet: a program threw a non-ProgramError');
-    }
-    const land = opts.mode === 'commit' || (opts.mode === 'preflight' && execution.err === null);
-    if (land) this.commitTransaction(tx, signature, execution);
-    return { signature, err: execution.err, execution, landed: land };
-  }
-
-  private commitTransaction(tx: DecodedTransaction, signature: string, execution: ExecutionResult): void {
-    for (const [address, state] of execution.writes) {
-      this.accounts.set(address, state);
-      this.pendingAccounts.set(address, state);
-    }
-    const record: TxRecord = {
-      signature,
-      slot: this.slots.current.slot,
-      blockTime: this.slots.current.blockTime,
-      err: execution.err,
-      fee: execution.fee,
-      preBalances: execution.preBalances,
-      postBalances: execution.postBalances,
-      logs: execution.logs,
-      unitsConsumed: execution.unitsConsumed,
-      wire: tx.wire.slice(),
-      accountKeys: tx.accountKeys,
-    };
-    this.history.add(record);
-    this.pendingTxs.push(record);
-    this.txCount++;
-    this.events.emitProcessed(record, execution.writes);
+    const { execution, record } = this.chain.send(tx, signature, opts.verifySignatures, this.slots.current);
+    if (record) this.events.emitProcessed(record, execution.writes);
+    return { signature, err: execution.err, execution, landed: record !== null };
   }
 
   /** Transfers from the faucet; the outcome carries the signature (or the error). */
   requestAirdrop(to: Address, lamports: bigint): ProcessOutcome {
-    // An identical airdrop under the same blockhash would repeat a signature,
-    // so walk back through still-valid blockhashes until one is unused.
-    let outcome: ProcessOutcome | null = null;
-    for (
-      let slot = this.slots.current.slot;
-      slot >= Math.max(0, this.slots.current.slot - MAX_PROCESSING_AGE);
-      slot--
-    ) {
-      const info = this.slots.info(slot);
-      if (!info) continue;
-      const tx = decodeTransaction(airdropTransaction(this.faucet, to, lamports, info.blockhash));
-      outcome = this.processTransaction(tx, { mode: 'preflight', verifySignatures: false });
-      if (outcome.err !== 'AlreadyProcessed') return outcome;
-    }
-    return outcome ?? { signature: '', err: 'BlockhashNotFound', execution: null, landed: false };
+    return airdrop(this, to, lamports);
   }
 
   getTransaction(signature: string): TxRecord | undefined {
-    return this.history.get(signature);
+    return this.chain.history.get(signature);
   }
 
   signatureStatus(signature: string, searchHistory: boolean): SignatureStatus | null {
-    const record = this.history.get(signature);
+    const record = this.chain.history.get(signature);
     if (!record) return null;
     if (!searchHistory && record.slot < this.slots.current.slot - STATUS_CACHE_SLOTS) return null;
     const confirmationStatus = this.commitmentOf(record.slot);
@@ -339,38 +237,19 @@ export class Bank {
   }
 
   signaturesForAddress(address: Address, query: AddressQuery): TxRecord[] {
-    return this.history.forAddress(address, query);
+    return this.chain.signaturesForAddress(address, query);
   }
 
   // ── persistence ──────────────────────────────────────────────────────
 
-  private snapshotHeader(slot: number): SnapshotHeader {
-    return {
-      version: 1,
-      genesisHash: this.genesisHash,
-      faucetSeed: bs58.encode(this.faucet.seed),
-      slot,
-      recentSlots: this.slots.recent(slot),
-      transactionCount: this.txCount,
-    };
-  }
-
-  /** Program accounts are re-created at start, so they are left out. */
-  private *persistentAccounts(): Generator<[Address, AccountState]> {
-    for (const entry of this.accounts.entries()) if (!this.programs.has(entry[0])) yield entry;
-  }
-
   /** Writes a snapshot of everything up to the last closed slot and empties the log. */
   private compact(): void {
-    if (!this.ledger || this.pendingTxs.length > 0 || this.pendingAccounts.size > 0) return;
+    if (!this.ledger || this.chain.hasPending) return;
     const started = Date.now();
-    const dropped = this.history.prune(this.historyLimit, this.slots.current.slot - STATUS_CACHE_SLOTS);
+    const dropped = this.chain.history.prune(this.historyLimit, this.slots.current.slot - STATUS_CACHE_SLOTS);
     try {
-      this.ledger.writeSnapshot(
-        this.snapshotHeader(this.slots.slotAt('confirmed')),
-        this.persistentAccounts(),
-        this.history.all(),
-      );
+      const header = snapshotHeader(this.state, this.slots.slotAt('confirmed'));
+      this.ledger.writeSnapshot(header, this.chain.allAccounts(), this.chain.history.all());
     } catch (err) {
       // The log still holds everything; try again at the next threshold.
       this.log.error({ err }, 'devnet ledger: snapshot failed');

@@ -1,8 +1,12 @@
 // requestAirdrop: a System transfer from devnet's faucet key, signed here and
-// processed like any other transaction so it has a signature that confirms.
+// processed like any other transaction (the runtime executes it) so it has a
+// signature that confirms.
 import bs58 from 'bs58';
-import { SYSTEM_PROGRAM_ID } from './constants.ts';
+import type { Address } from './account-store.ts';
+import type { Bank, ProcessOutcome } from './bank.ts';
+import { MAX_PROCESSING_AGE, SYSTEM_PROGRAM_ID } from './constants.ts';
 import type { Ed25519Signer } from './ed25519.ts';
+import { decodeTransaction } from './transaction.ts';
 
 /** 500 million SOL: airdrops never run dry in practice. */
 export const FAUCET_LAMPORTS = 500_000_000n * 1_000_000_000n;
@@ -38,4 +42,19 @@ export function airdropTransaction(
   wire.set(signature, 1);
   wire.set(message, 65);
   return wire;
+}
+
+/** Lands an airdrop through preflight; the outcome carries the signature (or the error). */
+export function airdrop(bank: Bank, to: Address, lamports: bigint): ProcessOutcome {
+  // An identical airdrop under the same blockhash would repeat a signature,
+  // so walk back through still-valid blockhashes until one is unused.
+  let outcome: ProcessOutcome | null = null;
+  for (let slot = bank.slot; slot >= Math.max(0, bank.slot - MAX_PROCESSING_AGE); slot--) {
+    const info = bank.slotInfo(slot);
+    if (!info) continue;
+    const tx = decodeTransaction(airdropTransaction(bank.faucet, to, lamports, info.blockhash));
+    outcome = bank.processTransaction(tx, { mode: 'preflight', verifySignatures: false });
+    if (outcome.err !== 'AlreadyProcessed') return outcome;
+  }
+  return outcome ?? { signature: '', err: 'BlockhashNotFound', execution: null, landed: false };
 }

@@ -1,7 +1,8 @@
 // Landed transactions (successes and failures that paid their fee), looked
 // up by signature and by account. Bounded: the oldest records beyond the
 // limit are dropped once they are too old to be replayed anyway.
-import type { Address } from './program-api.ts';
+import type { Address } from './account-store.ts';
+import type { InnerInstructions, ReturnData } from './svm.ts';
 import type { TransactionErrorJson } from './tx-error.ts';
 
 export interface TxRecord {
@@ -14,6 +15,9 @@ export interface TxRecord {
   postBalances: bigint[];
   logs: string[];
   unitsConsumed: number;
+  /** CPIs, per top-level instruction that made any. */
+  innerInstructions: InnerInstructions[];
+  returnData: ReturnData | null;
   /** The transaction as sent (signatures + message). */
   wire: Uint8Array;
   accountKeys: Address[];

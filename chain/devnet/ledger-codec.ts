@@ -1,8 +1,9 @@
 // JSON forms of what the ledger stores: account states, transaction records
 // and slot records. Lamports travel as decimal strings (they exceed 2^53),
 // bytes as base64.
+import type { AccountState, Address } from './account-store.ts';
 import type { TxRecord } from './history.ts';
-import type { AccountState, Address } from './program-api.ts';
+import type { InnerInstructions } from './svm.ts';
 import { decodeTransaction } from './transaction.ts';
 import type { TransactionErrorJson } from './tx-error.ts';
 
@@ -33,6 +34,10 @@ type TxJson = {
   g: string[];
   u: number;
   w: string;
+  /** Inner instructions, when there were any (format 2). */
+  i?: InnerInstructions[];
+  /** Return data [program id, base64], when there was any (format 2). */
+  r?: [Address, string];
 };
 type SlotJson = { s: number; h: string; t: number; x?: TxJson[]; a?: [Address, AccountJson | null][] };
 
@@ -60,6 +65,8 @@ export function txToJson(r: TxRecord): TxJson {
     g: r.logs,
     u: r.unitsConsumed,
     w: b64(r.wire),
+    ...(r.innerInstructions.length > 0 ? { i: r.innerInstructions } : {}),
+    ...(r.returnData ? { r: [r.returnData.programId, b64(r.returnData.data)] as [Address, string] } : {}),
   };
 }
 
@@ -75,6 +82,8 @@ export function txFromJson(j: TxJson): TxRecord {
     postBalances: j.post.map(BigInt),
     logs: j.g,
     unitsConsumed: j.u,
+    innerInstructions: j.i ?? [],
+    returnData: j.r ? { programId: j.r[0], data: unb64(j.r[1]) } : null,
     wire,
     accountKeys: decodeTransaction(wire).accountKeys,
   };
@@ -105,8 +114,13 @@ export function slotFromJson(text: string): SlotRecord {
   };
 }
 
+/**
+ * Format 2 (the runtime's ledger): program accounts are stored like any other
+ * and transactions may carry inner instructions and return data. Format 1
+ * (the TypeScript bank's) still loads; its programs are deployed at start.
+ */
 export interface SnapshotHeader {
-  version: 1;
+  version: 1 | 2;
   genesisHash: string;
   /** base58 of the faucet's 32-byte seed: devnet's own key, not a secret worth guarding. */
   faucetSeed: string;

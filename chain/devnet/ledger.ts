@@ -24,6 +24,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import type { AccountState, Address } from './account-store.ts';
 import type { TxRecord } from './history.ts';
 import {
   accountFromJson,
@@ -36,7 +37,6 @@ import {
   txFromJson,
   txToJson,
 } from './ledger-codec.ts';
-import type { AccountState, Address } from './program-api.ts';
 
 export interface LoadedLedger {
   header: SnapshotHeader;
@@ -142,7 +142,7 @@ export class Ledger {
     for (const line of lines(readFileSync(snapshotPath))) {
       if (!header) {
         header = JSON.parse(line) as SnapshotHeader;
-        if (header.version !== 1)
+        if (header.version !== 1 && header.version !== 2)
           throw new Error(`${snapshotPath}: unsupported snapshot version ${header.version}`);
         continue;
       }

@@ -2,8 +2,8 @@
 // lamports, owner, executable, rentEpoch, space. jsonParsed falls back to
 // base64 as a real node does for programs it has no parser for.
 import bs58 from 'bs58';
+import type { AccountState } from './account-store.ts';
 import { U64_MAX } from './constants.ts';
-import type { AccountState } from './program-api.ts';
 import { invalidParams, rpcInvalid } from './rpc-errors.ts';
 import { type Config, integer } from './rpc-params.ts';
 

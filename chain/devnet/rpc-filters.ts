@@ -1,7 +1,7 @@
 // getProgramAccounts / programSubscribe filters: memcmp (base58 or base64
 // bytes at an offset) and dataSize, at most four, all of which must match.
 import bs58 from 'bs58';
-import type { AccountState } from './program-api.ts';
+import type { AccountState } from './account-store.ts';
 import { invalidParam, invalidParams, rpcInvalid } from './rpc-errors.ts';
 import { type Config, decodeBase64Strict, integer } from './rpc-params.ts';
 

@@ -1,10 +1,6 @@
 // Chain-level RPC methods: slots, blockhashes, fees, rent, node info.
-import {
-  LAMPORTS_PER_SIGNATURE,
-  MAX_PERMITTED_DATA_LENGTH,
-  rentExemptMinimum,
-  SLOTS_PER_EPOCH,
-} from './constants.ts';
+import { MAX_PERMITTED_DATA_LENGTH, SLOTS_PER_EPOCH } from './constants.ts';
+import { messageFee } from './fees.ts';
 import { DEVNET_FEATURE_SET, DEVNET_VERSION, type RpcMethod, withContext } from './rpc-context.ts';
 import { RpcCode, RpcError, rpcInvalid } from './rpc-errors.ts';
 import {
@@ -16,7 +12,7 @@ import {
   param,
   stringParam,
 } from './rpc-params.ts';
-import { decodeTransaction } from './transaction.ts';
+import { type DecodedTransaction, decodeTransaction } from './transaction.ts';
 
 const slotMethod: RpcMethod = (params, { bank }) => {
   const config = configParam(params, 0);
@@ -25,13 +21,12 @@ const slotMethod: RpcMethod = (params, { bank }) => {
   return slot;
 };
 
-function decodeMessage(text: string): { numRequiredSignatures: number; recentBlockhash: string } {
+function decodeMessage(text: string): DecodedTransaction {
   const bytes = decodeBase64Strict(text);
   if (!bytes) throw rpcInvalid('invalid base64 encoding');
   try {
     // A message alone is a transaction with zero signatures in front.
-    const tx = decodeTransaction(new Uint8Array(Buffer.concat([Buffer.from([0]), bytes])));
-    return { numRequiredSignatures: tx.header.numRequiredSignatures, recentBlockhash: tx.recentBlockhash };
+    return decodeTransaction(new Uint8Array(Buffer.concat([Buffer.from([0]), bytes])));
   } catch (err) {
     throw rpcInvalid(`failed to deserialize message: ${(err as Error).message}`);
   }
@@ -84,15 +79,13 @@ export const chainMethods: Record<string, RpcMethod> = {
   getFeeForMessage: (params, { bank }) => {
     const message = decodeMessage(stringParam(param(params, 0, 'message'), 'message'));
     const config = configParam(params, 1);
-    const fee = bank.isBlockhashValid(message.recentBlockhash)
-      ? LAMPORTS_PER_SIGNATURE * BigInt(message.numRequiredSignatures)
-      : null;
+    const fee = bank.isBlockhashValid(message.recentBlockhash) ? messageFee(message) : null;
     return withContext(bank.slotAt(commitmentParam(config)), fee);
   },
-  getMinimumBalanceForRentExemption: (params) => {
+  getMinimumBalanceForRentExemption: (params, { bank }) => {
     const length = integer(param(params, 0, 'data length'), 'data length', 0, MAX_PERMITTED_DATA_LENGTH);
     configParam(params, 1);
-    return rentExemptMinimum(length);
+    return bank.rentExemptMinimum(length);
   },
   getEpochInfo: (params, { bank }) => {
     const slot = bank.slotAt(commitmentParam(configParam(params, 0)));

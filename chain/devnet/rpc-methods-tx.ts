@@ -20,7 +20,13 @@ import {
   signatureParam,
   stringParam,
 } from './rpc-params.ts';
-import { renderTransaction, type TxEncoding, transactionVersion } from './rpc-tx-json.ts';
+import {
+  innerInstructionsJson,
+  renderTransaction,
+  returnDataJson,
+  type TxEncoding,
+  transactionVersion,
+} from './rpc-tx-json.ts';
 import {
   type DecodedTransaction,
   decodeTransaction,
@@ -106,7 +112,7 @@ function sendTransaction(params: unknown[], { bank, logger }: RpcContext): strin
         innerInstructions: null,
         logs: outcome.execution?.logs ?? [],
         replacementBlockhash: null,
-        returnData: null,
+        returnData: returnDataJson(outcome.execution?.returnData ?? null),
         unitsConsumed: outcome.execution?.unitsConsumed ?? 0,
       },
     );
@@ -153,8 +159,10 @@ function simulateTransaction(params: unknown[], { bank }: RpcContext) {
     logs: outcome.execution?.logs ?? [],
     accounts: accounts ?? null,
     unitsConsumed: outcome.execution?.unitsConsumed ?? 0,
-    returnData: null,
-    innerInstructions: optionalBool(config, 'innerInstructions') ? [] : null,
+    returnData: returnDataJson(outcome.execution?.returnData ?? null),
+    innerInstructions: optionalBool(config, 'innerInstructions')
+      ? innerInstructionsJson(outcome.execution?.innerInstructions ?? [])
+      : null,
     replacementBlockhash: replace
       ? { blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight }
       : null,

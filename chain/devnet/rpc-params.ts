@@ -1,8 +1,8 @@
 // Parameter parsing for the RPC methods: positional params as real nodes
 // take them, with Invalid params (-32602) for anything malformed.
 import bs58 from 'bs58';
+import type { Address } from './account-store.ts';
 import type { Commitment } from './bank.ts';
-import type { Address } from './program-api.ts';
 import { invalidParam, invalidParams, RpcCode, RpcError, rpcInvalid } from './rpc-errors.ts';
 
 export type Config = Record<string, unknown>;

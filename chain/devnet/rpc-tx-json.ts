@@ -4,6 +4,7 @@
 import bs58 from 'bs58';
 import { SYSTEM_PROGRAM_ID } from './constants.ts';
 import type { TxRecord } from './history.ts';
+import type { InnerInstructions, ReturnData } from './svm.ts';
 import { type DecodedTransaction, decodeTransaction, isSignerIndex, isWritableIndex } from './transaction.ts';
 
 export type TxEncoding = 'json' | 'jsonParsed' | 'base64' | 'base58';
@@ -77,6 +78,31 @@ function jsonMessage(tx: DecodedTransaction) {
   };
 }
 
+/** Inner instructions as getTransaction and simulateTransaction show them; jsonParsed names the accounts. */
+export function innerInstructionsJson(inner: InnerInstructions[], keys?: string[]) {
+  return inner.map(({ index, instructions }) => ({
+    index,
+    instructions: instructions.map((ix) =>
+      keys
+        ? {
+            programId: keys[ix.programIdIndex],
+            accounts: ix.accounts.map((i) => keys[i]),
+            data: ix.data,
+            stackHeight: ix.stackHeight,
+          }
+        : ix,
+    ),
+  }));
+}
+
+export function returnDataJson(returnData: ReturnData | null) {
+  if (!returnData) return null;
+  return {
+    programId: returnData.programId,
+    data: [Buffer.from(returnData.data).toString('base64'), 'base64'],
+  };
+}
+
 export function renderTransaction(record: TxRecord, encoding: TxEncoding, includeVersion: boolean) {
   const tx = decodeTransaction(record.wire);
   let transaction: unknown;
@@ -94,12 +120,16 @@ export function renderTransaction(record: TxRecord, encoding: TxEncoding, includ
     fee: record.fee,
     preBalances: record.preBalances,
     postBalances: record.postBalances,
-    innerInstructions: [],
+    innerInstructions: innerInstructionsJson(
+      record.innerInstructions,
+      encoding === 'jsonParsed' ? tx.accountKeys : undefined,
+    ),
     logMessages: record.logs,
     preTokenBalances: [],
     postTokenBalances: [],
     rewards: [],
     ...(includeVersion ? { loadedAddresses: { writable: [], readonly: [] } } : {}),
+    ...(record.returnData ? { returnData: returnDataJson(record.returnData) } : {}),
     computeUnitsConsumed: record.unitsConsumed,
   };
   return {

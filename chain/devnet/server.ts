@@ -1,12 +1,13 @@
-// startDevnet: the bank (with System, ComputeBudget and the mail program),
+// startDevnet: the bank (Solana's runtime with the mail program deployed),
 // JSON-RPC over HTTP on one port and PubSub over WebSocket on the next.
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import bs58 from 'bs58';
 import { type Logger, pino } from 'pino';
 import { WebSocketServer } from 'ws';
 import { DEFAULT_PROGRAM_ID } from '../program-id.ts';
-import { Bank } from './bank.ts';
-import type { Program } from './program-api.ts';
+import { Bank, type ProgramImage } from './bank.ts';
 import { createRpcListener, DEFAULT_MAX_BODY_BYTES } from './rpc.ts';
 import { startPubsub } from './ws.ts';
 
@@ -33,9 +34,14 @@ export interface DevnetOptions {
   /** Landed transactions kept in history; default 100 000. */
   historyLimit?: number;
   maxBodyBytes?: number;
-  /** false: run only the System and ComputeBudget programs. */
+  /** false: no mail program, only what the runtime has built in (System, ComputeBudget, SPL programs). */
   mailProgram?: boolean;
+  /** The mail program's SBF binary; default MAIL_PROGRAM_PATH. */
+  programPath?: string;
 }
+
+/** Where `npm run build:program` writes the mail program. */
+export const MAIL_PROGRAM_PATH = fileURLToPath(new URL('../program/mail_program.so', import.meta.url));
 
 export interface Devnet {
   rpcUrl: string;
@@ -48,10 +54,13 @@ export interface Devnet {
   close(): Promise<void>;
 }
 
-async function loadMailProgram(programId: string): Promise<Program> {
-  // Loaded lazily so a System-only devnet never pulls in the mail program's modules.
-  const { createMailProgram } = await import('./mail-program/index.ts');
-  return createMailProgram(programId);
+function loadMailProgram(programId: string, path: string): ProgramImage {
+  if (!existsSync(path)) {
+    throw new Error(
+      `devnet: the mail program binary ${path} is missing; build it with \`npm run build:program\``,
+    );
+  }
+  return { programId, elf: new Uint8Array(readFileSync(path)) };
 }
 
 function listen(server: Server, host: string, port: number): Promise<number> {
@@ -114,7 +123,8 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
   if (!isAddress(programId))
     throw new Error(`devnet: program id ${JSON.stringify(programId)} is not a base58 public key`);
   const logger = opts.logger ?? SILENT;
-  const programs = opts.mailProgram === false ? [] : [await loadMailProgram(programId)];
+  const programs =
+    opts.mailProgram === false ? [] : [loadMailProgram(programId, opts.programPath ?? MAIL_PROGRAM_PATH)];
   const bank = Bank.open({
     ledgerDir: opts.dataDir,
     programs,
@@ -123,7 +133,9 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     historyLimit: opts.historyLimit,
     logger,
   });
-  const rpcServer = createServer();
+  // Clients keep pooled connections idle while they wait for confirmations;
+  // Node's 5 s keep-alive default races their reuse ("other side closed").
+  const rpcServer = createServer({ keepAliveTimeout: 60_000, headersTimeout: 65_000 });
   const wsServer = createServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain' });
     res.end('WebSocket (Solana PubSub) only\n');

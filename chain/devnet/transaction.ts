@@ -3,10 +3,9 @@
 // compact-u16 lengths) and separate from sanitizing and signature checks so
 // the RPC layer can map each failure to the error a real node returns.
 import bs58 from 'bs58';
+import type { Address } from './account-store.ts';
 import { PACKET_DATA_SIZE } from './constants.ts';
-import { verifyEd25519 } from './ed25519.ts';
 import { encodeKey } from './key-cache.ts';
-import type { Address } from './program-api.ts';
 
 export interface MessageHeader {
   numRequiredSignatures: number;
@@ -161,15 +160,6 @@ export function sanitizeTransaction(tx: DecodedTransaction): void {
     for (const index of ix.accountIndexes) if (index >= n) fail('invalid account index');
   }
   if (new Set(accountKeys).size !== n) throw new TransactionSanitizeError('Account loaded twice');
-}
-
-export function verifyTransactionSignatures(tx: DecodedTransaction): boolean {
-  for (let i = 0; i < tx.signatures.length; i++) {
-    const key = tx.accountKeyBytes[i];
-    const signature = tx.signatures[i];
-    if (!key || !signature || !verifyEd25519(key, tx.message, signature)) return false;
-  }
-  return true;
 }
 
 export function transactionSignature(tx: DecodedTransaction): string {

@@ -8,6 +8,7 @@ export type TransactionErrorJson =
   | string
   | { InstructionError: [number, InstructionErrorValue] }
   | { InsufficientFundsForRent: { account_index: number } }
+  | { ProgramExecutionTemporarilyRestricted: { account_index: number } }
   | { DuplicateInstruction: number };
 
 const TX_MESSAGES: Record<string, string> = {
@@ -27,6 +28,15 @@ const TX_MESSAGES: Record<string, string> = {
   UnsupportedVersion: 'Transaction version is unsupported',
   InvalidWritableAccount: 'Transaction loads a writable account that cannot be written',
   AddressLookupTableNotFound: "Transaction loads an address table account that doesn't exist",
+  CallChainTooDeep: 'Loader call chain is too deep',
+  AccountBorrowOutstanding: 'Transaction processing left an account with an outstanding borrowed reference',
+  TooManyAccountLocks: 'Transaction locked too many accounts',
+  InvalidRentPayingAccount: 'Transaction leaves an account with a lower balance than rent-exempt minimum',
+  MaxLoadedAccountsDataSizeExceeded: 'Transaction exceeded max loaded accounts data size cap',
+  InvalidLoadedAccountsDataSizeLimit:
+    'LoadedAccountsDataSizeLimit set for transaction must be greater than 0.',
+  UnbalancedTransaction: 'Sum of account balances before and after transaction do not match',
+  ProgramCacheHitMaxLimit: 'Program cache hit max limit',
 };
 
 const IX_MESSAGES: Record<string, string> = {
@@ -55,6 +65,34 @@ const IX_MESSAGES: Record<string, string> = {
   ArithmeticOverflow: 'Program arithmetic overflowed',
   ProgramFailedToComplete: 'Program failed to complete',
   InvalidAccountOwner: 'Invalid account owner',
+  DuplicateAccountIndex: 'instruction contains duplicate accounts',
+  RentEpochModified: 'instruction modified rent epoch of an account',
+  AccountDataSizeChanged: 'instruction changed the size of the account data',
+  AccountNotExecutable: 'instruction expected an executable account',
+  AccountBorrowFailed: 'instruction tries to borrow reference for an account which is already borrowed',
+  AccountBorrowOutstanding: 'instruction left account with an outstanding borrowed reference',
+  DuplicateAccountOutOfSync: 'instruction modifications of multiply-passed account differ',
+  InvalidError: 'program returned invalid error code',
+  ExecutableAccountNotRentExempt: 'executable accounts must be rent exempt',
+  UnsupportedProgramId: 'Unsupported program id',
+  CallDepth: 'Cross-program invocation call depth too deep',
+  ReentrancyNotAllowed: 'Cross-program invocation reentrancy not allowed for this instruction',
+  MaxSeedLengthExceeded: 'Length of the seed is too long for address generation',
+  InvalidSeeds: 'Provided seeds do not result in a valid address',
+  ComputationalBudgetExceeded: 'Computational budget exceeded',
+  PrivilegeEscalation: 'Cross-program invocation with unauthorized signer or writable account',
+  ProgramEnvironmentSetupFailure: 'Failed to create program execution environment',
+  ProgramFailedToCompile: 'Program failed to compile',
+  Immutable: 'Account is immutable',
+  IncorrectAuthority: 'Incorrect authority provided',
+  AccountNotRentExempt: 'An account does not have enough lamports to be rent-exempt',
+  UnsupportedSysvar: 'Unsupported sysvar',
+  IllegalOwner: 'Provided owner is not allowed',
+  MaxAccountsDataAllocationsExceeded:
+    'Accounts data allocations exceeded the maximum allowed per transaction',
+  MaxAccountsExceeded: 'Max accounts exceeded',
+  MaxInstructionTraceLengthExceeded: 'Max instruction trace length exceeded',
+  BuiltinProgramsMustConsumeComputeUnits: 'Builtin programs must consume compute units',
 };
 
 export function instructionErrorMessage(err: InstructionErrorValue): string {
@@ -72,28 +110,8 @@ export function transactionErrorMessage(err: TransactionErrorJson): string {
   if ('InsufficientFundsForRent' in err) {
     return `Transaction results in an account (${err.InsufficientFundsForRent.account_index}) with insufficient funds for rent`;
   }
+  if ('ProgramExecutionTemporarilyRestricted' in err) {
+    return `Execution of the program referenced by account at index ${err.ProgramExecutionTemporarilyRestricted.account_index} is temporarily restricted.`;
+  }
   return `Transaction contains a duplicate instruction (${err.DuplicateInstruction}) that is not allowed`;
-}
-
-/**
- * Thrown inside instruction processing for a failure the bank (not the
- * program) detects, e.g. a write to a read-only account; the executor turns
- * it into `{InstructionError: [index, variant]}`.
- */
-export class InstructionFailure extends Error {
-  constructor(
-    readonly error: InstructionErrorValue,
-    detail?: string,
-  ) {
-    super(detail ?? instructionErrorMessage(error));
-    this.name = 'InstructionFailure';
-  }
-}
-
-/** A transaction refused before it could pay its fee: it never lands. */
-export class TransactionRefused extends Error {
-  constructor(readonly error: TransactionErrorJson) {
-    super(transactionErrorMessage(error));
-    this.name = 'TransactionRefused';
-  }
 }

@@ -4,11 +4,11 @@
 // after their one notification (web3.js expects the server to drop them).
 import type { Logger } from 'pino';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
+import type { AccountState, Address } from './account-store.ts';
 import type { Bank, Commitment } from './bank.ts';
 import { SYSTEM_PROGRAM_ID } from './constants.ts';
 import type { TxRecord } from './history.ts';
 import { toJsonText } from './json-text.ts';
-import type { AccountState, Address } from './program-api.ts';
 import { type AccountView, accountViewParam, encodeAccount } from './rpc-encode.ts';
 import { RpcCode, RpcError } from './rpc-errors.ts';
 import { type Filter, filterProgramAccount, parseFilters } from './rpc-filters.ts';

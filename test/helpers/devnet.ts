@@ -8,7 +8,6 @@ import {
   Keypair,
   LAMPORTS_PER_SOL,
   type PublicKey,
-  sendAndConfirmTransaction,
   Transaction,
   type TransactionInstruction,
 } from '@solana/web3.js';
@@ -58,10 +57,19 @@ export async function startTestChain(opts: Partial<DevnetOptions> = {}): Promise
     const latest = await connection.getLatestBlockhash('confirmed');
     await connection.confirmTransaction({ signature, ...latest }, 'confirmed');
   };
-  const send = (ixs: TransactionInstruction[], signers: Keypair[]) =>
-    sendAndConfirmTransaction(connection, new Transaction().add(...ixs), signers, {
-      commitment: 'confirmed',
+  // A fresh blockhash for every send: web3.js would reuse one for 30 s, longer
+  // than the 150 slots (6 s at 40 ms) a blockhash stays valid here.
+  const send = async (ixs: TransactionInstruction[], signers: Keypair[]) => {
+    const latest = await connection.getLatestBlockhash('confirmed');
+    const tx = new Transaction({ feePayer: signers[0]?.publicKey, ...latest }).add(...ixs);
+    tx.sign(...signers);
+    const signature = await connection.sendRawTransaction(tx.serialize(), {
+      preflightCommitment: 'confirmed',
     });
+    const { value } = await connection.confirmTransaction({ signature, ...latest }, 'confirmed');
+    if (value.err) throw new Error(`Transaction ${signature} failed (${JSON.stringify(value)})`);
+    return signature;
+  };
   return {
     devnet,
     dataDir: dir,

@@ -1,0 +1,92 @@
+// Helpers the `sealpost program …` commands share: option parsers, keypair
+// files named in errors, a connection that proves the RPC answers, and
+// deploy refusals turned into CLI errors.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Connection, Keypair } from '@solana/web3.js';
+import { InvalidArgumentError } from 'commander';
+import { isBase58Key } from '../../../chain/index.ts';
+import { readKeypairFile } from '../../keys/keypair-file.ts';
+import { DeployError } from '../../program-deploy/onchain.ts';
+import { CliError } from '../common.ts';
+
+/** The committed mail program build. */
+export const MAIL_PROGRAM_SO = resolve(
+  import.meta.dirname,
+  '..',
+  '..',
+  '..',
+  'chain',
+  'program',
+  'mail_program.so',
+);
+
+export function urlOption(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
+  } catch {}
+  throw new InvalidArgumentError(`expected an http(s) RPC URL, got "${value}"`);
+}
+
+export function addressOption(what: string) {
+  return (value: string): string => {
+    if (!isBase58Key(value))
+      throw new InvalidArgumentError(`expected a base58 ${what} (32 bytes), got "${value}"`);
+    return value;
+  };
+}
+
+export function intOption(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) {
+      throw new InvalidArgumentError(`expected an integer ${min}..${max}, got "${value}"`);
+    }
+    return n;
+  };
+}
+
+/** A Solana CLI keypair file named by `option`; the error names the option and the file. */
+export function loadKeypair(option: string, file: string): Keypair {
+  try {
+    return Keypair.fromSecretKey(readKeypairFile(file).secretKey);
+  } catch (err) {
+    throw new CliError(`${option}: ${(err as Error).message}`);
+  }
+}
+
+export function readSo(file: string): Uint8Array {
+  try {
+    return new Uint8Array(readFileSync(file));
+  } catch (err) {
+    throw new CliError(`--so ${file}: cannot read the program: ${(err as Error).message}`);
+  }
+}
+
+/** A connection whose first call proves the RPC answers (within 20 s). */
+export async function connect(rpc: string): Promise<Connection> {
+  const conn = new Connection(rpc, { commitment: 'confirmed' });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('no answer within 20 s')), 20_000);
+  });
+  try {
+    await Promise.race([conn.getVersion(), timeout]);
+  } catch (err) {
+    throw new CliError(`the RPC at ${rpc} does not answer: ${(err as Error).message}`);
+  } finally {
+    clearTimeout(timer);
+  }
+  return conn;
+}
+
+/** Runs `fn`, turning deploy refusals into CLI errors (exit 1, message as is). */
+export async function cliRun<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof DeployError) throw new CliError(err.message);
+    throw err;
+  }
+}

@@ -1,0 +1,253 @@
+// What a deploy will send and what it costs, worked out before anything is
+// sent: which Write chunks the buffer still lacks, the rent of every account
+// (getMinimumBalanceForRentExemption) and the fee of every transaction
+// (getFeeForMessage on the real messages), the most the payer must hold at
+// any point, and what it spends once the buffer's rent comes back.
+import {
+  type Connection,
+  type Keypair,
+  type PublicKey,
+  Transaction,
+  type TransactionInstruction,
+} from '@solana/web3.js';
+import {
+  BUFFER_METADATA_SIZE,
+  close,
+  createBuffer,
+  deployWithMaxDataLen,
+  extendProgram,
+  PROGRAM_ACCOUNT_SIZE,
+  PROGRAMDATA_METADATA_SIZE,
+  upgrade,
+  write,
+} from '../../chain/program/loader.ts';
+import type { BufferState, OnChainProgram } from './onchain.ts';
+import type { TxSpec } from './sender.ts';
+
+const PACKET_SIZE = 1232;
+const LAMPORTS_PER_SOL = 1_000_000_000;
+
+export interface DeployKeys {
+  payer: Keypair;
+  authority: Keypair;
+  buffer: Keypair;
+  programId: PublicKey;
+  /** Signs the program account's creation (new deploys only). */
+  programKeypair: Keypair | null;
+}
+
+export interface Cost {
+  /** Rent put into a new buffer (0 when resuming one). */
+  bufferRent: number;
+  /** Lamports the buffer holds at the end, returned to the payer by the loader. */
+  bufferRefund: number;
+  /** Lamports a stale buffer (another build's size) returns when it is closed first. */
+  staleRefund: number;
+  /** ProgramData rent: the whole account (deploy) or the extension (upgrade). */
+  programDataRent: number;
+  /** The program account's rent (deploy only). */
+  programRent: number;
+  fees: number;
+  feePerWrite: number;
+  /** The payer's rent-exempt minimum: it must still hold that much afterwards. */
+  payerReserve: number;
+  /** The payer's balance must be at least this before the first transaction. */
+  needed: number;
+  /** What the payer ends up spending. */
+  net: number;
+}
+
+export interface Plan {
+  action: 'deploy' | 'upgrade';
+  programLen: number;
+  chunkSize: number;
+  chunksTotal: number;
+  /** Byte offsets of the Write chunks still to send. */
+  offsets: number[];
+  /** ProgramData capacity asked for by a deploy (max_data_len). */
+  maxDataLen: number;
+  /** Bytes ExtendProgram adds before an upgrade (0: none). */
+  extendBy: number;
+  /** Transactions before the writes (close a stale buffer, create the buffer). */
+  setup: TxSpec[];
+  /** Transactions after the writes (extend, deploy or upgrade). */
+  finish: TxSpec[];
+  cost: Cost;
+}
+
+export function sol(lamports: number): string {
+  const sign = lamports < 0 ? '-' : '';
+  const abs = Math.abs(lamports);
+  const frac = String(abs % LAMPORTS_PER_SOL)
+    .padStart(9, '0')
+    .replace(/0+$/, '');
+  return `${sign}${Math.floor(abs / LAMPORTS_PER_SOL)}${frac ? `.${frac}` : ''}`;
+}
+
+/** Largest Write chunk whose transaction (these signers, these keys) fits one packet. */
+export function writeChunkSize(payer: PublicKey, authority: PublicKey, buffer: PublicKey): number {
+  const tx = new Transaction({ feePayer: payer, recentBlockhash: payer.toBase58() });
+  tx.add(write(buffer, authority, 0, new Uint8Array(0)));
+  const empty = tx.serialize({ requireAllSignatures: false, verifySignatures: false }).length;
+  // The instruction data's compact-u16 length takes a second byte past 127 bytes.
+  return PACKET_SIZE - empty - 1;
+}
+
+/** Offsets of the chunks of `so` whose bytes the buffer does not hold yet (a fresh buffer is zero-filled). */
+export function chunksToWrite(so: Uint8Array, held: Uint8Array | null, chunkSize: number): number[] {
+  const out: number[] = [];
+  for (let at = 0; at < so.length; at += chunkSize) {
+    const want = so.subarray(at, at + chunkSize);
+    const have = held ? held.subarray(at, at + chunkSize) : null;
+    const same = have ? Buffer.from(want).equals(have) : want.every((b) => b === 0);
+    if (!same) out.push(at);
+  }
+  return out;
+}
+
+async function feeOf(conn: Connection, blockhash: string, payer: PublicKey, ixs: TransactionInstruction[]) {
+  const tx = new Transaction({ feePayer: payer, recentBlockhash: blockhash }).add(...ixs);
+  const message = tx.compileMessage();
+  const { value } = await conn.getFeeForMessage(message, 'confirmed');
+  return value ?? 5000 * message.header.numRequiredSignatures;
+}
+
+/** Everything a deploy (no program yet) or an upgrade (`existing`) of `so` will send, and its cost. */
+export async function makePlan(
+  conn: Connection,
+  keys: DeployKeys,
+  so: Uint8Array,
+  existing: OnChainProgram | null,
+  buffer: BufferState,
+  maxDataLen: number,
+): Promise<Plan> {
+  const payer = keys.payer.publicKey;
+  const authority = keys.authority.publicKey;
+  const bufferKey = keys.buffer.publicKey;
+  const rent = (size: number) => conn.getMinimumBalanceForRentExemption(size, 'confirmed');
+  const { blockhash } = await conn.getLatestBlockhash('confirmed');
+  const fee = (ixs: TransactionInstruction[]) => feeOf(conn, blockhash, payer, ixs);
+
+  const chunkSize = writeChunkSize(payer, authority, bufferKey);
+  const chunksTotal = Math.ceil(so.length / chunkSize);
+  const held = buffer.kind === 'resume' ? buffer.bytes : null;
+  const offsets = chunksToWrite(so, held, chunkSize);
+
+  const setup: TxSpec[] = [];
+  let setupFees = 0;
+  let bufferRent = 0;
+  const staleRefund = buffer.kind === 'stale' ? buffer.lamports : 0;
+  if (buffer.kind === 'stale') {
+    const ixs = [close({ account: bufferKey, recipient: payer, authority })];
+    setup.push({ label: `closing the stale buffer ${bufferKey.toBase58()}`, ixs, signers: [keys.authority] });
+    setupFees += await fee(ixs);
+  }
+  if (buffer.kind !== 'resume') {
+    bufferRent = await rent(BUFFER_METADATA_SIZE + so.length);
+    const ixs = createBuffer({
+      payer,
+      buffer: bufferKey,
+      authority,
+      programLen: so.length,
+      lamports: bufferRent,
+    });
+    setup.push({ label: 'creating the buffer (InitializeBuffer)', ixs, signers: [keys.buffer] });
+    setupFees += await fee(ixs);
+  }
+  const bufferRefund = buffer.kind === 'resume' ? buffer.lamports : bufferRent;
+  const feePerWrite = await fee([write(bufferKey, authority, 0, so.subarray(0, chunkSize))]);
+
+  const finish: TxSpec[] = [];
+  let programRent = 0;
+  let programDataRent = 0;
+  let extendBy = 0;
+  if (!existing) {
+    if (!keys.programKeypair) throw new Error('a new deploy needs the program keypair');
+    programRent = await rent(PROGRAM_ACCOUNT_SIZE);
+    programDataRent = await rent(PROGRAMDATA_METADATA_SIZE + maxDataLen);
+    const ixs = deployWithMaxDataLen({
+      payer,
+      programId: keys.programId,
+      buffer: bufferKey,
+      authority,
+      maxDataLen,
+      programLamports: programRent,
+    });
+    finish.push({ label: 'DeployWithMaxDataLen', ixs, signers: [keys.programKeypair, keys.authority] });
+  } else {
+    extendBy = Math.max(0, so.length - existing.capacity);
+    if (extendBy > 0) {
+      const total = await rent(PROGRAMDATA_METADATA_SIZE + existing.capacity + extendBy);
+      programDataRent = Math.max(0, total - existing.programDataLamports);
+      const ixs = [extendProgram(keys.programId, payer, extendBy)];
+      finish.push({ label: `ExtendProgram by ${extendBy} bytes`, ixs, signers: [] });
+    }
+    const ixs = [upgrade({ programId: keys.programId, buffer: bufferKey, authority, spill: payer })];
+    finish.push({ label: 'Upgrade', ixs, signers: [keys.authority] });
+  }
+  let finishFees = 0;
+  for (const t of finish) finishFees += await fee(t.ixs);
+
+  const fees = setupFees + feePerWrite * offsets.length + finishFees;
+  // Running spend: stale refund, buffer rent, fees, the program account, then
+  // the loader moves the buffer's lamports to the payer and takes ProgramData's rent.
+  const beforeRefund = -staleRefund + bufferRent + fees + programRent;
+  const net = beforeRefund + programDataRent - bufferRefund;
+  const payerReserve = await rent(0);
+  const needed = Math.max(bufferRent + setupFees, beforeRefund, net) + payerReserve;
+  return {
+    action: existing ? 'upgrade' : 'deploy',
+    programLen: so.length,
+    chunkSize,
+    chunksTotal,
+    offsets,
+    maxDataLen,
+    extendBy,
+    setup,
+    finish,
+    cost: {
+      bufferRent,
+      bufferRefund,
+      staleRefund,
+      programDataRent,
+      programRent,
+      fees,
+      feePerWrite,
+      payerReserve,
+      needed,
+      net,
+    },
+  };
+}
+
+/** The plan as the lines printed before anything is sent. */
+export function describePlan(plan: Plan, keys: DeployKeys, balance: number): string[] {
+  const c = plan.cost;
+  const lines = [
+    `${plan.action === 'deploy' ? 'deploying' : 'upgrading'} program ${keys.programId.toBase58()}: ${plan.programLen} bytes, ${plan.chunksTotal} chunks of ≤ ${plan.chunkSize} bytes`,
+    `  buffer ${keys.buffer.publicKey.toBase58()}: ${plan.offsets.length} of ${plan.chunksTotal} chunks to write`,
+  ];
+  if (c.staleRefund > 0)
+    lines.push(`  close stale buffer (another build): refunds ${sol(c.staleRefund)} SOL`);
+  if (c.bufferRent > 0)
+    lines.push(`  buffer rent:            ${sol(c.bufferRent)} SOL (refunded at ${plan.action})`);
+  else
+    lines.push(
+      `  buffer rent:            already paid; ${sol(c.bufferRefund)} SOL refunded at ${plan.action}`,
+    );
+  if (plan.action === 'deploy') {
+    lines.push(
+      `  program data rent:      ${sol(c.programDataRent)} SOL (max_data_len ${plan.maxDataLen} bytes)`,
+    );
+    lines.push(`  program account rent:   ${sol(c.programRent)} SOL`);
+  } else if (plan.extendBy > 0) {
+    lines.push(`  extend program data:    ${sol(c.programDataRent)} SOL (+${plan.extendBy} bytes)`);
+  }
+  lines.push(
+    `  fees:                   ${sol(c.fees)} SOL (${plan.offsets.length} writes × ${c.feePerWrite} lamports + setup and ${plan.action})`,
+    `  SOL needed:             ${sol(c.needed)} SOL (peak, incl. the payer's rent-exempt ${sol(c.payerReserve)})`,
+    `  cost after refunds:     ${sol(c.net)} SOL`,
+    `  payer ${keys.payer.publicKey.toBase58()} balance: ${sol(balance)} SOL`,
+  );
+  return lines;
+}
