@@ -198,6 +198,14 @@ describe('sealpost account password: bad input changes nothing', () => {
     writeFileSync(join(dir, 'bad.json'), '[1, 2, 3]');
     expectOneError(await password(join(dir, 'bad.json'), 'a long password here\n'), /bad\.json/);
     expect(await rig.redisKeys()).toEqual([]); // not even a login was attempted
+    expectOneError(
+      await sealpost(
+        ['account', 'rewrap', '--key', join(dir, 'bad.json'), '--config', join(dir, 'absent.toml')],
+        '',
+        dir,
+      ),
+      /bad\.json.*nothing was changed/,
+    );
   });
 
   it('names the way to create an account for a wallet without one, then works after `account create`', async () => {
