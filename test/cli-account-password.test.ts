@@ -14,7 +14,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AccountsRepo } from '../src/store/index.ts';
 import { type ApiRig, newWallet, startRig } from './api-rig.ts';
 import { tempDir } from './helpers/temp-dir.ts';
-import { deliver, imapFlow, mailUser, rawMessage, startMailRig, waitForCopies } from './imap-rig.ts';
+import {
+  deliver,
+  imapFlow,
+  mailUser,
+  rawMessage,
+  runPython,
+  startMailRig,
+  waitForCopies,
+} from './imap-rig.ts';
 
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');
 
@@ -229,6 +237,53 @@ describe('sealpost account password: bad input changes nothing', () => {
     const ok = await password(key, 'a long password here\r\n');
     expect(ok.code, ok.stderr).toBe(0);
     const token = await rig.login(wallet);
+    const me = await rig.request('GET', '/v1/account', { token });
+    expect(me.body.account.mail_password_set).toBe(true);
+  });
+
+  it('on a terminal asks twice without echo, and refuses two different entries', async () => {
+    const wallet = newWallet();
+    const key = keyFile(dir, wallet);
+    const token = await rig.login(wallet);
+    expect((await rig.request('POST', '/v1/account', { token })).status).toBe(201);
+    // A real pseudo-terminal: the CLI sees a TTY on stdin and must turn echo off itself.
+    const script = `
+import os, pty, sys, time
+argv = sys.argv[1:-2]
+first, second = sys.argv[-2], sys.argv[-1]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+out = b''
+def until(text):
+    global out
+    deadline = time.time() + 30
+    while text not in out:
+        if time.time() > deadline: raise SystemExit('timed out waiting for %r in %r' % (text, out))
+        out += os.read(fd, 1024)
+until(b'new mail password: ')
+os.write(fd, first.encode() + b'\\r')
+until(b'again: ')
+os.write(fd, second.encode() + b'\\r')
+while True:
+    try:
+        chunk = os.read(fd, 1024)
+    except OSError:
+        break
+    if not chunk: break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.write('%d\\n' % os.waitstatus_to_exitcode(status))
+sys.stdout.write(out.decode('utf-8', 'replace'))
+`;
+    const cli = [process.execPath, BIN, 'account', 'password', '--key', key, '--api', rig.url];
+    const differ = await runPython(script, [...cli, 'one long password', 'another long one']);
+    expect(differ.split('\n')[0]).toBe('2');
+    expect(differ).toContain('the two entries differ; nothing was changed');
+    const same = await runPython(script, [...cli, 'typed on a terminal', 'typed on a terminal']);
+    expect(same.split('\n')[0]).toBe('0');
+    expect(same).toContain(`mail password set for ${wallet.address}`);
+    expect(same).not.toContain('typed on a terminal'); // never echoed
     const me = await rig.request('GET', '/v1/account', { token });
     expect(me.body.account.mail_password_set).toBe(true);
   });
