@@ -32,6 +32,8 @@ export async function readStdinLines(): Promise<string[]> {
 export function promptHidden(question: string): Promise<string> {
   const stdin = process.stdin;
   if (!stdin.isTTY) throw new CliError('stdin is not a terminal; give the password on stdin', EXIT_USAGE);
+  // Echo off before the prompt shows, so nothing typed after it is echoed.
+  stdin.setRawMode(true);
   process.stderr.write(question);
   return new Promise((resolve, reject) => {
     let value = '';
@@ -53,7 +55,6 @@ export function promptHidden(question: string): Promise<string> {
         else if (ch >= ' ') value += ch;
       }
     };
-    stdin.setRawMode(true);
     stdin.resume();
     stdin.on('data', onData);
   });
