@@ -261,9 +261,13 @@ def until(text):
     while text not in out:
         if time.time() > deadline: raise SystemExit('timed out waiting for %r in %r' % (text, out))
         out += os.read(fd, 1024)
+# A person reads the prompt before typing; a loaded machine may still be
+# finishing the terminal mode change the prompt follows.
 until(b'new mail password: ')
+time.sleep(0.2)
 os.write(fd, first.encode() + b'\\r')
 until(b'again: ')
+time.sleep(0.2)
 os.write(fd, second.encode() + b'\\r')
 while True:
     try:
