@@ -635,6 +635,11 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await page.getByRole('button', { name: /Connect Injected wallet/ }).click();
     await page.getByRole('button', { name: 'Keys' }).click();
     await page.getByRole('button', { name: 'Publish a mailbox key' }).click();
+    // Before any SOL moves: rent, fee, total and the balance afterwards, in place.
+    expect(await page.locator('.confirm-inline').textContent()).toMatch(
+      /account rent 0\.0013\d* SOL \(returned when you remove the key\) \+ network fee 0\.000005 SOL = 0\.0013\d* SOL; balance afterwards \d+\.\d+ SOL/,
+    );
+    await page.getByRole('button', { name: 'Yes, publish' }).click();
     await expect
       .poll(() => page.getByRole('status').last().textContent(), { timeout: 30_000 })
       .toContain('Mailbox key published');
@@ -690,6 +695,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await page.getByRole('button', { name: 'Import and unlock' }).click();
     await page.getByRole('button', { name: 'Keys' }).click();
     await page.getByRole('button', { name: 'Publish a mailbox key' }).click();
+    await page.getByRole('button', { name: 'Yes, publish' }).click();
     // Publishing prompts for a backup.
     const prompt = page.getByTestId('backup-prompt');
     await prompt.waitFor({ timeout: 30_000 });
@@ -820,6 +826,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
     });
     await page.getByRole('button', { name: 'Keys', exact: true }).click();
     await page.getByRole('button', { name: 'Publish a mailbox key' }).click();
+    await page.getByRole('button', { name: 'Yes, publish' }).click();
     await expect
       .poll(() => page.getByRole('status').last().textContent(), { timeout: 30_000 })
       .toContain('Mailbox key published');

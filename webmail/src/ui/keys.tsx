@@ -2,6 +2,8 @@
 // keys this browser holds, publish or rotate a new key, remove it, import a
 // key file.
 import { useEffect, useState } from 'preact/hooks';
+import { MAILBOX_KEY_SIZE, rentExemptLamports } from '../../../chain/accounts/index.ts';
+import { formatSol, SIGNATURE_FEE } from '../chain/compose.ts';
 import {
   importMailboxKey,
   newMailboxKey,
@@ -24,9 +26,15 @@ export function KeysView() {
   // Set once a key is published from here: the backup panel becomes a prompt.
   const [justPublished, setJustPublished] = useState(false);
 
+  const [balance, setBalance] = useState<bigint | null>(null);
   const refresh = async () => {
     try {
-      setPublished(await publishedKey(s.conn, s.programId, s.wallet.publicKey));
+      const [key, lamports] = await Promise.all([
+        publishedKey(s.conn, s.programId, s.wallet.publicKey),
+        s.conn.getBalance(s.wallet.publicKey, 'confirmed'),
+      ]);
+      setPublished(key);
+      setBalance(BigInt(lamports));
     } catch (err) {
       setError(app.errorText(err));
     }
@@ -112,9 +120,13 @@ export function KeysView() {
         </dd>
       </dl>
       <div class="toolbar">
-        <button type="button" disabled={busy} onClick={publishNew}>
-          {published ? 'Rotate: publish a new key' : 'Publish a mailbox key'}
-        </button>
+        <ConfirmButton
+          label={published ? 'Rotate: publish a new key' : 'Publish a mailbox key'}
+          question={publishCost(published ? 0n : rentExemptLamports(MAILBOX_KEY_SIZE), balance)}
+          yes="Yes, publish"
+          disabled={busy}
+          onConfirm={() => void publishNew()}
+        />
         {published && (
           <ConfirmButton
             label="Remove the published key"
@@ -147,4 +159,15 @@ export function KeysView() {
       </form>
     </section>
   );
+}
+
+/** What publishing moves, in words: rent (when the account is new), the fee, the total, the balance after. */
+function publishCost(rent: bigint, balance: bigint | null): string {
+  const total = rent + SIGNATURE_FEE;
+  const parts = [
+    rent > 0n ? `account rent ${formatSol(rent)} SOL (returned when you remove the key)` : null,
+    `network fee ${formatSol(SIGNATURE_FEE)} SOL`,
+  ].filter(Boolean);
+  const after = balance === null ? '' : `; balance afterwards ${formatSol(balance - total)} SOL`;
+  return `This writes your key on chain: ${parts.join(' + ')} = ${formatSol(total)} SOL${after}.`;
 }
