@@ -41,6 +41,7 @@ describe.each(DIALECTS)('account on %s', (dialect) => {
       source: 'self',
       timezone: null,
       mail_password_set: false,
+      pop3_dele_closes_on_chain: false,
       pin_provider: { configured: false, kind: null },
     });
     expect(first.body.quota).toEqual({ messages: 0, bytes: 0 });
@@ -92,6 +93,8 @@ describe.each(DIALECTS)('account on %s', (dialect) => {
       ],
       [{ dnd_schedule: { windows: [], exclusions: ['2026-02-30'] } }, 'invalid_dnd_schedule'],
       [{ expose_dnd_schedule: 'yes' }, 'invalid_request'],
+      [{ pop3_dele_closes_on_chain: 'yes' }, 'invalid_request'],
+      [{ pop3_dele_closes_on_chain: null }, 'invalid_request'],
     ];
     for (const [body, code] of bad) {
       r = await settings(body);
@@ -104,6 +107,22 @@ describe.each(DIALECTS)('account on %s', (dialect) => {
     r = await settings({ timezone: null, dnd_schedule: null });
     expect(r.body.account.timezone).toBeNull();
     expect(r.body.away_schedule).toBeNull();
+  });
+
+  it('pop3_dele_closes_on_chain: off by default, set and cleared, other settings untouched', async () => {
+    expect((await settings({ pop3_dele_closes_on_chain: true })).status).toBe(404);
+    await rig.request('POST', '/v1/account', { token });
+    await settings({ timezone: 'UTC' });
+    let r = await settings({ pop3_dele_closes_on_chain: true });
+    expect(r.status).toBe(200);
+    expect(r.body.account).toMatchObject({ pop3_dele_closes_on_chain: true, timezone: 'UTC' });
+    expect((await new AccountsRepo(rig.store.db).get(alice.address))?.pop3DeleClosesOnChain).toBe(true);
+    r = await rig.request('GET', '/v1/account', { token });
+    expect(r.body.account.pop3_dele_closes_on_chain).toBe(true);
+    r = await settings({ timezone: 'Europe/Berlin' });
+    expect(r.body.account.pop3_dele_closes_on_chain).toBe(true);
+    r = await settings({ pop3_dele_closes_on_chain: false });
+    expect(r.body.account).toMatchObject({ pop3_dele_closes_on_chain: false, timezone: 'Europe/Berlin' });
   });
 
   it('the anonymous away answer: yes/no only, unless the owner opts in', async () => {

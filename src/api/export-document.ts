@@ -49,6 +49,7 @@ export async function accountFacts(
       expose_dnd_schedule: account.exposeDndSchedule,
       mail_password_set: account.mailPasswordSealed !== null,
       disabled_at: iso(account.disabledAt),
+      pop3_dele_closes_on_chain: account.pop3DeleClosesOnChain,
       pin_provider: { configured: provider !== undefined, kind: provider?.kind ?? null },
     },
     away_schedule: await new SettingsRepo(db).getDndSchedule(account.wallet),

@@ -1,7 +1,13 @@
 // One POP3 connection (RFC 1939, CAPA from RFC 2449, SASL PLAIN per RFC
 // 5034, STLS per RFC 2595, response codes per RFC 3206). The maildrop is
 // the readable INBOX messages at login; DELE marks, QUIT removes (UPDATE
-// state), and a dropped connection removes nothing. A session holds the
+// state), and a dropped connection removes nothing. What QUIT removes is
+// the holder's choice (account setting `pop3_dele_closes_on_chain`): by
+// default only the copy in the operator's store (row and wraps; the blob
+// goes with the orphan sweep), leaving the Email account on chain and the
+// operator pin, so the message stays in the trustless webmail; with the
+// setting on, the copies are also released like an IMAP EXPUNGE (pin
+// released, DeleteMail closes the Email account). A session holds the
 // maildrop's exclusive lock (RFC 1939 section 8) from login to close; a
 // second POP3 login for the same wallet gets `-ERR [IN-USE]` meanwhile.
 import type { Socket } from 'node:net';
@@ -11,7 +17,7 @@ import { MailAccess as Access, type MailAccess, type MailAccessDeps } from '../i
 import { ByteReader, InputClosedError, LineTooLongError } from '../imap/protocol/byte-reader.ts';
 import type { Logger } from '../log.ts';
 import { type MailLogin, MailLoginError } from '../reader-keys/index.ts';
-import { INBOX, type ReadableMessage } from '../store/index.ts';
+import { AccountsRepo, INBOX, type ReadableMessage } from '../store/index.ts';
 
 /** The exclusive lock on one wallet's maildrop; released when the session ends. */
 export interface MaildropLock {
@@ -402,9 +408,19 @@ export class Pop3Session {
     const access = this.mail;
     const ids = [...this.deleted].map((n) => (this.drop[n - 1] as ReadableMessage).id);
     try {
+      // Read at QUIT, so a change of the setting during the session counts.
+      const account = await new AccountsRepo(this.opts.mail.db).get(access.wallet);
+      const closeOnChain = account?.pop3DeleClosesOnChain === true;
       const inbox = await access.folders.getMailbox(access.wallet, INBOX);
       const removed = inbox ? await access.folders.expunge(access.wallet, inbox.id, ids) : [];
-      await access.removed(removed);
+      // Only with the holder's setting do the removed copies go to the
+      // release hook (operator unpin, DeleteMail); the session's plaintext
+      // goes when it closes below either way.
+      if (closeOnChain) await access.removed(removed);
+      this.log.info(
+        { wallet: access.wallet, removed: removed.length, closeOnChain },
+        'POP3 update removed messages',
+      );
       await this.ok(`Sealpost POP3 signing off (${removed.length} messages deleted)`);
     } catch (err) {
       this.log.error({ err: (err as Error).message }, 'POP3 update failed');

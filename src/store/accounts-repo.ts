@@ -16,6 +16,8 @@ export interface Account {
   timezone: string | null;
   exposeDndSchedule: boolean;
   disabledAt: number | null;
+  /** POP3 DELE + QUIT also closes the Email account on chain (default false: only the store copy goes). */
+  pop3DeleClosesOnChain: boolean;
 }
 
 export interface AccountPatch {
@@ -23,6 +25,7 @@ export interface AccountPatch {
   timezone?: string | null;
   exposeDndSchedule?: boolean;
   disabledAt?: number | null;
+  pop3DeleClosesOnChain?: boolean;
 }
 
 export interface StoredPinProvider {
@@ -85,6 +88,7 @@ function toAccount(row: Selectable<AccountsTable>): Account {
     timezone: row.timezone,
     exposeDndSchedule: toBool(row.expose_dnd_schedule),
     disabledAt: row.disabled_at,
+    pop3DeleClosesOnChain: toBool(row.pop3_dele_closes_on_chain),
   };
 }
 
@@ -164,6 +168,9 @@ export class AccountsRepo {
           expose_dnd_schedule: patch.exposeDndSchedule ? 1 : 0,
         }),
         ...(patch.disabledAt !== undefined && { disabled_at: patch.disabledAt }),
+        ...(patch.pop3DeleClosesOnChain !== undefined && {
+          pop3_dele_closes_on_chain: patch.pop3DeleClosesOnChain ? 1 : 0,
+        }),
       })
       .where('wallet', '=', wallet)
       .executeTakeFirst();

@@ -60,7 +60,12 @@ export class SettingsRepo {
    */
   async applySettings(
     wallet: string,
-    patch: { timezone?: string | null; exposeDndSchedule?: boolean; dndSchedule?: unknown },
+    patch: {
+      timezone?: string | null;
+      exposeDndSchedule?: boolean;
+      dndSchedule?: unknown;
+      pop3DeleClosesOnChain?: boolean;
+    },
   ): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const at = this.now();
@@ -71,6 +76,9 @@ export class SettingsRepo {
           ...(patch.timezone !== undefined && { timezone: patch.timezone }),
           ...(patch.exposeDndSchedule !== undefined && {
             expose_dnd_schedule: patch.exposeDndSchedule ? 1 : 0,
+          }),
+          ...(patch.pop3DeleClosesOnChain !== undefined && {
+            pop3_dele_closes_on_chain: patch.pop3DeleClosesOnChain ? 1 : 0,
           }),
         })
         .where('wallet', '=', wallet)

@@ -18,6 +18,8 @@ export interface AccountsTable {
   timezone: string | null;
   expose_dnd_schedule: ColumnType<SqlBool, 0 | 1 | undefined, 0 | 1>;
   disabled_at: number | null;
+  /** A POP3 DELE also releases the operator pin and closes the Email account on chain (migration 0009). */
+  pop3_dele_closes_on_chain: ColumnType<SqlBool, 0 | 1 | undefined, 0 | 1>;
 }
 
 export interface PinProvidersTable {

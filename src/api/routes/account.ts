@@ -43,6 +43,7 @@ const ACCOUNT_VIEW_SCHEMA = {
         expose_dnd_schedule: { type: 'boolean' },
         mail_password_set: { type: 'boolean' },
         disabled_at: { type: ['string', 'null'], format: 'date-time' },
+        pop3_dele_closes_on_chain: { type: 'boolean' },
         pin_provider: PIN_PROVIDER_STATUS_SCHEMA,
       },
     },
@@ -59,6 +60,7 @@ const ACCOUNT_VIEW_SCHEMA = {
 interface SettingsBody {
   timezone?: string | null;
   expose_dnd_schedule?: boolean;
+  pop3_dele_closes_on_chain?: boolean;
   dnd_schedule?: DndSchedule | null;
 }
 
@@ -148,8 +150,12 @@ export async function accountRoutes(app: FastifyInstance, ctx: ApiContext): Prom
       config: {
         auth: 'jwt',
         doc: {
-          summary: 'Change timezone, do-not-disturb schedule and whether the schedule is public',
-          description: 'Fields left out stay as they are; null clears timezone or schedule.',
+          summary:
+            'Change timezone, do-not-disturb schedule, whether the schedule is public, and what a POP3 DELE does',
+          description:
+            'Fields left out stay as they are; null clears timezone or schedule. pop3_dele_closes_on_chain (default false): ' +
+            "false means a POP3 DELE removes only the copy in this server's store; true means it also releases the operator pin " +
+            'and closes the Email account on chain, so the message leaves the trustless webmail too.',
           tags: ['account'],
           errors: [400, 401, 404, 413, 415, 429],
         },
@@ -163,6 +169,10 @@ export async function accountRoutes(app: FastifyInstance, ctx: ApiContext): Prom
             timezone: { type: ['string', 'null'], description: 'IANA name, e.g. Europe/Berlin' },
             expose_dnd_schedule: { type: 'boolean' },
             dnd_schedule: { anyOf: [DND_SCHEDULE_SCHEMA, { type: 'null' }] },
+            pop3_dele_closes_on_chain: {
+              type: 'boolean',
+              description: 'true: a POP3 DELE also closes the Email account on chain (default false)',
+            },
           },
         },
         response: { 200: ACCOUNT_VIEW_SCHEMA },
@@ -190,6 +200,7 @@ export async function accountRoutes(app: FastifyInstance, ctx: ApiContext): Prom
         timezone,
         exposeDndSchedule: body.expose_dnd_schedule,
         dndSchedule: body.dnd_schedule,
+        pop3DeleClosesOnChain: body.pop3_dele_closes_on_chain,
       });
       if (!ok) throw noAccount();
       return view(request.wallet);

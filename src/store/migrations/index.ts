@@ -9,6 +9,7 @@ import * as m0004 from './0004-dmarc.ts';
 import * as m0005 from './0005-sender-evaluations.ts';
 import * as m0007 from './0007-reader-keys.ts';
 import * as m0008 from './0008-modseq.ts';
+import * as m0009 from './0009-pop3-dele.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-accounts': m0001,
@@ -18,6 +19,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0005-sender-evaluations': m0005,
   '0007-reader-keys': m0007,
   '0008-modseq': m0008,
+  '0009-pop3-dele': m0009,
 };
 
 export class MigrationError extends Error {
