@@ -169,12 +169,15 @@ export async function runDelivery(
   }
   log.info(
     {
+      to: data.envelope.to,
       wallet: data.wallet,
+      delay: `${((Date.now() - data.receivedAt) / 1000).toFixed(1)}s`,
+      status: 'sent',
       email: stages.submit.emailAddress,
       cid: stages.pin.cid,
       sig: stages.submit.signature,
     },
-    'delivered',
+    `inbound delivery to=<${data.envelope.to}> status=sent (sealed, published on chain)`,
   );
   return {
     emailAddress: stages.submit.emailAddress,
@@ -213,10 +216,34 @@ export async function processDeliverJob(
         job.data,
         { status, diagnostic: publicReason(err) },
       );
-      log.error({ err: message, bounce: outcome }, 'delivery failed permanently');
+      log.error(
+        {
+          to: job.data.envelope.to,
+          wallet: job.data.wallet,
+          attempt: job.attemptsMade + 1,
+          delay: `${((Date.now() - job.data.receivedAt) / 1000).toFixed(1)}s`,
+          status: 'bounced',
+          dsn: status,
+          reason: message,
+          bounce: outcome,
+        },
+        `inbound delivery to=<${job.data.envelope.to}> status=bounced (${message})`,
+      );
       if (!permanent) throw new UnrecoverableError(message);
     } else {
-      log.warn({ err: message, attempt: job.attemptsMade + 1 }, 'delivery attempt failed; will retry');
+      const attempt = job.attemptsMade + 1;
+      const delay = `${((Date.now() - job.data.receivedAt) / 1000).toFixed(1)}s`;
+      log.warn(
+        {
+          to: job.data.envelope.to,
+          wallet: job.data.wallet,
+          attempt,
+          delay,
+          status: 'deferred',
+          reason: message,
+        },
+        `inbound delivery to=<${job.data.envelope.to}> status=deferred (${message})`,
+      );
     }
     throw err;
   }

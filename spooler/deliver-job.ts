@@ -104,16 +104,7 @@ export async function processDomainJob(
       recorded && outcome.failed.size === 0 && outcome.deferred.size === 0 && stillPending.length === 0;
     if (!onlyDelivered) await job.updateData(data);
     await released;
-    log.info(
-      {
-        domain: data.domain,
-        attempt: data.attempts,
-        delivered: outcome.delivered.map((d) => d.rcpt),
-        failed: [...outcome.failed.keys()],
-        deferred: [...outcome.deferred.keys()],
-      },
-      'outbound delivery attempt',
-    );
+    logRecipients(log, data, outcome, at);
   }
 
   await bounceFailures(deps, job, log);
@@ -147,6 +138,59 @@ export async function processDomainJob(
     delivered: data.rcpts.filter((r) => data.final[r]?.state === 'delivered'),
     failed: data.rcpts.filter((r) => data.final[r]?.state === 'failed'),
   };
+}
+
+/**
+ * One line per recipient and attempt, as Postfix logs `status=deferred (…)`:
+ * recipient, relay, attempt, delay since the message entered the spooler,
+ * status (delivered, deferred, bounced) and the remote's reason.
+ */
+function logRecipients(
+  log: Logger,
+  data: DomainJobData,
+  outcome: { delivered: RcptAnswer[]; failed: Map<string, Reason>; deferred: Map<string, Reason> },
+  at: number,
+): void {
+  const common = {
+    domain: data.domain,
+    attempt: data.attempts,
+    delay: `${((at - data.createdAt) / 1000).toFixed(1)}s`,
+  };
+  for (const d of outcome.delivered) {
+    const line = { to: d.rcpt, ...common, status: 'sent', dsn: d.status, reason: d.response };
+    log.info(line, `outbound delivery to=<${d.rcpt}> status=sent (${d.response})`);
+  }
+  for (const [rcpt, r] of outcome.failed) {
+    const line = {
+      to: rcpt,
+      relay: r.remoteMta,
+      ...common,
+      status: 'bounced',
+      dsn: r.status,
+      reason: r.diagnostic,
+    };
+    log.warn(line, `outbound delivery to=<${rcpt}> status=bounced (${r.diagnostic})`);
+  }
+  for (const [rcpt, r] of outcome.deferred) {
+    // Out of attempts or lifetime: this deferral is the bounce (5.4.7, the last error quoted).
+    const final = data.final[rcpt];
+    const status = final?.state === 'failed' ? 'bounced' : 'deferred';
+    const why = final?.state === 'failed' ? final : r;
+    const next =
+      status === 'deferred' && data.nextAttemptAt !== undefined
+        ? { nextAttemptAt: new Date(data.nextAttemptAt).toISOString() }
+        : {};
+    const line = {
+      to: rcpt,
+      relay: r.remoteMta,
+      ...common,
+      status,
+      dsn: why.status,
+      reason: why.diagnostic,
+      ...next,
+    };
+    log.warn(line, `outbound delivery to=<${rcpt}> status=${status} (${why.diagnostic})`);
+  }
 }
 
 function finalOf(state: FinalOutcome['state'], a: RcptAnswer, at: number): FinalOutcome {

@@ -26,6 +26,7 @@ export const commandEntries: CommandEntry[] = [
   { names: ['mailbox'], load: () => import('./mailbox.ts') },
   { names: ['account'], load: () => import('./account.ts') },
   { names: ['admin'], load: () => import('./admin.ts') },
+  { names: ['queue'], load: () => import('./queue.ts') },
   { names: ['config'], load: () => import('./config.ts') },
   { names: ['program'], load: () => import('./program.ts') },
 ];

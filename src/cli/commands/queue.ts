@@ -1,0 +1,548 @@
+// `sealpost queue list|show|retry|delete`: the mail queues of a running
+// deployment, read and steered through the Redis named in the config with
+// BullMQ's own API. "inbound" is the pipeline's deliver queue (one job per
+// recipient copy); "outbound" is the spooler's intake (whole messages, split
+// within moments) and its per-domain delivery jobs, which carry the
+// per-recipient state and the last deferral reason (docs/operations.md, Queue).
+import { join } from 'node:path';
+import { type Job, Queue } from 'bullmq';
+import { type Command, InvalidArgumentError } from 'commander';
+import { Redis } from 'ioredis';
+import { bounce } from '../../../delivery/bounce.ts';
+import {
+  type DeliverJobData,
+  type OutboundJobData,
+  QUEUE_DELIVER,
+  QUEUE_OUTBOUND,
+} from '../../../delivery/jobs.ts';
+import { queueDsn, wantsDsn } from '../../../spooler/dsn-out.ts';
+import { type DomainJobData, QUEUE_SPOOLER_DELIVER } from '../../../spooler/jobs.ts';
+import { BlobStore } from '../../blobs/blob-store.ts';
+import type { Config } from '../../config/types.ts';
+import { CliError, loadCliConfig } from '../common.ts';
+
+type Which = 'inbound' | 'outbound' | 'all';
+const WHICH = ['inbound', 'outbound', 'all'] as const;
+/** Every state a job waits in; completed jobs have left the queue. */
+const QUEUED_STATES = ['active', 'wait', 'prioritized', 'delayed', 'waiting-children', 'failed'] as const;
+/** Redis must answer within this, or the command says so and exits. */
+const CONNECT_TIMEOUT_MS = 3000;
+
+interface QueueRef {
+  name: string;
+  side: 'inbound' | 'outbound';
+}
+
+const QUEUE_REFS: QueueRef[] = [
+  { name: QUEUE_DELIVER, side: 'inbound' },
+  { name: QUEUE_OUTBOUND, side: 'outbound' },
+  { name: QUEUE_SPOOLER_DELIVER, side: 'outbound' },
+];
+
+function parseWhich(value: string): Which {
+  if (!(WHICH as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`expected one of ${WHICH.join(', ')}, got "${value}"`);
+  }
+  return value as Which;
+}
+
+type AnyJob = Job;
+type AnyQueue = Queue;
+
+interface Session {
+  redis: Redis;
+  queues: { ref: QueueRef; queue: AnyQueue }[];
+  config: Config;
+  close(): Promise<void>;
+}
+
+function redisTarget(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '6379'}`;
+  } catch {
+    return 'the configured Redis';
+  }
+}
+
+async function open(opts: { config?: string; queue?: Which }): Promise<Session> {
+  const { config } = loadCliConfig(opts);
+  const redis = new Redis(config.redis.url, {
+    lazyConnect: true,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (err) {
+    redis.disconnect();
+    throw new CliError(
+      `cannot reach Redis at ${redisTarget(config.redis.url)} ([redis] url): ${(err as Error).message || 'no answer'}`,
+    );
+  }
+  const which = opts.queue ?? 'all';
+  const queues = QUEUE_REFS.filter((ref) => which === 'all' || ref.side === which).map((ref) => ({
+    ref,
+    queue: new Queue(ref.name, { connection: redis, prefix: config.redis.prefix }),
+  }));
+  return {
+    redis,
+    queues,
+    config,
+    async close() {
+      for (const q of queues) await q.queue.close().catch(() => {});
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+async function withSession<T>(opts: { config?: string; queue?: Which }, fn: (s: Session) => Promise<T>) {
+  const s = await open(opts);
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
+export interface QueueRow {
+  id: string;
+  queue: 'inbound' | 'outbound';
+  /** The BullMQ queue holding the job. */
+  stage: string;
+  state: string;
+  msgid: string;
+  from: string;
+  /** Recipients still waiting. */
+  recipients: string[];
+  createdAt: number;
+  ageSecs: number;
+  attempts: number;
+  nextAttemptAt: number | null;
+  reason: string | null;
+}
+
+function isDomainJob(ref: QueueRef): boolean {
+  return ref.name === QUEUE_SPOOLER_DELIVER;
+}
+
+/** When a delayed job is due: the spooler records it; otherwise BullMQ's delay from the last run. */
+function nextAttemptOf(ref: QueueRef, job: AnyJob, state: string): number | null {
+  if (state !== 'delayed') return null;
+  if (isDomainJob(ref)) {
+    const at = (job.data as DomainJobData).nextAttemptAt;
+    if (at !== undefined) return at;
+  }
+  return (job.processedOn ?? job.timestamp) + (job.delay ?? 0);
+}
+
+function lastReasonOf(ref: QueueRef, job: AnyJob): string | null {
+  if (isDomainJob(ref)) {
+    const d = job.data as DomainJobData;
+    const pending = d.rcpts.filter((r) => !d.final[r]);
+    for (const r of pending) {
+      const t = d.lastTemporary[r];
+      if (t) return `${t.status} ${t.diagnostic}`;
+    }
+  }
+  return job.failedReason ? job.failedReason : null;
+}
+
+function rowOf(ref: QueueRef, job: AnyJob, state: string, now: number): QueueRow {
+  let msgid: string;
+  let from: string;
+  let recipients: string[];
+  let createdAt: number;
+  let attempts = job.attemptsMade;
+  if (ref.name === QUEUE_DELIVER) {
+    const d = job.data as DeliverJobData;
+    ({ msgid } = d);
+    from = d.envelope.from;
+    recipients = [d.envelope.to];
+    createdAt = d.receivedAt;
+  } else if (isDomainJob(ref)) {
+    const d = job.data as DomainJobData;
+    ({ msgid, from } = d);
+    recipients = d.rcpts.filter((r) => !d.final[r]);
+    createdAt = d.createdAt;
+    attempts = d.attempts;
+  } else {
+    const d = job.data as OutboundJobData;
+    ({ msgid, from } = d);
+    recipients = d.to;
+    createdAt = d.createdAt;
+  }
+  createdAt = createdAt || job.timestamp;
+  return {
+    id: String(job.id),
+    queue: ref.side,
+    stage: ref.name,
+    state,
+    msgid,
+    from,
+    recipients,
+    createdAt,
+    ageSecs: Math.max(0, Math.round((now - createdAt) / 1000)),
+    attempts,
+    nextAttemptAt: nextAttemptOf(ref, job, state),
+    reason: lastReasonOf(ref, job),
+  };
+}
+
+async function listRows(s: Session): Promise<QueueRow[]> {
+  const now = Date.now();
+  const rows: QueueRow[] = [];
+  for (const { ref, queue } of s.queues) {
+    for (const state of QUEUED_STATES) {
+      const jobs = await queue.getJobs([state], 0, -1, true);
+      for (const job of jobs) if (job) rows.push(rowOf(ref, job, state, now));
+    }
+  }
+  return rows.sort((a, b) => a.createdAt - b.createdAt);
+}
+
+export function formatAge(secs: number): string {
+  if (secs < 60) return `${secs}s`;
+  if (secs < 3600) return `${Math.floor(secs / 60)}m${String(secs % 60).padStart(2, '0')}s`;
+  if (secs < 86_400)
+    return `${Math.floor(secs / 3600)}h${String(Math.floor((secs % 3600) / 60)).padStart(2, '0')}m`;
+  return `${Math.floor(secs / 86_400)}d${String(Math.floor((secs % 86_400) / 3600)).padStart(2, '0')}h`;
+}
+
+function nextText(at: number | null, now: number): string {
+  if (at === null) return '-';
+  return at <= now ? 'due' : `in ${formatAge(Math.round((at - now) / 1000))}`;
+}
+
+function table(rows: QueueRow[]): string {
+  const now = Date.now();
+  const head = ['ID', 'QUEUE', 'STATE', 'AGE', 'ATTEMPTS', 'NEXT', 'RECIPIENTS', 'LAST REASON'];
+  const body = rows.map((r) => [
+    r.id,
+    r.queue,
+    r.state,
+    formatAge(r.ageSecs),
+    String(r.attempts),
+    nextText(r.nextAttemptAt, now),
+    r.recipients.join(',') || '-',
+    r.reason ?? '-',
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return `${[line(head), ...body.map(line)].join('\n')}\n`;
+}
+
+async function findJob(
+  s: Session,
+  id: string,
+): Promise<{ ref: QueueRef; queue: AnyQueue; job: AnyJob; state: string }> {
+  for (const { ref, queue } of s.queues) {
+    const job = await queue.getJob(id);
+    if (!job) continue;
+    const state = await job.getState();
+    if (state === 'completed' || state === 'unknown') continue;
+    return { ref, queue, job, state };
+  }
+  throw new CliError(`no queued message with id "${id}" (sealpost queue list shows the ids)`);
+}
+
+interface ShowRecipient {
+  rcpt: string;
+  state: 'delivered' | 'failed' | 'pending';
+  status?: string;
+  reason?: string;
+  remoteMta?: string;
+  at?: string;
+  bounced?: boolean;
+}
+
+function iso(ms: number | undefined | null): string | null {
+  return ms ? new Date(ms).toISOString() : null;
+}
+
+function showOf(ref: QueueRef, job: AnyJob, state: string) {
+  const row = rowOf(ref, job, state, Date.now());
+  let recipients: ShowRecipient[];
+  let envelope: { from: string; to: string[] };
+  if (isDomainJob(ref)) {
+    const d = job.data as DomainJobData;
+    envelope = { from: d.from, to: d.rcpts };
+    recipients = d.rcpts.map((rcpt) => {
+      const f = d.final[rcpt];
+      if (f) {
+        return {
+          rcpt,
+          state: f.state,
+          status: f.status,
+          reason: f.diagnostic,
+          remoteMta: f.remoteMta,
+          at: new Date(f.at).toISOString(),
+          bounced: d.bounced.includes(rcpt),
+        };
+      }
+      const t = d.lastTemporary[rcpt];
+      return t
+        ? { rcpt, state: 'pending', status: t.status, reason: t.diagnostic, remoteMta: t.remoteMta }
+        : { rcpt, state: 'pending' };
+    });
+  } else if (ref.name === QUEUE_DELIVER) {
+    const d = job.data as DeliverJobData;
+    envelope = { from: d.envelope.from, to: [d.envelope.to] };
+    recipients = [
+      { rcpt: d.envelope.to, state: 'pending', ...(job.failedReason ? { reason: job.failedReason } : {}) },
+    ];
+  } else {
+    const d = job.data as OutboundJobData;
+    envelope = { from: d.from, to: d.to };
+    recipients = d.to.map((rcpt) => ({ rcpt, state: 'pending' }));
+  }
+  return {
+    ...row,
+    envelope,
+    recipientStatus: recipients,
+    // BullMQ keeps the message of each failed attempt (the stacktrace list, newest last).
+    reasons: [...(job.stacktrace ?? [])].map((s) => s.split('\n')[0] ?? s),
+    timestamps: {
+      created: iso(row.createdAt),
+      queued: iso(job.timestamp),
+      lastProcessed: iso(job.processedOn),
+      finished: iso(job.finishedOn),
+      nextAttempt: iso(row.nextAttemptAt),
+    },
+    data: job.data as unknown,
+  };
+}
+
+function showText(v: ReturnType<typeof showOf>): string {
+  const out: string[] = [
+    `id:           ${v.id}`,
+    `queue:        ${v.queue} (${v.stage})`,
+    `state:        ${v.state}`,
+    `message id:   ${v.msgid}`,
+    `from:         <${v.envelope.from}>`,
+    `to:           ${v.envelope.to.map((t) => `<${t}>`).join(', ')}`,
+    `age:          ${formatAge(v.ageSecs)}`,
+    `attempts:     ${v.attempts}`,
+    `next attempt: ${v.timestamps.nextAttempt ?? '-'}`,
+    `created:      ${v.timestamps.created ?? '-'}`,
+    `queued:       ${v.timestamps.queued ?? '-'}`,
+    `last run:     ${v.timestamps.lastProcessed ?? '-'}`,
+    `last reason:  ${v.reason ?? '-'}`,
+    'recipients:',
+  ];
+  for (const r of v.recipientStatus) {
+    const parts = [`  <${r.rcpt}> ${r.state}`];
+    if (r.status) parts.push(r.status);
+    if (r.remoteMta) parts.push(`relay=${r.remoteMta}`);
+    if (r.at) parts.push(`at ${r.at}`);
+    if (r.bounced) parts.push('(DSN queued)');
+    if (r.reason) parts.push(`(${r.reason})`);
+    out.push(parts.join(' '));
+  }
+  if (v.reasons.length > 0) {
+    out.push('recorded failures:');
+    for (const r of v.reasons) out.push(`  ${r}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** Runs now: a delayed job is promoted, a failed one retried; others are already waiting or running. */
+async function retryJob(job: AnyJob, state: string): Promise<'promoted' | 'retried' | 'waiting'> {
+  if (state === 'delayed') {
+    await job.promote();
+    return 'promoted';
+  }
+  if (state === 'failed') {
+    await job.retry('failed');
+    return 'retried';
+  }
+  return 'waiting';
+}
+
+const OPERATOR_DELETED = 'deleted from the queue by the operator';
+
+/** The failure DSN for a dropped job, through the spooler's (outbound) or the pipeline's (inbound) DSN path. */
+async function bounceDropped(s: Session, ref: QueueRef, job: AnyJob): Promise<string> {
+  const blobs = new BlobStore(join(s.config.store.data_dir, 'blobs'));
+  const intake = new Queue<OutboundJobData>(QUEUE_OUTBOUND, {
+    connection: s.redis,
+    prefix: s.config.redis.prefix,
+  });
+  try {
+    if (ref.name === QUEUE_DELIVER) {
+      const d = job.data as DeliverJobData;
+      const why = job.failedReason ? `; last error: ${job.failedReason}` : '';
+      const outcome = await bounce(
+        { blobs, outbound: intake, hostname: s.config.smtp.hostname },
+        String(job.id),
+        d,
+        { status: '5.0.0', diagnostic: `${OPERATOR_DELETED}${why}` },
+      );
+      return outcome === 'queued' ? `failure DSN queued to <${d.envelope.from}>` : 'no DSN: null sender';
+    }
+    const d: DomainJobData = isDomainJob(ref)
+      ? (job.data as DomainJobData)
+      : (() => {
+          const o = job.data as OutboundJobData;
+          return {
+            msgid: o.msgid,
+            from: o.from,
+            domain: '',
+            rcpts: o.to,
+            blobKey: o.blobKey,
+            kind: o.kind,
+            createdAt: o.createdAt,
+            attempts: 0,
+            final: {},
+            lastTemporary: {},
+            bounced: [],
+            delayNotified: false,
+            ...(o.dsn ? { dsn: o.dsn } : {}),
+          };
+        })();
+    if (d.from === '') return 'no DSN: null sender';
+    if (!wantsDsn(d, 'FAILURE')) return 'no DSN: the sender asked for none (NOTIFY)';
+    const pending = d.rcpts.filter((r) => !d.final[r]);
+    if (pending.length === 0) return 'no DSN: no recipient was pending';
+    const entries = pending.map((rcpt) => {
+      const t = d.lastTemporary[rcpt];
+      return {
+        rcpt,
+        status: '5.0.0',
+        diagnostic: t ? `${OPERATOR_DELETED}; last error: ${t.diagnostic}` : OPERATOR_DELETED,
+        ...(t?.remoteMta ? { remoteMta: t.remoteMta } : {}),
+      };
+    });
+    await queueDsn(
+      { blobs, intake, hostname: s.config.spooler.hostname, now: Date.now },
+      d,
+      'failed',
+      entries,
+      { lastAttempt: new Date() },
+    );
+    return `failure DSN queued to <${d.from}>`;
+  } finally {
+    await intake.close();
+  }
+}
+
+interface CommonOptions {
+  config?: string;
+  queue: Which;
+  json?: boolean;
+}
+
+const HELP_AFTER = `
+Queues: "inbound" is the pipeline's deliver queue (one job per recipient
+copy); "outbound" is the spooler: its intake (whole messages, split within
+moments) and its per-domain delivery jobs (ids MSGID~DOMAIN), which keep
+per-recipient status and the last deferral reason. Only jobs still in the
+queue are listed (waiting, active, delayed, failed); delivered ones are not.
+
+Examples:
+  $ sealpost queue list --config sealpost.toml
+  $ sealpost queue list --queue outbound --json
+  $ sealpost queue show 'MSGID~example.org'
+  $ sealpost queue retry --all
+  $ sealpost queue delete 'MSGID~example.org' --bounce
+`;
+
+export function register(program: Command): void {
+  const queue = program
+    .command('queue')
+    .description('list, inspect, retry or delete queued mail (inbound pipeline and outbound spooler)')
+    .addHelpText('after', HELP_AFTER);
+
+  const withCommon = (cmd: Command) =>
+    cmd
+      .option('--config <file>', "config file naming the deployment's Redis (default sealpost.toml)")
+      .option('--queue <queue>', `which queue: ${WHICH.join(', ')}`, parseWhich, 'all' as Which);
+
+  withCommon(
+    queue
+      .command('list')
+      .description('one row per queued message: id, age, attempts, next attempt, recipients, last reason'),
+  )
+    .option('--json', 'print the rows as a JSON array')
+    .action(async (opts: CommonOptions) => {
+      const rows = await withSession(opts, listRows);
+      if (opts.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      else if (rows.length === 0) process.stdout.write('the queue is empty\n');
+      else process.stdout.write(table(rows));
+    });
+
+  withCommon(
+    queue
+      .command('show')
+      .argument('<id>', 'job id (from queue list)')
+      .description('everything about one queued job'),
+  )
+    .option('--json', 'print as JSON')
+    .action(async (id: string, opts: CommonOptions) => {
+      const view = await withSession(opts, async (s) => {
+        const { ref, job, state } = await findJob(s, id);
+        return showOf(ref, job, state);
+      });
+      process.stdout.write(opts.json ? `${JSON.stringify(view, null, 2)}\n` : showText(view));
+    });
+
+  withCommon(
+    queue
+      .command('retry')
+      .argument('[id]', 'job id (from queue list)')
+      .description('try now: promote a delayed job, retry a failed one (or every one with --all)'),
+  )
+    .option('--all', 'every delayed and failed job in the selected queue(s)')
+    .action(async (id: string | undefined, opts: CommonOptions & { all?: boolean }) => {
+      if ((id === undefined) === !opts.all) throw new CliError('give one job id or --all', 2);
+      await withSession(opts, async (s) => {
+        if (id !== undefined) {
+          const { job, state } = await findJob(s, id);
+          const done = await retryJob(job, state);
+          process.stdout.write(
+            done === 'waiting' ? `${id}: already ${state}; nothing to do\n` : `${id}: ${done}, runs now\n`,
+          );
+          return;
+        }
+        let n = 0;
+        for (const { queue: q } of s.queues) {
+          for (const state of ['delayed', 'failed'] as const) {
+            for (const job of await q.getJobs([state], 0, -1, true)) {
+              if (!job) continue;
+              await retryJob(job, state);
+              n++;
+            }
+          }
+        }
+        process.stdout.write(`${n} job${n === 1 ? '' : 's'} set to run now\n`);
+      });
+    });
+
+  withCommon(
+    queue.command('delete').argument('<id>', 'job id (from queue list)').description('drop a queued job'),
+  )
+    .option('--bounce', 'also send the sender a failure DSN (never to the null sender)')
+    .action(async (id: string, opts: CommonOptions & { bounce?: boolean }) => {
+      await withSession(opts, async (s) => {
+        const { ref, job, state } = await findJob(s, id);
+        if (state === 'active') {
+          throw new CliError(`${id} is being tried right now; run the command again in a moment`);
+        }
+        const note = opts.bounce ? await bounceDropped(s, ref, job) : undefined;
+        await job.remove();
+        if (isDomainJob(ref)) {
+          const blobs = new BlobStore(join(s.config.store.data_dir, 'blobs'));
+          for (const key of (job.data as DomainJobData).removeBlobs ?? []) await blobs.delete(key);
+        }
+        process.stdout.write(`${id}: deleted${note ? `; ${note}` : ''}\n`);
+      });
+    });
+}
