@@ -112,6 +112,7 @@ describe.each(targets)('accounts store on $name', (target) => {
       timezone: 'Europe/Berlin',
       exposeDndSchedule: false,
       disabledAt: null,
+      pop3DeleClosesOnChain: false,
     });
     clock += 1000;
     const second = await repo.create(w, { source: 'delivery' });
@@ -152,6 +153,10 @@ describe.each(targets)('accounts store on $name', (target) => {
 
     await repo.update(w, { exposeDndSchedule: false, disabledAt: null });
     expect(await repo.get(w)).toMatchObject({ exposeDndSchedule: false, disabledAt: null, timezone: 'UTC' });
+    await repo.update(w, { pop3DeleClosesOnChain: true });
+    expect(await repo.get(w)).toMatchObject({ pop3DeleClosesOnChain: true, timezone: 'UTC' });
+    await repo.update(w, { pop3DeleClosesOnChain: false });
+    expect((await repo.get(w))?.pop3DeleClosesOnChain).toBe(false);
 
     expect(await repo.delete(w)).toBe(true);
     expect(await repo.get(w)).toBeUndefined();
