@@ -9,9 +9,11 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
+import { FlowProducer } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { domainJobId } from '../spooler/jobs.ts';
-import { createLogger } from '../src/log.ts';
+import { createLogger, newMessageId } from '../src/log.ts';
+import { acceptMessage } from '../src/smtp/accept.ts';
 import { type RemoteMx, startRemoteMx } from './doubles/remote-mx.ts';
 import { eventually, REDIS_URL, type SpoolerRig, startSpoolerRig } from './helpers/spooler-rig.ts';
 import { tempDir } from './helpers/temp-dir.ts';
@@ -200,6 +202,57 @@ describe('sealpost queue', { timeout: 180_000 }, () => {
     expect(await list()).toEqual([]);
     await new Promise((done) => setTimeout(done, 800));
     expect(senderMx.accepted).toHaveLength(before);
+  });
+
+  it("inbound: a message accepted by the MX path is listed, shown, and deleted with a DSN through the pipeline's bounce", async () => {
+    const flow = new FlowProducer({ connection: r.redis, prefix: r.prefix });
+    const msgid = newMessageId();
+    const raw = `From: <ann@sealpost.test>\r\nTo: <bob@sealpost.test>\r\nSubject: inbound ${msgid}\r\nMessage-ID: <${msgid}@sealpost.test>\r\n\r\nhi\r\n`;
+    await acceptMessage(
+      { blobs: r.blobs, flow, attempts: 5, backoffMs: 1000 },
+      {
+        msgid,
+        from: 'ann@sealpost.test',
+        recipients: [
+          {
+            address: 'bob@sealpost.test',
+            wallet: 'BobWallet1111111111111111111111111111111111',
+            form: 'alias',
+            exempt: false,
+          },
+        ],
+        remoteIp: '127.0.0.9',
+        receivedAt: Date.now(),
+        source: (async function* () {
+          yield Buffer.from(raw);
+        })(),
+        maxBytes: 1 << 20,
+      },
+    );
+    await flow.close();
+    const id = `${msgid}.0`;
+
+    const rows = await list('--queue', 'inbound');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id, queue: 'inbound', attempts: 0, recipients: ['bob@sealpost.test'] });
+    expect(await list('--queue', 'outbound')).toEqual([]);
+
+    const show = await sealpost(['queue', 'show', id, '--json'], cwd);
+    expect(show.code, show.stderr).toBe(0);
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      id,
+      queue: 'inbound',
+      envelope: { from: 'ann@sealpost.test', to: ['bob@sealpost.test'] },
+    });
+
+    const deleted = await sealpost(['queue', 'delete', id, '--bounce'], cwd);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toBe(`${id}: deleted; failure DSN queued to <ann@sealpost.test>\n`);
+    const dsn = await eventually(() => senderMx.accepted[0]);
+    expect(dsn.from).toBe('');
+    expect(dsn.raw.toString()).toMatch(/Action: failed\r\nStatus: 5\.0\.0/);
+    expect(dsn.raw.toString()).toContain('deleted from the queue by the operator');
+    expect(await list('--queue', 'inbound')).toEqual([]);
   });
 
   it('bad input: an unknown id, a bad --queue, no id for retry, an unreachable Redis — one line, non-zero, nothing changed', async () => {

@@ -370,7 +370,12 @@ async function retryJob(job: AnyJob, state: string): Promise<'promoted' | 'retri
 const OPERATOR_DELETED = 'deleted from the queue by the operator';
 
 /** The failure DSN for a dropped job, through the spooler's (outbound) or the pipeline's (inbound) DSN path. */
-async function bounceDropped(s: Session, ref: QueueRef, job: AnyJob): Promise<string> {
+async function bounceDropped(s: Session, ref: QueueRef, job: AnyJob, state: string): Promise<string> {
+  if (ref.name === QUEUE_DELIVER && state === 'failed') {
+    // The pipeline bounced it when it failed, unless a sent SendMail was still unconfirmed.
+    const submit = (job.data as DeliverJobData).stages.submit;
+    if (!submit || submit.confirmed) return 'no DSN: the pipeline bounced it when it failed';
+  }
   const blobs = new BlobStore(join(s.config.store.data_dir, 'blobs'));
   const intake = new Queue<OutboundJobData>(QUEUE_OUTBOUND, {
     connection: s.redis,
@@ -536,7 +541,7 @@ export function register(program: Command): void {
         if (state === 'active') {
           throw new CliError(`${id} is being tried right now; run the command again in a moment`);
         }
-        const note = opts.bounce ? await bounceDropped(s, ref, job) : undefined;
+        const note = opts.bounce ? await bounceDropped(s, ref, job, state) : undefined;
         await job.remove();
         if (isDomainJob(ref)) {
           const blobs = new BlobStore(join(s.config.store.data_dir, 'blobs'));
