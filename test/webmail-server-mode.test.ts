@@ -16,7 +16,7 @@ import { listInbox } from '../chain/index.ts';
 import { BlobStore } from '../src/blobs/blob-store.ts';
 import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
-import { FoldersRepo, MessagesRepo, type StoredMessage } from '../src/store/index.ts';
+import { AccountsRepo, FoldersRepo, MessagesRepo, type StoredMessage } from '../src/store/index.ts';
 import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';
 
 const SHOTS = resolve(import.meta.dirname, '../test-artifacts/webmail');
@@ -139,8 +139,14 @@ describe('webmail server mode at par (headless Chromium, dev stack)', () => {
       }),
     ).toEqual([true, true]);
     await page.getByLabel('Time zone').fill('Europe/Berlin');
+    // POP3 delete-after-download keeps the chain record unless the holder says otherwise.
+    const popCloses = page.locator('input[name="pop3-closes"]');
+    expect(await popCloses.isChecked()).toBe(false);
+    await popCloses.check();
     await page.getByRole('button', { name: 'Save settings' }).click();
     await settings.getByText('Settings saved.').waitFor();
+    const account = await new AccountsRepo(stack.store.db).get(owner.publicKey.toBase58());
+    expect(account?.pop3DeleClosesOnChain).toBe(true);
     expect(await settings.getByRole('alert').count()).toBe(0);
     await page.getByRole('button', { name: 'Prepare export' }).click();
     await page.getByTestId('export-status').getByText('Export ready.').waitFor();

@@ -67,6 +67,7 @@ export interface SettingsPatch {
   timezone?: string | null;
   dnd_schedule?: { windows: DndWindow[]; exclusions: string[] } | null;
   expose_dnd_schedule?: boolean;
+  pop3_dele_closes_on_chain?: boolean;
 }
 
 export type PinProviderBody =

@@ -21,6 +21,7 @@ export function AccountSettingsView() {
   const [view, setView] = useState<AccountView | null>(null);
   const [timezone, setTimezone] = useState('');
   const [dndOn, setDndOn] = useState(false);
+  const [popCloses, setPopCloses] = useState(false);
   const [days, setDays] = useState<string[]>(['mon', 'tue', 'wed', 'thu', 'fri']);
   const [start, setStart] = useState('22:00');
   const [end, setEnd] = useState('07:00');
@@ -40,6 +41,7 @@ export function AccountSettingsView() {
     setView(v);
     setTimezone(v.account.timezone ?? '');
     setExpose(Boolean(v.account.expose_dnd_schedule));
+    setPopCloses(v.account.pop3_dele_closes_on_chain === true);
     const sched = (v.away_schedule ?? null) as ScheduleShape | null;
     const w = sched?.windows?.[0];
     setDndOn(Boolean(w));
@@ -76,6 +78,7 @@ export function AccountSettingsView() {
         timezone: timezone.trim() === '' ? null : timezone.trim(),
         dnd_schedule: dndOn ? { windows: [{ days, start, end }], exclusions: exclusionList } : null,
         expose_dnd_schedule: expose,
+        pop3_dele_closes_on_chain: popCloses,
       });
       apply(v);
       return 'Settings saved.';
@@ -166,6 +169,16 @@ export function AccountSettingsView() {
               am away
             </label>
           </fieldset>
+          <label>
+            <input
+              type="checkbox"
+              name="pop3-closes"
+              checked={popCloses}
+              onChange={(e) => setPopCloses(e.currentTarget.checked)}
+            />{' '}
+            A POP3 delete also closes the message on chain (its Email account and the operator's pin). Off:
+            POP3 deletes only the server's copy, and the message stays in the chain inbox.
+          </label>
           <button type="submit" disabled={status.settings.busy}>
             Save settings
           </button>
