@@ -6,7 +6,7 @@
 // one line and a non-zero exit.
 import { execFile } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { FlowProducer } from 'bullmq';
@@ -296,6 +296,26 @@ describe('sealpost queue', { timeout: 180_000 }, () => {
       expect(run.stderr).toMatch(
         new RegExp(`^error: cannot reach Redis at 127\\.0\\.0\\.1:${port} \\(\\[redis\\] url\\): .+\\n$`),
       );
+    }
+
+    // A peer that accepts the connection and never answers: the command gives up on its own.
+    const sockets: Socket[] = [];
+    const silent = createServer((sock) => {
+      sockets.push(sock);
+    });
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    const silentPort = (silent.address() as { port: number }).port;
+    writeFileSync(join(down, 'silent.toml'), `[redis]\nurl = "redis://127.0.0.1:${silentPort}"\n`);
+    try {
+      const run = await sealpost(['queue', 'list', '--config', 'silent.toml'], down);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(
+        `error: cannot reach Redis at 127.0.0.1:${silentPort} ([redis] url): no answer within 3 s\n`,
+      );
+      expect(run.ms).toBeLessThan(30_000);
+    } finally {
+      for (const sock of sockets) sock.destroy();
+      await new Promise((done) => silent.close(done));
     }
 
     expect((await list()).map(({ id, state, attempts }) => ({ id, state, attempts }))).toEqual(rowsBefore);

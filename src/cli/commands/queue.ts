@@ -27,6 +27,8 @@ const WHICH = ['inbound', 'outbound', 'all'] as const;
 const QUEUED_STATES = ['active', 'wait', 'prioritized', 'delayed', 'waiting-children', 'failed'] as const;
 /** Redis must answer within this, or the command says so and exits. */
 const CONNECT_TIMEOUT_MS = 3000;
+/** A Redis that stops answering mid-command ends the command with an error, not a hang. */
+const COMMAND_TIMEOUT_MS = 15_000;
 
 interface QueueRef {
   name: string;
@@ -65,6 +67,11 @@ function redisTarget(url: string): string {
   }
 }
 
+function describeCause(err: Error): string {
+  if (/ETIMEDOUT/.test(err.message)) return `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`;
+  return err.message || 'no answer';
+}
+
 async function open(opts: { config?: string; queue?: Which }): Promise<Session> {
   const { config } = loadCliConfig(opts);
   const redis = new Redis(config.redis.url, {
@@ -72,17 +79,31 @@ async function open(opts: { config?: string; queue?: Which }): Promise<Session> 
     connectTimeout: CONNECT_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    // The PING below is the readiness check; ioredis's own would keep a silent peer's socket open.
+    enableReadyCheck: false,
     retryStrategy: () => null,
   });
-  redis.on('error', () => {});
+  // ioredis reports a timeout as "Connection is closed."; the error event has the cause.
+  let cause: Error | undefined;
+  redis.on('error', (err: Error) => {
+    cause ??= err;
+  });
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await redis.connect();
-    await redis.ping();
+    // A peer that accepts the connection but never answers must not hang the command either.
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('ETIMEDOUT')), CONNECT_TIMEOUT_MS);
+    });
+    await Promise.race([redis.connect().then(() => redis.ping()), silent]);
   } catch (err) {
     redis.disconnect();
+    (redis as unknown as { stream?: { destroy(): void } }).stream?.destroy();
     throw new CliError(
-      `cannot reach Redis at ${redisTarget(config.redis.url)} ([redis] url): ${(err as Error).message || 'no answer'}`,
+      `cannot reach Redis at ${redisTarget(config.redis.url)} ([redis] url): ${describeCause(cause ?? (err as Error))}`,
     );
+  } finally {
+    clearTimeout(timer);
   }
   const which = opts.queue ?? 'all';
   const queues = QUEUE_REFS.filter((ref) => which === 'all' || ref.side === which).map((ref) => ({
