@@ -42,7 +42,7 @@ describe('wallet leases across worker processes', () => {
       }
     })();
 
-    // The workers log at info level, so each one's "delivered" lines show its share.
+    // The workers log at info level, so each one's `status=sent` delivery lines show its share.
     const workerConfig = join(rig.dataDir, 'worker.toml');
     writeFileSync(
       workerConfig,
@@ -68,7 +68,9 @@ describe('wallet leases across worker processes', () => {
     watching = false;
     await watcher;
     await Promise.all(workers.map((w) => w.stop()));
-    const shares = workers.map((w) => w.stderr().match(/"msg":"delivered"/g)?.length ?? 0);
+    const shares = workers.map(
+      (w) => w.stderr().match(/"msg":"inbound delivery to=<[^>]*> status=sent/g)?.length ?? 0,
+    );
     await deliver.close();
 
     expect(counts).toEqual({ completed: MESSAGES, failed: 0 });
