@@ -7,15 +7,8 @@
 // card; after the purchase that recipient's copy goes on chain, signed by
 // the wallet (the stamp is bought for the wallet's own frombox).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import {
-  type ComposeResult,
-  type ComposeStep,
-  type Draft,
-  executeSend,
-  type Prepared,
-  prepareSend,
-} from '../chain/compose.ts';
-import { PinServiceError, pinBytes } from '../chain/pin.ts';
+import { type ComposeResult, type Draft, executeSend, type Prepared, prepareSend } from '../chain/compose.ts';
+import { PinServiceError } from '../chain/pin.ts';
 import type { PurchaseOutcome } from '../chain/prepay.ts';
 import { buildMessage, newMessageId } from '../mail/build-message.ts';
 import { type PostageHold, postageHolds } from '../server/api.ts';
@@ -24,6 +17,7 @@ import { PrepayCard } from './prepay-card.tsx';
 import { RecipientCheck } from './recipient-check.tsx';
 import { SendConfirm } from './send-summary.tsx';
 import { ServerReceipt } from './server-receipt.tsx';
+import { useSend } from './use-send.ts';
 import { ErrorText, Field, short } from './widgets.tsx';
 
 /**
@@ -41,14 +35,6 @@ export function replyHeaders(d: ComposeDraft): { inReplyTo?: string; references?
   return { inReplyTo: parent.messageId, references: [...parent.references, parent.messageId] };
 }
 
-const STEP_TEXT: Record<ComposeStep, string> = {
-  resolve: 'Looking up the recipient on chain…',
-  seal: 'Encrypting the message so only the recipient can open it…',
-  pin: 'Storing the encrypted message on IPFS…',
-  sign: 'Waiting for your wallet to sign the transaction…',
-  confirm: 'Waiting for the network to confirm the message…',
-};
-
 type Outcome =
   | { kind: 'idle' }
   | { kind: 'receipt'; emailAddress: string; signature: string; pending: boolean }
@@ -61,14 +47,9 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
   const s = app.session;
   const [draft, setDraft] = useState<ComposeDraft>(initial ?? EMPTY);
   const [via, setVia] = useState<'chain' | 'server'>(s.api && !initial?.replyTo ? 'server' : 'chain');
-  const [step, setStep] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
+  const { deps, step, setStep, busy, error, setError, guarded } = useSend();
   const [outcome, setOutcome] = useState<Outcome>({ kind: 'idle' });
   const set = (patch: Partial<ComposeDraft>) => setDraft((d) => ({ ...d, ...patch }));
-  // A synchronous guard: a second click (or Enter) before the re-render that
-  // disables the button must not start a second send of the same draft.
-  const inFlight = useRef(false);
   const receiptRef = useRef<HTMLElement>(null);
   // Errors sit just above Send and are scrolled into view: the form is taller than a laptop screen.
   const errorRef = useRef<HTMLDivElement>(null);
@@ -86,14 +67,6 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
     setOutcome({ kind: 'idle' });
     setError('');
     setVia(s.api ? 'server' : 'chain');
-  };
-
-  const deps = {
-    conn: s.conn,
-    programId: s.programId,
-    wallet: s.wallet,
-    pin: (bytes: Uint8Array) => pinBytes(s.settings.pinUrl, s.settings.pinToken, bytes),
-    onStep: (st: ComposeStep) => setStep(STEP_TEXT[st]),
   };
 
   const showResult = (result: ComposeResult) => {
@@ -117,23 +90,6 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
   const prepareOnChain = async (d: Draft) => {
     const p = await prepareSend(deps, d);
     setOutcome(p.kind === 'held' ? { kind: 'held', prepared: p } : { kind: 'confirm', prepared: p });
-  };
-
-  /** Runs a step under the one-send-at-a-time guard. */
-  const guarded = async (fn: () => Promise<void>) => {
-    if (inFlight.current) return;
-    inFlight.current = true;
-    setBusy(true);
-    setError('');
-    try {
-      await fn();
-    } catch (err) {
-      setError(app.errorText(err));
-    } finally {
-      inFlight.current = false;
-      setBusy(false);
-      setStep('');
-    }
   };
 
   // A failure after confirming (pin service or RPC down mid-send) closes the

@@ -5,13 +5,13 @@
 // signed send spends (the server's relayed send would need a frombox keyed
 // on the address, which only the recipient can open). One send per recipient.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type ComposeStep, type Draft, executeSend, type Prepared, prepareSend } from '../chain/compose.ts';
-import { pinBytes } from '../chain/pin.ts';
+import { type Draft, executeSend, type Prepared, prepareSend } from '../chain/compose.ts';
 import type { PurchaseOutcome } from '../chain/prepay.ts';
 import type { PostageHold } from '../server/api.ts';
 import { useApp } from '../session.ts';
 import { PrepayCard } from './prepay-card.tsx';
 import { SendConfirm } from './send-summary.tsx';
+import { useSend } from './use-send.ts';
 import { ErrorText, short } from './widgets.tsx';
 
 type State =
@@ -20,14 +20,6 @@ type State =
   | { kind: 'ready'; prepared: Extract<Prepared, { kind: 'ready' }> }
   | { kind: 'sent'; emailAddress: string; signature: string; pending: boolean }
   | { kind: 'failed' };
-
-const STEP_TEXT: Record<ComposeStep, string> = {
-  resolve: 'Looking up the recipient on chain…',
-  seal: 'Encrypting the message…',
-  pin: 'Storing the encrypted message on IPFS…',
-  sign: 'Waiting for your wallet to sign…',
-  confirm: 'Waiting for the network to confirm…',
-};
 
 export function HeldRecipient({
   hold,
@@ -40,25 +32,14 @@ export function HeldRecipient({
   onSent?: () => void;
 }) {
   const app = useApp();
-  const s = app.session;
+  const _s = app.session;
   const [state, setState] = useState<State>({ kind: 'checking' });
-  const [error, setError] = useState('');
-  const [step, setStep] = useState('');
-  const [busy, setBusy] = useState(false);
+  const { deps, step, setStep, busy, error, setError, guarded: once } = useSend();
   // One send for this recipient, also across a slow confirmation.
-  const inFlight = useRef(false);
   const done = useRef(false);
 
   // This recipient only, with no bounty (bounties never go through a server draft).
   const single: Draft = { ...draft, to: hold.address, bountySol: '', claimDays: '', replyTo: null };
-  const deps = {
-    conn: s.conn,
-    programId: s.programId,
-    wallet: s.wallet,
-    pin: (bytes: Uint8Array) => pinBytes(s.settings.pinUrl, s.settings.pinToken, bytes),
-    onStep: (st: ComposeStep) => setStep(STEP_TEXT[st]),
-  };
-
   /** Prices the send again; refuses a chain resolution that is not the wallet the server named. */
   const prepare = async (): Promise<Prepared> => {
     const p = await prepareSend(deps, single);
@@ -83,21 +64,7 @@ export function HeldRecipient({
       .finally(() => setStep(''));
   }, [hold.address]);
 
-  const guarded = async (fn: () => Promise<void>) => {
-    if (inFlight.current || done.current) return;
-    inFlight.current = true;
-    setBusy(true);
-    setError('');
-    try {
-      await fn();
-    } catch (err) {
-      setError(app.errorText(err));
-    } finally {
-      inFlight.current = false;
-      setBusy(false);
-      setStep('');
-    }
-  };
+  const guarded = (fn: () => Promise<void>) => (done.current ? Promise.resolve() : once(fn));
 
   const deliver = async (prepared: Extract<Prepared, { kind: 'ready' }>) => {
     const r = await executeSend(deps, single, prepared);
