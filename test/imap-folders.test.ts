@@ -1,38 +1,15 @@
-// One set of folders for every client: what IMAP creates, moves and appends
-// is what the server-mode webmail's routes and the export document show,
-// and flags the webmail sets are what IMAP sees.
-import { ed25519 } from '@noble/curves/ed25519.js';
-import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import type { ServeRig } from './helpers/serve-rig.ts';
 import {
+  apiToken,
   deliver,
   imapFlow,
   LineClient,
-  type MailUser,
   mailUser,
   rawMessage,
   startMailRig,
   waitForCopies,
 } from './imap-rig.ts';
-
-async function apiToken(rig: ServeRig, user: MailUser): Promise<string> {
-  const base = rig.serving.apiUrl as string;
-  const post = async (path: string, body: unknown) => {
-    const r = await fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    expect(r.status).toBe(200);
-    return (await r.json()) as Record<string, string>;
-  };
-  const { nonce } = await post('/v1/auth/challenge', { wallet: user.wallet });
-  const signature = bs58.encode(
-    ed25519.sign(new TextEncoder().encode(nonce), user.key.secretKey.slice(0, 32)),
-  );
-  return (await post('/v1/auth/login', { wallet: user.wallet, signature })).token as string;
-}
 
 async function get(rig: ServeRig, token: string, path: string) {
   const r = await fetch(`${rig.serving.apiUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });

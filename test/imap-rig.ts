@@ -5,7 +5,9 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type TLSSocket } from 'node:tls';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import type { Keypair } from '@solana/web3.js';
+import bs58 from 'bs58';
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import { setMailPassword } from '../src/api/mail-password.ts';
@@ -185,4 +187,23 @@ export function runPython(script: string, args: string[], timeoutMs = 60_000): P
       else reject(new Error(`python exited ${code}: ${err}`));
     });
   });
+}
+
+/** An account API session token for the user's wallet: challenge, signed locally, login. */
+export async function apiToken(rig: ServeRig, user: MailUser): Promise<string> {
+  const base = rig.serving.apiUrl as string;
+  const post = async (path: string, body: unknown) => {
+    const r = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+    return (await r.json()) as Record<string, string>;
+  };
+  const { nonce } = await post('/v1/auth/challenge', { wallet: user.wallet });
+  const signature = bs58.encode(
+    ed25519.sign(new TextEncoder().encode(nonce), user.key.secretKey.slice(0, 32)),
+  );
+  return (await post('/v1/auth/login', { wallet: user.wallet, signature })).token as string;
 }

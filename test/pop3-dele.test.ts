@@ -6,8 +6,6 @@
 // copy is also released: the pin goes and DeleteMail closes the account.
 // RSET and a dropped connection commit nothing.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ed25519 } from '@noble/curves/ed25519.js';
-import bs58 from 'bs58';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getEmailAt, listInbox } from '../chain/index.ts';
 import { QUEUE_DELETE_MAIL, QUEUE_UNPIN } from '../delivery/jobs.ts';
@@ -15,6 +13,7 @@ import { MessagesRepo, type StoredMessage } from '../src/store/index.ts';
 import { type KuboRpcDouble, startKuboRpcDouble } from './doubles/kubo-rpc-double.ts';
 import type { ServeRig } from './helpers/serve-rig.ts';
 import {
+  apiToken,
   deliver,
   LineClient,
   type MailUser,
@@ -69,24 +68,6 @@ async function pop(rig: ServeRig, user: MailUser): Promise<Pop> {
 }
 
 /** Logs the wallet in through the serve process's account API; returns the token. */
-async function apiToken(rig: ServeRig, user: MailUser): Promise<string> {
-  const base = rig.serving.apiUrl as string;
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as Record<string, string>;
-  };
-  const { nonce } = await post('/v1/auth/challenge', { wallet: user.wallet });
-  const signature = bs58.encode(
-    ed25519.sign(new TextEncoder().encode(nonce), user.key.secretKey.subarray(0, 32)),
-  );
-  return (await post('/v1/auth/login', { wallet: user.wallet, signature })).token as string;
-}
-
 async function patchSettings(rig: ServeRig, token: string, body: unknown) {
   const res = await fetch(`${rig.serving.apiUrl}/v1/account/settings`, {
     method: 'PATCH',
