@@ -32,7 +32,7 @@ import { MessagesRepo, openStore, type Store } from '../src/store/index.ts';
 import { submitDepsFromConfig } from '../src/submission/from-config.ts';
 import { submitMessage } from '../src/submission/submit.ts';
 import { ApiClient, postageHolds } from '../webmail/src/server/api.ts';
-import { startTestChain } from './helpers/devnet.ts';
+import { startTestChain, type TestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
@@ -101,6 +101,39 @@ async function startRig(
   const rig = { ...base, app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
   open.push(rig);
   return rig;
+}
+
+/** The API rig whose compose-through-the-server runs the real submission path on `chain`. */
+async function startSubmitRig(
+  chain: TestChain,
+  maxMessageBytes?: number,
+): Promise<{ rig: Rig; flow: FlowProducer }> {
+  let flow: FlowProducer | undefined;
+  const rig = await startRig({
+    mail: (r) => {
+      flow = new FlowProducer({ connection: r.redis, prefix: r.prefix });
+      const config = {
+        ...r.config,
+        chain: { ...r.config.chain, rpc_url: chain.devnet.rpcUrl, program_id: chain.programId },
+      };
+      const deps = submitDepsFromConfig(config, {
+        chain: new ChainView({ connection: chain.connection, programId: chain.programId }),
+        flow,
+        blobs: r.blobs,
+        redis: r.redis,
+        store: r.store,
+        credentialKey: new Uint8Array(32),
+        logger: pino({ level: 'silent' }),
+      });
+      const limited = maxMessageBytes === undefined ? deps : { ...deps, maxMessageBytes };
+      return {
+        ...(maxMessageBytes !== undefined && { maxMessageBytes }),
+        submit: (input) => submitMessage(limited, input),
+      };
+    },
+  });
+  if (!flow) throw new Error('the rig did not build its mail routes');
+  return { rig, flow };
 }
 
 async function call(rig: Rig, method: string, path: string, o: { token?: string; json?: unknown } = {}) {
@@ -247,29 +280,7 @@ describe('mail view routes', () => {
     const ann = await mail.mailbox();
     const bob = await mail.mailbox();
     const carol = await mail.mailbox({ postage: 5000n });
-    let flow: FlowProducer | undefined;
-    const rig = await startRig({
-      mail: (r) => {
-        flow = new FlowProducer({ connection: r.redis, prefix: r.prefix });
-        const config = {
-          ...r.config,
-          chain: { ...r.config.chain, rpc_url: chain.devnet.rpcUrl, program_id: chain.programId },
-        };
-        const deps = submitDepsFromConfig(config, {
-          chain: new ChainView({ connection: chain.connection, programId: chain.programId }),
-          flow,
-          blobs: r.blobs,
-          redis: r.redis,
-          store: r.store,
-          credentialKey: new Uint8Array(32),
-          logger: pino({ level: 'silent' }),
-        });
-        return {
-          maxMessageBytes: 4096,
-          submit: (input) => submitMessage({ ...deps, maxMessageBytes: 4096 }, input),
-        };
-      },
-    });
+    const { rig, flow } = await startSubmitRig(chain, 4096);
     try {
       const token = await login(rig, ann);
       const me = `${ann.publicKey.toBase58()}@${DOMAIN}`;
@@ -312,7 +323,7 @@ describe('mail view routes', () => {
         expect([r.status, r.body?.error], code).toEqual([status, code]);
       }
     } finally {
-      await flow?.close();
+      await flow.close();
     }
   });
 
@@ -323,26 +334,7 @@ describe('mail view routes', () => {
     const bob = await mail.mailbox();
     const carol = await mail.mailbox({ postage: 5000n });
     const dave = await mail.mailbox({ postage: 7000n });
-    let flow: FlowProducer | undefined;
-    const rig = await startRig({
-      mail: (r) => {
-        flow = new FlowProducer({ connection: r.redis, prefix: r.prefix });
-        const config = {
-          ...r.config,
-          chain: { ...r.config.chain, rpc_url: chain.devnet.rpcUrl, program_id: chain.programId },
-        };
-        const deps = submitDepsFromConfig(config, {
-          chain: new ChainView({ connection: chain.connection, programId: chain.programId }),
-          flow,
-          blobs: r.blobs,
-          redis: r.redis,
-          store: r.store,
-          credentialKey: new Uint8Array(32),
-          logger: pino({ level: 'silent' }),
-        });
-        return { submit: (input) => submitMessage(deps, input) };
-      },
-    });
+    const { rig, flow } = await startSubmitRig(chain);
     try {
       const token = await login(rig, ann);
       expect((await call(rig, 'POST', '/v1/account', { token })).status).toBe(201);
@@ -405,7 +397,7 @@ describe('mail view routes', () => {
       expect(new TextDecoder().decode(opened.raw)).toContain('Subject: to three');
       expect(opened.envelope.to).toBe(`${to(bob)}, friend@remote.example`);
     } finally {
-      await flow?.close();
+      await flow.close();
     }
   });
 
