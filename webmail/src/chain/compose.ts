@@ -213,13 +213,6 @@ export async function prepareSend(deps: ComposeDeps, draft: Draft): Promise<Prep
   return { kind: 'ready', recipient, bounty, cost };
 }
 
-/** Prepares and, unless the draft is held for postage, sends at once (no confirmation step). */
-export async function composeAndSend(deps: ComposeDeps, draft: Draft): Promise<ComposeResult> {
-  const prepared = await prepareSend(deps, draft);
-  if (prepared.kind === 'held') return { kind: 'held', recipient: prepared.recipient, quote: prepared.quote };
-  return executeSend(deps, draft, prepared);
-}
-
 /** Seals, pins and sends a prepared draft. */
 export async function executeSend(
   deps: ComposeDeps,
