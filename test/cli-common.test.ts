@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -56,5 +56,46 @@ describe('loadCliConfig', () => {
     expect(loaded.config.store.data_dir).toBe(join(dir, '.data'));
 
     expect(() => loadCliConfig({ config: 'other.toml' })).toThrow(ConfigError);
+  });
+
+  it('picks --config, then $SEALPOST_CONFIG, then ./sealpost.toml, then ./.data/sealpost.toml, and says which', () => {
+    const dir = tempDir();
+    process.chdir(dir);
+    const lines: string[] = [];
+    const ctx = (env: Record<string, string | undefined> = {}) => ({
+      env,
+      stderr: { write: (s: string) => lines.push(s) },
+    });
+    const hostOf = (file: string) => `${file.replace(/[^a-z]/g, '')}.example.org`;
+    const write = (file: string) => writeFileSync(join(dir, file), `[smtp]\nhostname = "${hostOf(file)}"\n`);
+
+    // Nothing here: the built-in defaults, silently.
+    expect(loadCliConfig({}, ctx()).configFile).toBeNull();
+    expect(lines).toEqual([]);
+
+    mkdirSync(join(dir, '.data'));
+    write('.data/sealpost.toml');
+    const dev = loadCliConfig({}, ctx());
+    expect(dev.configFile).toBe(join('.data', 'sealpost.toml'));
+    expect(dev.config.smtp.hostname).toBe(hostOf('.data/sealpost.toml'));
+    expect(lines.splice(0)).toEqual([`using config ${join('.data', 'sealpost.toml')} (dev stack)\n`]);
+
+    write('sealpost.toml');
+    expect(loadCliConfig({}, ctx()).config.smtp.hostname).toBe(hostOf('sealpost.toml'));
+    expect(lines.splice(0)).toEqual(['using config sealpost.toml\n']);
+
+    write('env.toml');
+    const fromEnv = loadCliConfig({}, ctx({ SEALPOST_CONFIG: 'env.toml' }));
+    expect(fromEnv.config.smtp.hostname).toBe(hostOf('env.toml'));
+    expect(lines.splice(0)).toEqual(['using config env.toml (SEALPOST_CONFIG)\n']);
+
+    // --config wins over all of them and needs no announcement.
+    write('explicit.toml');
+    const explicit = loadCliConfig({ config: 'explicit.toml' }, ctx({ SEALPOST_CONFIG: 'env.toml' }));
+    expect(explicit.config.smtp.hostname).toBe(hostOf('explicit.toml'));
+    expect(lines).toEqual([]);
+
+    // A file named by the environment must exist, as one named by --config must.
+    expect(() => loadCliConfig({}, ctx({ SEALPOST_CONFIG: 'missing.toml' }))).toThrow(/missing\.toml/);
   });
 });

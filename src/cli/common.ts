@@ -2,10 +2,15 @@
 // (--config, --data-dir, --listen), config loading, and error reporting
 // with stable exit codes (2: usage or config error, 1: anything else).
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Command, CommanderError, InvalidArgumentError } from 'commander';
 import { type Config, ConfigError, loadConfig, parseConfig, splitHostPort } from '../config/index.ts';
 
 export const DEFAULT_CONFIG_FILE = 'sealpost.toml';
+/** Names a config file for every command without --config; must exist when set. */
+export const CONFIG_ENV = 'SEALPOST_CONFIG';
+/** The file `sealpost dev` generates under its default data directory. */
+export const DEV_CONFIG_FILE = join('.data', DEFAULT_CONFIG_FILE);
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
@@ -51,13 +56,13 @@ export function formatListen(listen: Listen): string {
   return listen.host.includes(':') ? `[${listen.host}]:${listen.port}` : `${listen.host}:${listen.port}`;
 }
 
+/** Help text of --config: where a command looks when it is not given. */
+export const CONFIG_OPTION_HELP = `config file (default $${CONFIG_ENV}, else ./${DEFAULT_CONFIG_FILE}, else ./${DEV_CONFIG_FILE}, else built-in defaults)`;
+
 /** Adds --config, --data-dir and (unless `listen: false`) a repeatable --listen. */
 export function addServerOptions(cmd: Command, opts: { listen?: false | string } = {}): Command {
   cmd
-    .option(
-      '--config <file>',
-      `config file (default ${DEFAULT_CONFIG_FILE}; built-in defaults when that is absent)`,
-    )
+    .option('--config <file>', CONFIG_OPTION_HELP)
     .option('--data-dir <dir>', 'data directory (overrides [store] data_dir)');
   if (opts.listen !== false) {
     cmd.option(
@@ -76,21 +81,74 @@ export interface LoadedCliConfig {
   configFile: string | null;
 }
 
+export interface ConfigChoice {
+  /** null: no file, the built-in defaults apply. */
+  file: string | null;
+  /** How it was chosen; `explicit` and `env` files must exist. */
+  source: 'explicit' | 'env' | 'cwd' | 'dev-stack' | 'defaults';
+}
+
 /**
- * The default file may be absent (defaults apply); a file named with
- * --config must exist. Throws ConfigError, which reportError turns into
- * "config error in FILE:" plus one line per issue and exit code 2.
+ * Which config file a command reads: --config, else $SEALPOST_CONFIG, else
+ * ./sealpost.toml, else ./.data/sealpost.toml (what `sealpost dev` wrote),
+ * else none (built-in defaults). Relative names are taken from the working
+ * directory.
  */
-export function loadCliConfig(opts: { config?: string; dataDir?: string }): LoadedCliConfig {
-  const explicit = opts.config !== undefined;
-  const file = opts.config ?? DEFAULT_CONFIG_FILE;
-  if (!explicit && !existsSync(file)) {
+export function chooseConfigFile(
+  explicit: string | undefined,
+  env: Record<string, string | undefined> = process.env,
+  exists: (file: string) => boolean = existsSync,
+): ConfigChoice {
+  if (explicit !== undefined) return { file: explicit, source: 'explicit' };
+  const fromEnv = env[CONFIG_ENV];
+  if (fromEnv) return { file: fromEnv, source: 'env' };
+  if (exists(DEFAULT_CONFIG_FILE)) return { file: DEFAULT_CONFIG_FILE, source: 'cwd' };
+  if (exists(DEV_CONFIG_FILE)) return { file: DEV_CONFIG_FILE, source: 'dev-stack' };
+  return { file: null, source: 'defaults' };
+}
+
+/** The stderr line naming a config the operator did not name with --config; null when there is nothing to say. */
+export function configChoiceLine(choice: ConfigChoice): string | null {
+  switch (choice.source) {
+    case 'env':
+      return `using config ${choice.file} (${CONFIG_ENV})`;
+    case 'cwd':
+      return `using config ${choice.file}`;
+    case 'dev-stack':
+      return `using config ${choice.file} (dev stack)`;
+    default:
+      return null;
+  }
+}
+
+export interface LoadCliConfigContext {
+  env?: Record<string, string | undefined>;
+  /** Where the "using config" line goes; default standard error (stdout stays clean for --json). */
+  stderr?: { write(s: string): unknown };
+}
+
+/**
+ * Loads the config chooseConfigFile picks, saying on stderr which file it is
+ * when --config did not name it. A file named by --config or
+ * $SEALPOST_CONFIG must exist. Throws ConfigError, which reportError turns
+ * into "config error in FILE:" plus one line per issue and exit code 2.
+ */
+export function loadCliConfig(
+  opts: { config?: string; dataDir?: string },
+  ctx: LoadCliConfigContext = {},
+): LoadedCliConfig {
+  const env = ctx.env ?? process.env;
+  const choice = chooseConfigFile(opts.config, env);
+  if (choice.file === null) {
     return {
-      config: parseConfig('', { dataDirOverride: opts.dataDir, source: '<defaults>' }),
+      config: parseConfig('', { dataDirOverride: opts.dataDir, source: '<defaults>', env }),
       configFile: null,
     };
   }
-  return { config: loadConfig(file, { dataDirOverride: opts.dataDir }), configFile: file };
+  const line = configChoiceLine(choice);
+  if (line) (ctx.stderr ?? process.stderr).write(`${line}\n`);
+  const config = loadConfig(choice.file, { dataDirOverride: opts.dataDir, env });
+  return { config, configFile: choice.file };
 }
 
 /** Prints an error the way the CLI reports it and returns the exit code. */

@@ -27,8 +27,8 @@ The account API is --api URL when given; else [api] public_url of the config
 (the address the deployment publishes for holders); else http://HOST:PORT
 from [api] host and port, a wildcard host (0.0.0.0, ::) meaning loopback —
 right on the server itself and for \`sealpost dev\`. The config is --config
-FILE, else ./sealpost.toml when it exists, else the built-in defaults
-(http://127.0.0.1:8080). The command says which URL it uses.`;
+FILE, else $SEALPOST_CONFIG, else ./sealpost.toml, else ./.data/sealpost.toml
+(what \`sealpost dev\` writes), else the built-in defaults (http://127.0.0.1:8080). The command says which URL it uses.`;
 
 const PASSWORD_HELP = `
 The new password is read from stdin when stdin is not a terminal: one line

@@ -6,7 +6,14 @@ import { createDnsResolver, type DnsServer } from '../../dns/resolver.ts';
 import { buildDnsRecords } from '../../domaind/dns-records.ts';
 import { checkDnsRecords, renderCheckText } from '../../domaind/dns-records-check.ts';
 import { renderZoneText } from '../../domaind/zone-text.ts';
-import { EXIT_FAILURE, formatListen, type Listen, loadCliConfig, parseListen } from '../common.ts';
+import {
+  CONFIG_OPTION_HELP,
+  EXIT_FAILURE,
+  formatListen,
+  type Listen,
+  loadCliConfig,
+  parseListen,
+} from '../common.ts';
 
 interface Options {
   config?: string;
@@ -21,7 +28,7 @@ export function register(program: Command): void {
   program
     .command('dns-records')
     .description('print the DNS records to publish for every local domain (zone-file text, or JSON)')
-    .option('--config <file>', 'config file (default sealpost.toml; built-in defaults when that is absent)')
+    .option('--config <file>', CONFIG_OPTION_HELP)
     .option('--data-dir <dir>', 'data directory (overrides [store] data_dir)')
     .option('--json', 'print JSON instead of zone-file text')
     .option('--check', 'resolve each record and report ok / missing / different; exit 1 unless all are ok')

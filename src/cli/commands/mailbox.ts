@@ -31,7 +31,7 @@ import {
   SealFormatError,
   walletEncryptionKeypair,
 } from '../../seal/index.ts';
-import { CliError, EXIT_USAGE, loadCliConfig } from '../common.ts';
+import { CliError, CONFIG_OPTION_HELP, EXIT_USAGE, loadCliConfig } from '../common.ts';
 import { registerSignText } from './mailbox-sign-text.ts';
 
 const DEV_RPC = 'http://127.0.0.1:8899';
@@ -95,7 +95,7 @@ function keyOption(what: string) {
 
 function addChainOptions(cmd: Command): Command {
   return cmd
-    .option('--config <file>', 'take rpc, program id and gateway from this config file ([chain], [ipfs])')
+    .option('--config <file>', `take rpc, program id and gateway from this ${CONFIG_OPTION_HELP}`)
     .option('--rpc <url>', `chain JSON-RPC URL (default: config, else ${DEV_RPC})`, urlOption)
     .option(
       '--program-id <base58>',
@@ -106,7 +106,9 @@ function addChainOptions(cmd: Command): Command {
 }
 
 function settings(opts: ChainOptions & { gateway?: string }) {
-  const config = opts.config ? loadCliConfig({ config: opts.config }).config : null;
+  const loaded = loadCliConfig({ config: opts.config });
+  // With no config file, the dev stack's default addresses below apply.
+  const config = loaded.configFile !== null ? loaded.config : null;
   return {
     rpc: opts.rpc ?? config?.chain.rpc_url ?? DEV_RPC,
     programId: opts.programId ?? config?.chain.program_id ?? DEFAULT_PROGRAM_ID,
