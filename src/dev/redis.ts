@@ -3,6 +3,7 @@
 // binary exists; otherwise fail with instructions.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 
@@ -32,22 +33,39 @@ export async function redisAnswers(url: string, timeoutMs = 1500): Promise<boole
   }
 }
 
+/** A loopback port nothing listens on right now (for a server that cannot be told to pick one). */
+async function freeLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== 'object' || !address) throw new Error('could not find a free loopback port');
+  return address.port;
+}
+
 export async function ensureRedis(opts: {
   url: string;
   dataDir: string;
   binary?: string;
+  /** When a server must be started here: on a free port rather than the URL's (several stacks side by side). */
+  randomPort?: boolean;
 }): Promise<DevRedis> {
   if (await redisAnswers(opts.url)) {
     return { url: opts.url, started: false, close: async () => {} };
   }
   const parsed = new URL(opts.url);
-  const port = Number(parsed.port || 6379);
   const host = parsed.hostname || '127.0.0.1';
   if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(host)) {
     throw new Error(
       `Redis at ${opts.url} does not answer, and it is not a loopback address this command could start a server on. Start Redis there or set REDIS_URL.`,
     );
   }
+  const port = opts.randomPort ? await freeLoopbackPort() : Number(parsed.port || 6379);
+  parsed.port = String(port);
+  const url = parsed.toString().replace(/\/$/, '');
   const dir = join(opts.dataDir, 'redis');
   mkdirSync(dir, { recursive: true });
   const binary = opts.binary ?? 'redis-server';
@@ -59,15 +77,15 @@ export async function ensureRedis(opts: {
       { stdio: 'ignore' },
     );
   } catch (err) {
-    throw redisMissing(opts.url, err);
+    throw redisMissing(url, err);
   }
   const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
   for (let i = 0; i < 50; i++) {
     const failed = await Promise.race([spawnError, sleep(100).then(() => null)]);
-    if (failed) throw redisMissing(opts.url, failed);
-    if (await redisAnswers(opts.url, 300)) {
+    if (failed) throw redisMissing(url, failed);
+    if (await redisAnswers(url, 300)) {
       return {
-        url: opts.url,
+        url,
         started: true,
         close: async () => {
           if (child.exitCode !== null) return;
@@ -79,7 +97,7 @@ export async function ensureRedis(opts: {
     }
   }
   child.kill('SIGKILL');
-  throw redisMissing(opts.url, new Error('redis-server did not answer within 5 s'));
+  throw redisMissing(url, new Error('redis-server did not answer within 5 s'));
 }
 
 function redisMissing(url: string, cause: unknown): Error {

@@ -72,6 +72,7 @@ export interface ServeOptions {
 export interface RunningListener {
   name: string;
   mode: SmtpListener['mode'];
+  tls: SmtpListener['tls'];
   host: string;
   port: number;
 }
@@ -297,7 +298,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           const bind = { host: over?.host ?? l.host, port: over?.port ?? l.port };
           const sub = await startSubmission(submissionOptionsFromConfig(config, l, bind, submitParts));
           closers.push(() => sub.close(config.smtp.timeouts.shutdown_drain_secs * 1000));
-          listeners.push({ name: l.name, mode: l.mode, host: bind.host, port: sub.port });
+          listeners.push({ name: l.name, mode: l.mode, tls: l.tls, host: bind.host, port: sub.port });
           continue;
         }
         const server: MxServer = await startMx({
@@ -330,7 +331,13 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           logger: log,
         });
         closers.push(() => server.close(config.smtp.timeouts.shutdown_drain_secs * 1000));
-        listeners.push({ name: l.name, mode: l.mode, host: over?.host ?? l.host, port: server.port });
+        listeners.push({
+          name: l.name,
+          mode: l.mode,
+          tls: l.tls,
+          host: over?.host ?? l.host,
+          port: server.port,
+        });
       }
     }
     let apiUrl: string | undefined;

@@ -13,16 +13,24 @@ export function register(program: Command): void {
     .option('--data-dir <dir>', 'where keys, the generated config and all state live', '.data')
     .option('--listen <host:port>', 'devnet JSON-RPC address (WebSocket on the next port)', parseListen)
     .option('--slot-ms <n>', 'devnet slot time in milliseconds', (v) => Number.parseInt(v, 10))
-    .option('--random-ports', 'put every other component on an OS-chosen loopback port (see dev.json)')
+    .option(
+      '--random-ports',
+      'put every listener (devnet included, unless --listen names it) on an OS-chosen loopback port; the ports are written into the generated config and dev.json',
+    )
     .action(async (opts: { dataDir: string; listen?: Listen; slotMs?: number; randomPorts?: boolean }) => {
-      const logger = createLogger({ name: 'sealpost-dev', format: process.stderr.isTTY ? 'pretty' : 'json' });
       const stack = await startDevStack({
         dataDir: opts.dataDir,
         rpcHost: opts.listen?.host,
         rpcPort: opts.listen?.port,
         slotMs: opts.slotMs,
         randomPorts: opts.randomPorts,
-        logger,
+        // [log] level of the generated config applies; the format follows the terminal.
+        logger: (config) =>
+          createLogger({
+            name: 'sealpost-dev',
+            level: config.log.level,
+            format: process.stderr.isTTY ? 'pretty' : 'json',
+          }),
       });
       process.stdout.write(formatSummary(stack.summary));
       await new Promise<void>((resolve) => {
@@ -30,7 +38,7 @@ export function register(program: Command): void {
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });
-      logger.info('shutting down');
+      stack.logger.info('shutting down');
       await stack.close();
     });
 }
