@@ -50,7 +50,7 @@ describe('loadCliConfig', () => {
     expect(config.store.data_dir).toBe(join(dir, 'd'));
 
     writeFileSync(join(dir, 'sealpost.toml'), '[smtp]\nhostname = "mx.example.org"\n');
-    const loaded = loadCliConfig({});
+    const loaded = loadCliConfig({}, { stderr: { write: () => true } });
     expect(loaded.configFile).toBe('sealpost.toml');
     expect(loaded.config.smtp.hostname).toBe('mx.example.org');
     expect(loaded.config.store.data_dir).toBe(join(dir, '.data'));
