@@ -1,6 +1,7 @@
 // The cost guard's canonical sender (src/limits/sender-address.ts): the table
 // of docs/cost-guard.md "Sender forms" — which spellings share one window and
-// which stay apart — and the window keys the guard derives for local senders.
+// which stay apart — the window keys the guard derives for local senders, and
+// the same through a real MX over SMTP.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fromHash } from '../chain/index.ts';
@@ -8,6 +9,7 @@ import { generateKeypair } from '../src/keys/keypair-file.ts';
 import { CostGuard } from '../src/limits/cost-guard.ts';
 import { senderPublicationWindowKey } from '../src/limits/redis-keys.ts';
 import { canonicalSender, normalizeSenderAddress } from '../src/limits/sender-address.ts';
+import { LineClient, startMxRig } from './helpers/mx-rig.ts';
 
 const wallet = generateKeypair().address;
 const other = generateKeypair().address;
@@ -163,4 +165,58 @@ describe('sender window keys of the guard', () => {
     expect(await guard.senderKeys('Name')).toEqual(['sp:pubwin:sender:name@unqualified.invalid']);
     expect(await guard.senderKeys('')).toEqual(['sp:pubwin:null']);
   });
+});
+
+describe('sender forms at the MX, over SMTP', () => {
+  /** One message on its own connection; the reply to RCPT when refused, else DATA's. */
+  async function send(port: number, from: string, to: string): Promise<number> {
+    const c = await LineClient.open(port);
+    try {
+      await c.cmd('EHLO client.example');
+      const mail = await c.cmd(`MAIL FROM:<${from}>`);
+      if (mail.code !== 250) return mail.code;
+      const rcpt = await c.cmd(`RCPT TO:<${to}>`);
+      if (rcpt.code !== 250) return rcpt.code;
+      expect((await c.cmd('DATA')).code).toBe(354);
+      return (await c.cmd('Subject: forms\r\n\r\nhello\r\n.')).code;
+    } finally {
+      c.end();
+    }
+  }
+
+  it('charges every spelling of one sender to one window', async () => {
+    const rig = await startMxRig({ limits: { sender: { limit: 2, windowMs: 3_600_000 } } });
+    const groups: [string, string[]][] = [
+      [
+        `${rig.wallet}@mail.test`,
+        [`"${rig.wallet}"@mail.test`, `${rig.wallet}+x@MAIL.test`, `${rig.wallet}@mail.test`],
+      ],
+      [
+        'alice@example.org',
+        [
+          '"alice"@example.org',
+          'ALICE+x@Example.org',
+          'alice%relay.example@example.org',
+          'ａｌｉｃｅ@example.org',
+        ],
+      ],
+      [
+        'bob@xn--bcher-kva.example',
+        ['bob@bücher.example', 'bob@XN--BCHER-KVA.example', 'bob@xn--bcher-kva.example'],
+      ],
+      ['@[192.0.2.1]', ['x@[192.0.2.1]', 'y@[192.0.2.1]', 'z@[IPv6:::ffff:192.0.2.1]']],
+    ];
+    for (const [canonical, forms] of groups) {
+      const codes: number[] = [];
+      for (const from of forms) codes.push(await send(rig.port, from, rig.rcpt));
+      // Two fit the window; every further spelling finds it full.
+      expect(codes, canonical).toEqual([250, 250, ...forms.slice(2).map(() => 451)]);
+      expect(await rig.redis.exists(senderPublicationWindowKey(rig.prefix, canonical)), canonical).toBe(1);
+    }
+    // Another sender still gets through.
+    expect(await send(rig.port, 'carol@example.org', rig.rcpt)).toBe(250);
+    expect((await rig.redis.keys(`${rig.prefix}:pubwin:sender:*`)).sort()).toEqual(
+      [...groups.map(([c]) => c), 'carol@example.org'].map((c) => `${rig.prefix}:pubwin:sender:${c}`).sort(),
+    );
+  }, 60_000);
 });
