@@ -163,6 +163,7 @@ describe('sender window keys of the guard', () => {
     expect(await guard.senderKeys('Dave+x@Example.ORG.')).toEqual(['sp:pubwin:sender:dave@example.org']);
     expect(await guard.senderKeys('x@[192.0.2.1]')).toEqual(['sp:pubwin:sender:@[192.0.2.1]']);
     expect(await guard.senderKeys('Name')).toEqual(['sp:pubwin:sender:name@unqualified.invalid']);
+    expect(await guard.senderKeys('name@')).toEqual(['sp:pubwin:sender:"name@"@unqualified.invalid']);
     expect(await guard.senderKeys('')).toEqual(['sp:pubwin:null']);
   });
 });

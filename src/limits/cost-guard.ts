@@ -22,7 +22,7 @@ import {
   senderPublicationWindowKey,
   walletWindowKey,
 } from './redis-keys.ts';
-import { canonicalSender, normalizeSenderAddress } from './sender-address.ts';
+import { type CanonicalSender, canonicalSender, normalizeSenderAddress } from './sender-address.ts';
 import { WindowLimiter, type WindowSpec } from './window.ts';
 
 /** Bucket name of a recipient wallet's window (`<prefix>:rl:wallet:<wallet>:pubrcpt`). */
@@ -84,6 +84,16 @@ export function publicationLimitsFromConfig(limits: {
   };
 }
 
+// An unqualified sender (`name`, or anything without a usable domain) still
+// gets a window of its own, under a domain that cannot exist.
+function canonicalOrUnqualified(from: string): CanonicalSender {
+  try {
+    return canonicalSender(from);
+  } catch {
+    return canonicalSender(`${from}@unqualified.invalid`);
+  }
+}
+
 export class CostGuard {
   private readonly limiter: WindowLimiter;
   private readonly prefix: string;
@@ -103,8 +113,7 @@ export class CostGuard {
   /** The sender's window keys (see the header for the forms); `''` is the null sender. */
   async senderKeys(from: string): Promise<string[]> {
     if (from === '') return [nullSenderPublicationWindowKey(this.prefix)];
-    // An unqualified sender (no domain) still gets a window of its own.
-    const sender = canonicalSender(from.includes('@') ? from : `${from}@unqualified.invalid`);
+    const sender = canonicalOrUnqualified(from);
     const given = senderPublicationWindowKey(this.prefix, sender.address);
     if (!this.opts.localDomains.includes(sender.domain)) return [given];
     let wallet: string | null = null;
