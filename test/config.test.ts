@@ -25,6 +25,24 @@ function errorsOf(text: string): string[] {
 }
 
 describe('config validation', () => {
+  it('checks the [smtp] error limits and points Postfix spellings at ours', () => {
+    expect(errorsOf('[smtp]\nsoft_error_limit = 20\nhard_error_limit = 20\nerror_sleep_ms = -1\n')).toEqual([
+      'smtp.error_sleep_ms: expected integer >= 0, got -1',
+      'smtp.soft_error_limit: must be less than hard_error_limit (20), or hard_error_limit = 0 turns the limit off',
+    ]);
+    expect(errorsOf('[smtp]\nsoft_error_limit = 20\nhard_error_limit = 20\n')).toEqual([
+      'smtp.soft_error_limit: must be less than hard_error_limit (20), or hard_error_limit = 0 turns the limit off',
+    ]);
+    expect(errorsOf('[smtp]\nsmtpd_hard_error_limit = 5\n')).toEqual([
+      'unknown key smtp.smtpd_hard_error_limit (the [smtp] key is hard_error_limit)',
+    ]);
+    const c = parseConfig('[smtp]\nsoft_error_limit = 0\nhard_error_limit = 0\n', {
+      env,
+      source: 'test.toml',
+    });
+    expect(c.smtp).toMatchObject({ soft_error_limit: 0, hard_error_limit: 0, error_sleep_ms: 1000 });
+  });
+
   it('names a typo’d key with its full path and a suggestion', () => {
     expect(errorsOf('[smtp]\nhostnme = "mail.example.org"\n')).toEqual([
       'unknown key smtp.hostnme (did you mean smtp.hostname?)',
@@ -152,6 +170,7 @@ describe('config defaults', () => {
     expect(c.smtp.sender_auth).toBe('spf');
     expect(c.smtp.max_connections_per_ip).toBe(20);
     expect(c.smtp.timeouts.socket_timeout_secs).toBe(300);
+    expect(c.smtp).toMatchObject({ soft_error_limit: 10, hard_error_limit: 20, error_sleep_ms: 1000 });
     expect(c.smtp.postmaster_wallet).toBeUndefined();
     expect(c.smtp.tls_cert_file).toBe(join(data, 'tls', 'cert.pem'));
     expect(c.spooler).toMatchObject({ hostname: 'localhost', mta_sts: true, dane: true, dkim: [] });

@@ -25,6 +25,7 @@ import { BlobStore } from '../src/blobs/blob-store.ts';
 import { CredentialSealer } from '../src/crypto/credential-seal.ts';
 import { dkimPublicKeyFromPem, dkimRecord, generateDkimKey } from '../src/keys/dkim-key.ts';
 import { ChainView } from '../src/smtp/chain-view.ts';
+import type { ErrorLimits } from '../src/smtp/error-limit.ts';
 import { AccountsRepo, openStore, type Store } from '../src/store/index.ts';
 import type { AuthBackoff } from '../src/submission/password-auth.ts';
 import { SendRate, type SendRateLimits } from '../src/submission/send-rate.ts';
@@ -53,6 +54,7 @@ export interface RigOptions {
   backoff?: AuthBackoff;
   /** Redis for the flow producer (a dead port shows what happens when the queue is down). */
   queueRedisUrl?: string;
+  errorLimits?: ErrorLimits;
 }
 
 export interface Certs {
@@ -177,6 +179,7 @@ export async function startSubmissionRig(opts: RigOptions = {}): Promise<Submiss
     peerCaFile: opts.peers ? caFile : undefined,
     maxConnectionsPerIp: 20,
     socketTimeoutMs: 10_000,
+    errorLimits: opts.errorLimits,
     submit: deps,
     auth: {
       password: { accounts, sealer },

@@ -97,6 +97,10 @@ const MOVED_KEYS: Record<string, string> = {
   'spooler.report_retention_days': 'report_retention_days lives in [spooler.dmarc_rua_ingest]',
   'spooler.dmarc_retention_days': 'dmarc_retention_days lives in [spooler.dmarc_rua_ingest]',
   'smtp.credential_key_file': 'credential_key_file lives in [api]',
+  // Postfix spellings of the [smtp] error limits.
+  'smtp.smtpd_soft_error_limit': 'the [smtp] key is soft_error_limit',
+  'smtp.smtpd_hard_error_limit': 'the [smtp] key is hard_error_limit',
+  'smtp.smtpd_error_sleep_time': 'the [smtp] key is error_sleep_ms, in milliseconds',
   'ipfs.auth_token':
     "the pin daemon's own token is [pind] auth_token; the server's token for it is [ipfs] pind_auth_token",
 };

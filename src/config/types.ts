@@ -34,6 +34,11 @@ export interface SmtpConfig {
   /** Messages an account may submit per hour / per day; 0 turns that window off. */
   submission_max_per_hour: number;
   submission_max_per_day: number;
+  /** Errors in a session after which every reply waits `error_sleep_ms`; 0: never. */
+  soft_error_limit: number;
+  /** Errors in a session after which it is closed with 421 4.7.0; 0: never. */
+  hard_error_limit: number;
+  error_sleep_ms: number;
   timeouts: { socket_timeout_secs: number; shutdown_drain_secs: number };
 }
 

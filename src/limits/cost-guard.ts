@@ -1,7 +1,7 @@
 // The cost guard at the MX. Every accepted recipient becomes one SendMail
 // paid by the domain authority, so each RCPT reserves one unit ("one chain
 // publication") in these token-bucket windows, all or nothing:
-//   - the envelope sender's window (normalized address; a local sender is
+//   - the envelope sender's window (canonical address, ./sender-address.ts; a local sender is
 //     charged under `<wallet>@<d>` for every local domain d, plus the alias
 //     form it used, so switching forms gains nothing), or, for the null
 //     sender `<>`, the one deployment-wide null-sender bucket;
@@ -13,16 +13,16 @@
 // per accepted message and a 250 is never followed by a drop.
 // Results, not replies: the MX turns a refusal into 451 4.7.1.
 import type { Redis } from 'ioredis';
-import { isBase58Key, isNormalizedAlias } from '../../chain/index.ts';
+import { isNormalizedAlias } from '../../chain/index.ts';
 import type { BalanceCheck, BalanceGuard } from './balance-guard.ts';
 import type { CostGuardMetrics } from './metrics.ts';
 import {
-  normalizeSenderAddress,
   nullSenderPublicationWindowKey,
   overallPublicationWindowKey,
   senderPublicationWindowKey,
   walletWindowKey,
 } from './redis-keys.ts';
+import { type CanonicalSender, canonicalSender, normalizeSenderAddress } from './sender-address.ts';
 import { WindowLimiter, type WindowSpec } from './window.ts';
 
 /** Bucket name of a recipient wallet's window (`<prefix>:rl:wallet:<wallet>:pubrcpt`). */
@@ -84,16 +84,14 @@ export function publicationLimitsFromConfig(limits: {
   };
 }
 
-function splitAddress(address: string): { local: string; domain: string } | null {
-  const at = address.lastIndexOf('@');
-  if (at <= 0 || at === address.length - 1) return null;
-  return {
-    local: address.slice(0, at),
-    domain: address
-      .slice(at + 1)
-      .toLowerCase()
-      .replace(/\.$/, ''),
-  };
+// An unqualified sender (`name`, or anything without a usable domain) still
+// gets a window of its own, under a domain that cannot exist.
+function canonicalOrUnqualified(from: string): CanonicalSender {
+  try {
+    return canonicalSender(from);
+  } catch {
+    return canonicalSender(`${from}@unqualified.invalid`);
+  }
 }
 
 export class CostGuard {
@@ -115,17 +113,13 @@ export class CostGuard {
   /** The sender's window keys (see the header for the forms); `''` is the null sender. */
   async senderKeys(from: string): Promise<string[]> {
     if (from === '') return [nullSenderPublicationWindowKey(this.prefix)];
-    const parts = splitAddress(from);
-    // An unqualified sender (no domain) still gets a window of its own.
-    if (!parts) return [senderPublicationWindowKey(this.prefix, `${from}@unqualified.invalid`)];
-    const given = senderPublicationWindowKey(this.prefix, from);
-    if (!this.opts.localDomains.includes(parts.domain)) return [given];
+    const sender = canonicalOrUnqualified(from);
+    const given = senderPublicationWindowKey(this.prefix, sender.address);
+    if (!this.opts.localDomains.includes(sender.domain)) return [given];
     let wallet: string | null = null;
-    if (isBase58Key(parts.local)) wallet = parts.local;
-    else {
-      const alias = parts.local.toLowerCase();
-      if (isNormalizedAlias(alias) && this.opts.resolveAlias) wallet = await this.opts.resolveAlias(alias);
-    }
+    if (sender.wallet) wallet = sender.local;
+    else if (isNormalizedAlias(sender.local) && this.opts.resolveAlias)
+      wallet = await this.opts.resolveAlias(sender.local);
     if (!wallet) return [given];
     const forms = this.opts.localDomains.map((d) =>
       senderPublicationWindowKey(this.prefix, `${wallet}@${d}`),

@@ -3,18 +3,12 @@
 // the chain-publication windows of the cost guard) and the admin sweep that
 // removes a wallet's keys build names here, so a layout change cannot leave
 // keys the sweep no longer finds. Layout: docs/api.md "Redis keys".
-import bs58 from 'bs58';
+import { normalizeSenderAddress } from './sender-address.ts';
+
+export { normalizeSenderAddress };
 
 /** Scopes of rate windows. `wallet` windows belong to one wallet and go with its account. */
 export type RateScope = 'ip' | 'wallet';
-
-function isWallet(value: string): boolean {
-  try {
-    return bs58.decode(value).length === 32;
-  } catch {
-    return false;
-  }
-}
 
 // Glob metacharacters would widen a SCAN pattern beyond one wallet.
 function assertPatternSafe(value: string, what: string): void {
@@ -62,24 +56,7 @@ export function walletLeasePattern(prefix: string, wallet: string): string {
   return `${prefix}:lease:${wallet}:*`;
 }
 
-/**
- * The form a sender address takes in a publication-window key: the domain is
- * lowercased without a trailing dot; the local part is kept byte for byte
- * when it is a base58 wallet (base58 is case-sensitive) and lowercased
- * otherwise (aliases are case-insensitive).
- */
-export function normalizeSenderAddress(address: string): string {
-  const at = address.lastIndexOf('@');
-  if (at <= 0 || at === address.length - 1) throw new Error(`not a mail address: ${JSON.stringify(address)}`);
-  const local = address.slice(0, at);
-  const domain = address
-    .slice(at + 1)
-    .toLowerCase()
-    .replace(/\.$/, '');
-  return `${isWallet(local) ? local : local.toLowerCase()}@${domain}`;
-}
-
-/** Per-sender chain-publication window: `<prefix>:pubwin:sender:<normalized address>`. */
+/** Per-sender chain-publication window: `<prefix>:pubwin:sender:<canonical sender>` (./sender-address.ts). */
 export function senderPublicationWindowKey(prefix: string, address: string): string {
   return `${prefix}:pubwin:sender:${normalizeSenderAddress(address)}`;
 }

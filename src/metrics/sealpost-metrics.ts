@@ -29,6 +29,7 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
   private readonly queueSources: QueueDepthSource[] = [];
   private readonly smtpReplies: Counter<'phase' | 'code'>;
   private readonly mxAccept: Histogram;
+  private readonly sessionErrors: Counter<'listener' | 'action'>;
   private readonly stageSeconds: Histogram<'stage'>;
   private readonly stageFailures: Counter<'stage'>;
   private readonly chainSubmit: Histogram;
@@ -44,6 +45,12 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
       name: 'sealpost_smtp_replies_total',
       help: 'Replies the MX gave, by SMTP phase (connect, mail, rcpt, data) and reply code.',
       labelNames: ['phase', 'code'],
+      registers,
+    });
+    this.sessionErrors = new Counter({
+      name: 'sealpost_smtp_session_errors_total',
+      help: 'Per-session error limits by listener: error replies (action=error), commands delayed after the soft limit (delayed), sessions closed at the hard limit (closed).',
+      labelNames: ['listener', 'action'],
       registers,
     });
     this.mxAccept = new Histogram({
@@ -116,6 +123,10 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
 
   reply(phase: SmtpPhase, code: number): void {
     this.smtpReplies.inc({ phase, code: String(code) });
+  }
+
+  sessionError(listener: string, action: 'error' | 'delayed' | 'closed'): void {
+    this.sessionErrors.inc({ listener, action });
   }
 
   accepted(seconds: number): void {

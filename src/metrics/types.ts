@@ -23,6 +23,8 @@ export interface SmtpMetrics {
   reply(phase: SmtpPhase, code: number): void;
   /** From the end of DATA to the 250: spool fsync and the jobs in Redis. */
   accepted(seconds: number): void;
+  /** Session error limits (src/smtp/error-limit.ts): an error reply, a delayed command, a session closed. */
+  sessionError(listener: string, action: 'error' | 'delayed' | 'closed'): void;
 }
 
 /** Runs one stage and reports its duration or its failure. */

@@ -35,6 +35,7 @@ import { chainRpcCheck, operatorPinCheck, redisCheck, storeCheck } from '../metr
 import { metricsRoute, SealpostMetrics, startMetricsServer } from '../metrics/index.ts';
 import { type LoginBackoff, readerPublicKeys } from '../reader-keys/index.ts';
 import { ChainView } from '../smtp/chain-view.ts';
+import { errorLimitsFromConfig } from '../smtp/error-limit.ts';
 import { type MxServer, startMx } from '../smtp/mx-server.ts';
 import { SenderAuth, type SenderEvaluation } from '../smtp/sender-auth.ts';
 import { AccountsRepo, MessagesRepo, openStore, SenderEvaluationsRepo, type Store } from '../store/index.ts';
@@ -291,6 +292,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         credentialKey,
         logger: log,
         costGuard: cost.guard,
+        metrics: prometheus,
       };
       const mxListeners = config.smtp.listeners.map((l, i) => ({ l, over: opts.listenerOverrides?.[i] }));
       for (const { l, over } of mxListeners) {
@@ -322,6 +324,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           onEvaluation,
           costGuard: cost.guard,
           metrics: prometheus,
+          errorLimits: errorLimitsFromConfig(config.smtp),
           connectionRate: {
             limiter: connectionLimiter,
             prefix,

@@ -12,6 +12,7 @@ import { newMessageId, withContext } from '../log.ts';
 import type { SmtpMetrics, SmtpPhase } from '../metrics/types.ts';
 import { type AcceptDeps, acceptMessage } from './accept.ts';
 import type { ChainView } from './chain-view.ts';
+import { type ErrorLimits, NO_ERROR_LIMITS, SessionErrors } from './error-limit.ts';
 import { closeSmtp, listenSmtp } from './listen.ts';
 import { checkedChunks } from './message-checks.ts';
 import { postageGate, type RecipientPolicy, type ResolvedRecipient, resolveRecipient } from './recipients.ts';
@@ -43,6 +44,8 @@ export interface MxOptions {
   costGuard?: CostGuard;
   /** Replies by phase and code, and the accept latency, for /metrics. */
   metrics?: SmtpMetrics;
+  /** `[smtp] soft_error_limit` / `hard_error_limit` / `error_sleep_ms` (./error-limit.ts); absent: none. */
+  errorLimits?: ErrorLimits;
   now?: () => number;
 }
 
@@ -125,6 +128,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
       }
       releaseReservations(state.get(session));
       state.delete(session);
+      errors.closed(session);
     },
 
     onMailFrom(address, session, done) {
@@ -135,7 +139,8 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
       state.set(session, s);
       const balance = opts.costGuard?.checkBalance();
       if (balance && !balance.ok) {
-        log.info({ lamports: balance.lamports }, 'new mail deferred: authority balance low');
+        const reason = `authority balance low (${balance.lamports} lamports)`;
+        errors.refused(session, { command: 'mail', address: address.address, code: 451, reason });
         return callback(new SmtpReply(451, '4.3.2', 'Not accepting new mail now, try again later'));
       }
       const auth = opts.senderAuth;
@@ -184,10 +189,14 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
         })
         .catch((err) => {
           const reply = toSmtpReply(err);
-          withContext(log, { msgid: s.msgid }).info(
-            { rcpt: address.address, code: reply.responseCode, reason: reply.reason ?? reply.message },
-            'recipient refused',
-          );
+          const reason = reply.reason ?? reply.message;
+          errors.refused(session, {
+            command: 'rcpt',
+            address: address.address,
+            code: reply.responseCode,
+            reason,
+            msgid: s.msgid,
+          });
           callback(reply);
         });
     },
@@ -324,6 +333,13 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
     return resolved.recipient;
   }
 
+  const errors = new SessionErrors(server, {
+    limits: opts.errorLimits ?? NO_ERROR_LIMITS,
+    hostname: opts.hostname,
+    listener: 'mx',
+    logger: opts.logger,
+    metrics: opts.metrics,
+  });
   server.on('error', (err) => log.warn({ err: err.message }, 'smtp error'));
   const port = await listenSmtp(server, opts.host, opts.port);
   log.info({ host: opts.host, port, tls: Boolean(tls) }, 'MX listening');

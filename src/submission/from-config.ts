@@ -15,6 +15,7 @@ import type { Logger } from '../log.ts';
 import { readerPublicKeys } from '../reader-keys/index.ts';
 import { walletEncryptionPublicKey } from '../seal/index.ts';
 import type { ChainView } from '../smtp/chain-view.ts';
+import { type ErrorLimitMetrics, errorLimitsFromConfig } from '../smtp/error-limit.ts';
 import { AccountsRepo, type Store } from '../store/index.ts';
 import { SendRate } from './send-rate.ts';
 import { storeSentCopy } from './sent-copy.ts';
@@ -32,6 +33,8 @@ export interface ServeParts {
   logger: Logger;
   /** The MX's cost guard; local recipients of submitted mail are charged to it. */
   costGuard?: CostGuard;
+  /** Counts the listener's session errors for /metrics. */
+  metrics?: ErrorLimitMetrics;
 }
 
 /** The hand-off's dependencies from config; also what an HTTP route needs to call submitMessage. */
@@ -94,6 +97,8 @@ export function submissionOptionsFromConfig(
     peerCaFile: config.smtp.peer_ca_file,
     maxConnectionsPerIp: config.smtp.max_connections_per_ip,
     socketTimeoutMs: config.smtp.timeouts.socket_timeout_secs * 1000,
+    errorLimits: errorLimitsFromConfig(config.smtp),
+    metrics: parts.metrics,
     submit: submitDepsFromConfig(config, parts),
     auth: {
       password: {

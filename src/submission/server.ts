@@ -11,6 +11,12 @@ import type { Redis } from 'ioredis';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { MailPasswordDeps } from '../api/mail-password.ts';
 import type { Logger } from '../log.ts';
+import {
+  type ErrorLimitMetrics,
+  type ErrorLimits,
+  NO_ERROR_LIMITS,
+  SessionErrors,
+} from '../smtp/error-limit.ts';
 import { closeSmtp, listenSmtp } from '../smtp/listen.ts';
 import { checkedChunks } from '../smtp/message-checks.ts';
 import { replies, SmtpReply, toSmtpReply } from '../smtp/smtp-error.ts';
@@ -35,6 +41,9 @@ export interface SubmissionOptions {
   peerCaFile?: string;
   maxConnectionsPerIp: number;
   socketTimeoutMs: number;
+  /** `[smtp]` error limits (src/smtp/error-limit.ts); absent: none. */
+  errorLimits?: ErrorLimits;
+  metrics?: ErrorLimitMetrics;
   submit: SubmitDeps;
   auth: {
     password: MailPasswordDeps;
@@ -141,6 +150,7 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
       if (count <= 0) perIp.delete(ip);
       else perIp.set(ip, count);
       state.delete(session.id);
+      errors.closed(session);
     },
 
     onAuth(auth, session, callback) {
@@ -178,7 +188,17 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
       const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
       classifyRecipient(deps, from, address.address)
         .then(() => callback())
-        .catch((err: unknown) => callback(replyFor(err)));
+        .catch((err: unknown) => {
+          const reply = replyFor(err);
+          const reason = reply.reason ?? reply.message;
+          errors.refused(session, {
+            command: 'rcpt',
+            address: address.address,
+            code: reply.responseCode,
+            reason,
+          });
+          callback(reply);
+        });
     },
 
     onData(stream, session, callback) {
@@ -240,6 +260,13 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
   }
   requireTlsForAuth(server);
 
+  const errors = new SessionErrors(server, {
+    limits: opts.errorLimits ?? NO_ERROR_LIMITS,
+    hostname: opts.hostname,
+    listener: opts.mode,
+    logger: opts.logger,
+    metrics: opts.metrics,
+  });
   server.on('error', (err) => log.warn({ err: err.message }, 'smtp error'));
   const port = await listenSmtp(server, opts.host, opts.port);
   log.info({ host: opts.host, port, peers: Boolean(peerCa) }, 'submission listening');

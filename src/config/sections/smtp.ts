@@ -65,6 +65,10 @@ export const smtpSchema = z
     peer_ca_file: filePath().optional(),
     submission_max_per_hour: nonNegativeInt().default(100),
     submission_max_per_day: nonNegativeInt().default(1000),
+    // Postfix's smtpd_soft_error_limit / smtpd_hard_error_limit / smtpd_error_sleep_time.
+    soft_error_limit: nonNegativeInt().default(10),
+    hard_error_limit: nonNegativeInt().default(20),
+    error_sleep_ms: nonNegativeInt().default(1000),
     timeouts: z
       .strictObject({
         socket_timeout_secs: positiveInt().default(300),
@@ -73,6 +77,13 @@ export const smtpSchema = z
       .prefault({}),
   })
   .superRefine((s, ctx) => {
+    if (s.hard_error_limit > 0 && s.soft_error_limit >= s.hard_error_limit) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['soft_error_limit'],
+        message: `must be less than hard_error_limit (${s.hard_error_limit}), or hard_error_limit = 0 turns the limit off`,
+      });
+    }
     const seen = new Set<string>();
     s.listeners?.forEach((l, i) => {
       if (l.name === undefined) return;
