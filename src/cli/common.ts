@@ -1,13 +1,13 @@
 // Helpers every `sealpost` subcommand shares: the server options
 // (--config, --data-dir, --listen), config loading, and error reporting
-// with stable exit codes (2: usage or config error, 1: anything else).
+// with stable exit codes (./errors.ts, re-exported here).
 import { existsSync } from 'node:fs';
-import { type Command, CommanderError, InvalidArgumentError } from 'commander';
-import { type Config, ConfigError, loadConfig, parseConfig, splitHostPort } from '../config/index.ts';
+import { type Command, InvalidArgumentError } from 'commander';
+import { type Config, loadConfig, parseConfig, splitHostPort } from '../config/index.ts';
+
+export { CliError, EXIT_FAILURE, EXIT_USAGE, reportError } from './errors.ts';
 
 export const DEFAULT_CONFIG_FILE = 'sealpost.toml';
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
 
 export interface Listen {
   host: string;
@@ -21,17 +21,6 @@ export interface ServerCliOptions {
   dataDir?: string;
   /** --listen HOST:PORT, in the order given. */
   listen: Listen[];
-}
-
-/** An error whose message is meant for the operator as is. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number = EXIT_FAILURE,
-  ) {
-    super(message);
-    this.name = 'CliError';
-  }
 }
 
 /**
@@ -91,24 +80,4 @@ export function loadCliConfig(opts: { config?: string; dataDir?: string }): Load
     };
   }
   return { config: loadConfig(file, { dataDirOverride: opts.dataDir }), configFile: file };
-}
-
-/** Prints an error the way the CLI reports it and returns the exit code. */
-export function reportError(err: unknown, stderr: { write(s: string): unknown } = process.stderr): number {
-  if (err instanceof CommanderError) {
-    // Commander has already printed its message (or the help text).
-    return err.exitCode === 0 ? 0 : EXIT_USAGE;
-  }
-  if (err instanceof ConfigError) {
-    stderr.write(`${err.message}\n`);
-    return EXIT_USAGE;
-  }
-  if (err instanceof CliError) {
-    stderr.write(`error: ${err.message}\n`);
-    return err.exitCode;
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  stderr.write(`error: ${message}\n`);
-  if (process.env.SEALPOST_DEBUG && err instanceof Error && err.stack) stderr.write(`${err.stack}\n`);
-  return EXIT_FAILURE;
 }
