@@ -1,15 +1,19 @@
 # Sealpost image: one image for every process (serve, worker, pind, domaind,
-# devnet); the compose file picks the subcommand. The CLI runs the TypeScript
-# sources through tsx (a production dependency), so there is no compile step
-# for the server; the webmail bundle is built in the first stage.
+# devnet); the compose file picks the subcommand. The first stage builds the
+# webmail bundle and dist/, the JavaScript the CLI runs (bin/build-dist.js);
+# the TypeScript sources are copied too, so bin/sealpost.js can check that
+# dist/ matches them.
 
-# Stage 1: every dependency, dev ones included, to build the webmail bundle.
+# Stage 1: every dependency, dev ones included, to build the webmail bundle
+# and dist/. bin/ comes first because `npm ci` runs its `prepare` script
+# (bin/build-dist.js), which builds nothing until the sources are copied.
 FROM node:20-bookworm-slim AS webmail
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY bin ./bin
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npm run build:webmail
+RUN npm run build:webmail && npm run build:cli
 
 # Stage 2: production dependencies only. better-sqlite3 compiles here when no
 # prebuilt binary matches, so the toolchain stays in this stage.
@@ -19,10 +23,11 @@ RUN apt-get update \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY bin ./bin
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# Stage 3: the runtime: sources, production node_modules, the built webmail;
-# no toolchain, no dev dependencies, an unprivileged user.
+# Stage 3: the runtime: sources, dist/, production node_modules, the built
+# webmail; no toolchain, no dev dependencies, an unprivileged user.
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
@@ -35,6 +40,7 @@ COPY delivery ./delivery
 COPY spooler ./spooler
 COPY pinning ./pinning
 COPY --from=webmail /app/webmail/dist ./webmail/dist
+COPY --from=webmail /app/dist ./dist
 # Named volumes copy the ownership of these directories when first mounted,
 # so keys and data written by the container belong to the sealpost user.
 RUN useradd --system --uid 10001 --home-dir /var/lib/sealpost --shell /usr/sbin/nologin sealpost \

@@ -10,6 +10,8 @@ export default defineConfig({
       'spooler/**/*.test.ts',
       'pinning/**/*.test.ts',
     ],
+    // Builds dist/ when it is stale, so spawned CLIs run JavaScript.
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -1,13 +1,14 @@
 // `npm run bench`: Sealpost next to real peers, on this machine, in one run,
 // in one table (also written as JSON under bench/results/).
 //
-//   npm run bench -- [--quick] [--only mx,e2e,outbound,api,floor]
+//   npm run bench -- [--quick] [--only mx,e2e,outbound,api,floor,cli]
 //
 // Rows: MX accept (smtp-source, 20 sessions × 10 KB, against Sealpost's MX,
 // Postfix queueing locally and Haraka with a disk queue), end to end (250 →
 // confirmed Email with pind), outbound (spooler vs Postfix to smtp-sink),
 // the account API (vs a bare Fastify route) and the floor (seal + CID +
-// blake3 per message). Peers are installed by bench/harness/install-peers.sh;
+// blake3 per message), and the CLI's start-up (`--help`, `--version`,
+// `config check`, from dist/ and through tsx). Peers are installed by bench/harness/install-peers.sh;
 // one that cannot be installed or started is reported `missing`, with why.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runApi, runOutbound } from './harness/child-benches.ts';
+import { measureCliStart } from './harness/cli-start.ts';
 import { measureEndToEnd } from './harness/end-to-end.ts';
 import { measureFloor } from './harness/floor.ts';
 import { startHarakaPeer } from './harness/haraka-peer.ts';
@@ -24,7 +26,7 @@ import { startSealpostMx } from './harness/sealpost-mx.ts';
 import { smtpSource } from './harness/smtp-source.ts';
 import { type Cell, formatTable, type Row } from './harness/table.ts';
 
-const PARTS = ['floor', 'mx', 'e2e', 'outbound', 'api'] as const;
+const PARTS = ['floor', 'mx', 'e2e', 'outbound', 'api', 'cli'] as const;
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -41,6 +43,7 @@ const load = {
   outboundMessages: quick ? 1000 : 5000,
   apiSecs: quick ? 3 : 8,
   floorMessages: quick ? 500 : 2000,
+  cliRuns: quick ? 8 : 20,
 };
 const root = resolve(import.meta.dirname, '..');
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -240,6 +243,27 @@ if (only.has('api')) {
     });
   } catch (err) {
     rows.push({ name, unit: 'req/s', sealpost: missing(reason(err, 'api')) });
+  }
+}
+
+if (only.has('cli')) {
+  log(`CLI start-up: --help, --version, config check × ${load.cliRuns} (dist/), fewer through tsx`);
+  try {
+    const c = measureCliStart({ runs: load.cliRuns, before: true });
+    results.cliStart = c;
+    for (const r of c.rows.filter((x) => x.mode === 'dist')) {
+      const tsx = c.rows.find((x) => x.mode === 'tsx' && x.command === r.command);
+      rows.push({
+        name: `CLI start to exit: ${r.command} (median)`,
+        unit: 'ms',
+        sealpost: {
+          value: r.medianMs,
+          note: `p90 ${r.p90Ms.toFixed(0)} ms; through tsx: median ${tsx?.medianMs.toFixed(0) ?? '?'} ms, p90 ${tsx?.p90Ms.toFixed(0) ?? '?'} ms`,
+        },
+      });
+    }
+  } catch (err) {
+    rows.push({ name: 'CLI start to exit', unit: 'ms', sealpost: missing(reason(err, 'cli')) });
   }
 }
 

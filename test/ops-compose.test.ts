@@ -5,8 +5,8 @@
 // the config the stack is documented with (docs/operations.md) validates and
 // agrees with the compose file's ports, hosts, mounts and service names, and
 // the Dockerfile's runtime stage is non-root, without dev dependencies, with
-// every source the CLI imports, and an entry point whose default command is
-// `sealpost --help`.
+// every source the CLI imports (dist/ from a stage that builds it), and an
+// entry point whose default command is `sealpost --help`.
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -312,6 +312,13 @@ describe('Dockerfile', () => {
       .map((m) => m[1] as string);
     for (const dir of copied) expect(existsSync(join(ROOT, dir)), `COPY ${dir}`).toBe(true);
     const dirs = copied.filter((d) => statSync(join(ROOT, d)).isDirectory());
+    // dist/ (the JavaScript the CLI runs) comes from a stage that builds it.
+    const distCopy = final.lines
+      .map((l) => /^COPY\s+--from=(\S+)\s+\/app\/dist\s+\.\/dist$/.exec(l))
+      .find((m) => m !== null);
+    const builder = dockerStages().find((s) => s.name === distCopy?.[1]);
+    expect(builder?.lines.some((l) => /npm run build:cli/.test(l))).toBe(true);
+    dirs.push('dist');
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
     };

@@ -1,18 +1,18 @@
 // Helpers every `sealpost` subcommand shares: the server options
 // (--config, --data-dir, --listen), config loading, and error reporting
-// with stable exit codes (2: usage or config error, 1: anything else).
+// with stable exit codes (./errors.ts, re-exported here).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Command, CommanderError, InvalidArgumentError } from 'commander';
-import { type Config, ConfigError, loadConfig, parseConfig, splitHostPort } from '../config/index.ts';
+import { type Command, InvalidArgumentError } from 'commander';
+import { type Config, loadConfig, parseConfig, splitHostPort } from '../config/index.ts';
+
+export { CliError, EXIT_FAILURE, EXIT_USAGE, reportError } from './errors.ts';
 
 export const DEFAULT_CONFIG_FILE = 'sealpost.toml';
 /** Names a config file for every command without --config; must exist when set. */
 export const CONFIG_ENV = 'SEALPOST_CONFIG';
 /** The file `sealpost dev` generates under its default data directory. */
 export const DEV_CONFIG_FILE = join('.data', DEFAULT_CONFIG_FILE);
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
 
 export interface Listen {
   host: string;
@@ -26,17 +26,6 @@ export interface ServerCliOptions {
   dataDir?: string;
   /** --listen HOST:PORT, in the order given. */
   listen: Listen[];
-}
-
-/** An error whose message is meant for the operator as is. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number = EXIT_FAILURE,
-  ) {
-    super(message);
-    this.name = 'CliError';
-  }
 }
 
 /**
@@ -149,24 +138,4 @@ export function loadCliConfig(
   if (line) (ctx.stderr ?? process.stderr).write(`${line}\n`);
   const config = loadConfig(choice.file, { dataDirOverride: opts.dataDir, env });
   return { config, configFile: choice.file };
-}
-
-/** Prints an error the way the CLI reports it and returns the exit code. */
-export function reportError(err: unknown, stderr: { write(s: string): unknown } = process.stderr): number {
-  if (err instanceof CommanderError) {
-    // Commander has already printed its message (or the help text).
-    return err.exitCode === 0 ? 0 : EXIT_USAGE;
-  }
-  if (err instanceof ConfigError) {
-    stderr.write(`${err.message}\n`);
-    return EXIT_USAGE;
-  }
-  if (err instanceof CliError) {
-    stderr.write(`error: ${err.message}\n`);
-    return err.exitCode;
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  stderr.write(`error: ${message}\n`);
-  if (process.env.SEALPOST_DEBUG && err instanceof Error && err.stack) stderr.write(`${err.stack}\n`);
-  return EXIT_FAILURE;
 }

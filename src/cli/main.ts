@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { type CommandModule, loadCommandModules } from './commands/index.ts';
-import { reportError } from './common.ts';
+import { reportError } from './errors.ts';
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {

@@ -4,6 +4,7 @@
 // `sealpost serve`. To add a command: create ./<name>.ts exporting
 // register(program), and add its loader and the command names it registers.
 import type { Command } from 'commander';
+import { type HelpLine, helpStubModule } from '../help-table.ts';
 
 export interface CommandModule {
   register(program: Command): void;
@@ -32,12 +33,25 @@ export const commandEntries: CommandEntry[] = [
 ];
 
 /**
+ * Every top-level command's help line, compiled in by the build
+ * (bin/build-dist.js); undefined when the TypeScript sources run as they are.
+ */
+declare const __SEALPOST_HELP__: HelpLine[] | undefined;
+const builtHelp = typeof __SEALPOST_HELP__ === 'undefined' ? undefined : __SEALPOST_HELP__;
+
+/**
  * The modules needed to run `argv`: only the named command's when the first
- * argument names one, every module otherwise (help, version, typos — so
- * commander can list them all or suggest the right one).
+ * argument names one (or is `help` and the second does). Otherwise (help,
+ * version, typos) commander needs every command to list them all or suggest
+ * the right one: stand-ins from the build's help lines when no argument
+ * names a command, every module when running from source.
  */
 export async function loadCommandModules(argv: readonly string[]): Promise<CommandModule[]> {
-  const first = argv[2];
-  const hit = first === undefined ? undefined : commandEntries.find((e) => e.names.includes(first));
-  return Promise.all((hit ? [hit] : commandEntries).map((e) => e.load()));
+  const args = argv.slice(2);
+  const entry = (name: string | undefined) =>
+    name === undefined ? undefined : commandEntries.find((e) => e.names.includes(name));
+  const hit = entry(args[0]) ?? (args[0] === 'help' ? entry(args[1]) : undefined);
+  if (hit) return [await hit.load()];
+  if (builtHelp && !args.some((a) => entry(a))) return [helpStubModule(builtHelp)];
+  return Promise.all(commandEntries.map((e) => e.load()));
 }
