@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { MailPasswordDeps } from '../api/mail-password.ts';
 import type { Logger } from '../log.ts';
+import { transmissionType } from '../mail/trace.ts';
 import { closeSmtp, listenSmtp } from '../smtp/listen.ts';
 import { checkedChunks } from '../smtp/message-checks.ts';
 import { replies, SmtpReply, toSmtpReply } from '../smtp/smtp-error.ts';
@@ -193,7 +194,11 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
             envelopeFrom: from,
             recipients,
             remoteIp: session.remoteAddress,
-            protocol: session.transmissionType || 'ESMTPSA',
+            protocol: transmissionType({
+              ehlo: session.openingCommand === 'EHLO',
+              tls: session.secure,
+              auth: Boolean(session.user),
+            }),
             dsn: dsnRequests(session),
           });
         })
