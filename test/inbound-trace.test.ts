@@ -8,14 +8,21 @@
 // dkim=neutral (body hash) for a tampered body and dkim=fail for a tampered
 // signed header, a forged A-R with our authserv-id removed.
 import { generateKeyPairSync } from 'node:crypto';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Keypair } from '@solana/web3.js';
+import { FlowProducer } from 'bullmq';
 import { dkimSign } from 'mailauth';
 import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
+import { BlobStore } from '../src/blobs/blob-store.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
+import { ChainView } from '../src/smtp/chain-view.ts';
+import { submitDepsFromConfig } from '../src/submission/from-config.ts';
+import { submitMessage } from '../src/submission/submit.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 
@@ -189,6 +196,50 @@ describe('trace fields in delivered mail', () => {
     } finally {
       await rig.stop();
       await dns.close();
+    }
+  }, 90_000);
+
+  it('submitted mail to a local wallet: Return-Path and the submission Received, no MX verdict, forged results removed', async () => {
+    const rig = await startServeRig({ senderAuth: 'spf' });
+    const flow = new FlowProducer({ connection: rig.redis, prefix: rig.config.redis.prefix });
+    try {
+      const alice = await rig.mail.mailbox();
+      const bob = await rig.mail.mailbox();
+      const aliceAddr = `${alice.publicKey.toBase58()}@${RIG_DOMAIN}`;
+      const bobAddr = `${bob.publicKey.toBase58()}@${RIG_DOMAIN}`;
+      const deps = submitDepsFromConfig(rig.config, {
+        chain: new ChainView({ connection: rig.chain.connection, programId: rig.chain.programId }),
+        flow,
+        blobs: new BlobStore(join(rig.dataDir, 'blobs')),
+        redis: rig.redis,
+        logger: pino({ level: 'silent' }),
+      });
+      const raw =
+        `From: ${aliceAddr}\r\nTo: ${bobAddr}\r\nSubject: from the webmail\r\n` +
+        `Authentication-Results: ${HOST}; dkim=pass header.d=mail.test\r\n\r\nHi Bob.\r\n`;
+      const out = await submitMessage(deps, {
+        wallet: alice.publicKey.toBase58(),
+        raw: Buffer.from(raw),
+        envelopeFrom: aliceAddr,
+        recipients: [bobAddr],
+        remoteIp: '198.51.100.23',
+      });
+      const [text] = await delivered(rig, bob, 1);
+      if (!text) throw new Error('no copy');
+      const { all } = await fields(text);
+      expect(text.startsWith(`Return-Path: <${aliceAddr}>\r\nReceived: from ${HOST} (`)).toBe(true);
+      // Submission's own trace only: no client address, no wallet in it, no MX result.
+      const [received, ...more] = all('received');
+      expect(more).toEqual([]);
+      expect(received).toBe(
+        `from ${HOST} (authenticated submission, client address withheld) by ${HOST} (Sealpost) with HTTP id ${out.msgid}; ${received?.split('; ')[1]}`,
+      );
+      expect(text).not.toContain('198.51.100.23');
+      expect(all('authentication-results')).toEqual([]);
+      expect(text.endsWith('Subject: from the webmail\r\n\r\nHi Bob.\r\n')).toBe(true);
+    } finally {
+      await flow.close();
+      await rig.stop();
     }
   }, 90_000);
 });

@@ -79,7 +79,7 @@ export function submissionHeaders(opts: {
 }): string {
   const date = rfc5322Date(opts.date);
   let out =
-    `Received: from ${opts.hostname} (authenticated submission; client address withheld)\r\n` +
+    `Received: from ${opts.hostname} (authenticated submission, client address withheld)\r\n` +
     `\tby ${opts.hostname} (Sealpost) with ${opts.protocol} id ${opts.msgid};\r\n\t${date}\r\n`;
   if (!opts.facts.hasMessageId) out += `Message-ID: <${opts.msgid}@${opts.hostname}>\r\n`;
   if (!opts.facts.hasDate) out += `Date: ${date}\r\n`;
