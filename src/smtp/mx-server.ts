@@ -106,10 +106,11 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
     onConnect(session, done) {
       const callback = (reply?: SmtpReply) => {
         opts.metrics?.reply('connect', reply ? reply.responseCode : 220);
+        // The Received field's reverse name: looked up while the client talks.
+        if (!reply && opts.reverseName) reverseNames.set(session, opts.reverseName(session.remoteAddress));
         done(reply);
       };
       if (closing) return callback(replies.shuttingDown());
-      if (opts.reverseName) reverseNames.set(session, opts.reverseName(session.remoteAddress));
       const ip = session.remoteAddress;
       const count = (perIp.get(ip) ?? 0) + 1;
       if (count > opts.maxConnectionsPerIp) return callback(replies.tooManyConnections());
