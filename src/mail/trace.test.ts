@@ -109,7 +109,9 @@ describe('deliveredMessage', () => {
       .filter((l) => /^\S/.test(l))
       .map((l) => l.slice(0, l.indexOf(':')));
     expect(names).toEqual(['Return-Path', 'Authentication-Results', 'Received', 'Subject']);
-    expect(out.startsWith('Return-Path: <>\r\nAuthentication-Results: mx.mail.test;\r\n spf=pass')).toBe(true);
+    expect(out.startsWith('Return-Path: <>\r\nAuthentication-Results: mx.mail.test;\r\n spf=pass')).toBe(
+      true,
+    );
     expect(out.endsWith('\r\n\r\nhi\r\n')).toBe(true);
   });
 
