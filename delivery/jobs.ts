@@ -1,6 +1,8 @@
 // Queue names and job payloads of the inbound pipeline. Jobs carry
 // references (spool key, wallet, envelope), never message bodies; each
 // finished stage writes its result into `stages` so a retry resumes there.
+import type { MxTrace } from '../src/mail/trace.ts';
+
 export const QUEUE_DELIVER = 'deliver';
 /** Parent of a message's delivery jobs: removes the raw spool file once all are done. */
 export const QUEUE_SPOOL = 'spool';
@@ -47,6 +49,12 @@ export interface DeliverJobData {
   receivedAt: number;
   size: number;
   remoteIp: string;
+  /**
+   * MX mail: the session facts for the Received and Authentication-Results
+   * fields written at delivery. Absent for submitted mail and for jobs
+   * queued before it existed (those get Return-Path only).
+   */
+  trace?: MxTrace;
   stages: StageResults;
 }
 

@@ -91,6 +91,9 @@ export async function runDelivery(
         envelope: data.envelope,
         receivedAt: data.receivedAt,
         resolve: resolved,
+        queueId: data.msgid,
+        hostname: deps.hostname,
+        mx: data.trace,
       }),
     );
     await checkpoint();

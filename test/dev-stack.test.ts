@@ -19,6 +19,7 @@ import { type DevSummary, readDevSummary } from '../src/dev/dev-stack.ts';
 import type { DnsRecordsResult } from '../src/domaind/dns-records.ts';
 import { readKeypairFile } from '../src/keys/keypair-file.ts';
 import { tempDir } from './helpers/temp-dir.ts';
+import { withoutTrace } from './helpers/trace.ts';
 
 const execFileP = promisify(execFile);
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');
@@ -188,7 +189,8 @@ describe('sealpost dev', () => {
       { encoding: 'utf8' },
     );
     expect(read.stderr).toContain('newcomer@example.test');
-    expect(read.stdout).toBe(raw);
+    // The message as sent under its trace fields.
+    expect(withoutTrace(read.stdout)).toBe(raw);
 
     const balanceBefore = await conn.getBalance(new PublicKey(summary.authority));
 

@@ -25,6 +25,7 @@ import { BlobStore } from '../src/blobs/blob-store.ts';
 import { generateReaderKeypair, openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
 import { MessagesRepo } from '../src/store/index.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
+import { splitTrace, withoutTrace } from './helpers/trace.ts';
 
 function smtp(port: number) {
   return nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, pool: false });
@@ -79,7 +80,15 @@ describe('inbound pipeline end to end', () => {
     const sealed = await fetchBody(rig, entry?.email.cid ?? '');
     expect(await computeCid(sealed)).toBe(entry?.email.cid);
     const opened = await openSealed(sealed, walletEncryptionKeypair(bob.secretKey));
-    expect(Buffer.from(opened.raw).toString('utf8')).toBe(raw);
+    // The message as sent, under this copy's trace fields (sender_auth = "none": A-R says so).
+    const { trace, message } = splitTrace(Buffer.from(opened.raw).toString('utf8'));
+    expect(message).toBe(raw);
+    expect(trace[0]).toBe('Return-Path: <ann@remote.example>');
+    expect(trace[1]).toBe('Authentication-Results: mx.mail.test; none');
+    expect(trace[2]).toMatch(
+      /^Received: from \S+ \(\S+ \[127\.0\.0\.1\]\)\r\n\tby mx\.mail\.test \(Sealpost\) with ESMTP id /,
+    );
+    expect(trace[2]).toContain(`for <${bob.publicKey.toBase58()}@${RIG_DOMAIN}>;`);
     expect(opened.envelope.from).toBe('ann@remote.example');
     expect(opened.envelope.to).toBe(`${bob.publicKey.toBase58()}@${RIG_DOMAIN}`);
 
@@ -120,7 +129,7 @@ describe('inbound pipeline end to end', () => {
     const [entry] = await waitForInbox(rig, carol.publicKey, 1);
     const sealed = await fetchBody(rig, entry?.email.cid ?? '');
     const opened = await openSealed(sealed, reader);
-    expect(Buffer.from(opened.raw).toString('utf8')).toBe(raw);
+    expect(withoutTrace(Buffer.from(opened.raw).toString('utf8'))).toBe(raw);
     await expect(openSealed(sealed, walletEncryptionKeypair(carol.secretKey))).rejects.toThrow();
   });
 
@@ -143,7 +152,7 @@ describe('inbound pipeline end to end', () => {
     expect(copy?.pinnedByOperator).toBe(false);
     const sealed = new Uint8Array(await new BlobStore(join(rig.dataDir, 'blobs')).read(copy?.blobKey ?? ''));
     const opened = await openSealed(sealed, walletEncryptionKeypair(dave.secretKey));
-    expect(Buffer.from(opened.raw).toString('utf8')).toBe(raw);
+    expect(withoutTrace(Buffer.from(opened.raw).toString('utf8'))).toBe(raw);
     // Nothing of it reached the operator pin.
     const cid = await computeCid(sealed);
     expect((await fetch(`${rig.gatewayUrl}/ipfs/${cid}`)).status).toBe(404);

@@ -82,6 +82,9 @@ describe('sender checks', () => {
     const ok = await r.send('a@allowed.example');
     expect(ok.response).toMatch(/^250/);
     expect(await r.deliver.count()).toBe(1);
+    // The job carries the Authentication-Results value: SPF from MAIL FROM, DKIM checked at DATA.
+    const [accepted] = await r.deliver.getJobs(['waiting', 'waiting-children']);
+    expect(accepted?.data.trace?.authResults).toMatch(/^mx\.mail\.test;\r\n dkim=none[^;]*;\r\n spf=pass /);
 
     const byDomain = (d: string) => r.evaluations.filter((e) => e.mailFrom.endsWith(d));
     expect(byDomain('forbidden.example')[0]).toMatchObject({
@@ -108,6 +111,10 @@ describe('sender checks', () => {
     const ok = await r.send('a@relaxed.example');
     expect(ok.response).toMatch(/^250/);
     expect(await r.deliver.count()).toBe(1);
+    const [accepted] = await r.deliver.getJobs(['waiting', 'waiting-children']);
+    expect(accepted?.data.trace?.authResults).toMatch(
+      / spf=fail .*;\r\n dmarc=fail \(p=NONE\) header\.from=relaxed\.example/s,
+    );
     const strict = r.evaluations.find((e) => e.mailFrom === 'a@strict.example');
     expect(strict).toMatchObject({
       dmarc: 'fail',

@@ -169,7 +169,9 @@ describe('submission: where accepted mail goes', () => {
     const stored = await r.blobs.read(job?.data.blobKey ?? '');
     const text = stored.toString('utf8');
     expect(text.startsWith('DKIM-Signature: ')).toBe(true);
-    expect(text).toContain(`Received: by mx.mail.test (Sealpost) with ESMTPSA id ${msgid};`);
+    expect(text).toContain(
+      `Received: from mx.mail.test (authenticated submission, client address withheld)\r\n\tby mx.mail.test (Sealpost) with ESMTPSA id ${msgid};`,
+    );
     expect(text).toContain('Body line \u00e9.');
     const results = await verifyDkim(r, stored);
     expect(results.map((x) => [x.status.result, x.signingDomain])).toEqual([['pass', DOMAIN]]);

@@ -58,7 +58,7 @@ describe('the Sent copy of submitted mail', () => {
     const opened = await openCopy(r, row?.blobKey ?? '');
     const text = Buffer.from(opened.raw).toString('utf8');
     // What the recipients got: the trace fields on top, then the bytes as submitted.
-    expect(text).toContain(`Received: by mx.mail.test (Sealpost) with HTTP id ${out.msgid};`);
+    expect(text).toContain(`\tby mx.mail.test (Sealpost) with HTTP id ${out.msgid};`);
     expect(text).toContain(`Message-ID: <${out.msgid}@mx.mail.test>`);
     expect(text.endsWith(raw.toString('utf8'))).toBe(true);
     expect(opened.envelope).toMatchObject({
@@ -96,7 +96,7 @@ describe('the Sent copy of submitted mail', () => {
     const rows = await sentRows(r, wallet);
     expect(rows).toHaveLength(1);
     const text = Buffer.from((await openCopy(r, rows[0]?.blobKey ?? '')).raw).toString('utf8');
-    expect(text).toMatch(/Received: by mx\.mail\.test \(Sealpost\) with ESMTPS?A id /);
+    expect(text).toMatch(/\r\n\tby mx\.mail\.test \(Sealpost\) with ESMTPSA id /);
     expect(text).toContain('Sent with a mail client.');
     expect(await r.outbound.count()).toBe(1);
   });

@@ -47,7 +47,9 @@ describe('submitMessage (webmail hand-off)', () => {
     const [outbound] = await r.outbound.getJobs(['waiting']);
     expect(outbound?.data).toMatchObject({ msgid: result.msgid, to: ['friend@remote.example'] });
     const stored = (await r.blobs.read(outbound?.data.blobKey ?? '')).toString('utf8');
-    expect(stored).toContain(`Received: by mx.mail.test (Sealpost) with HTTP id ${result.msgid};`);
+    expect(stored).toContain(
+      `Received: from mx.mail.test (authenticated submission, client address withheld)\r\n\tby mx.mail.test (Sealpost) with HTTP id ${result.msgid};`,
+    );
     // The message had neither: RFC 6409 lets the submission server add them.
     expect(stored).toContain(`Message-ID: <${result.msgid}@mx.mail.test>`);
     expect(stored).toMatch(/\r\nDate: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} \+0000\r\n/);

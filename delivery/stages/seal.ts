@@ -5,6 +5,7 @@
 // sealed) reach the job data, never the content key.
 import bs58 from 'bs58';
 import type { BlobStore } from '../../src/blobs/blob-store.ts';
+import { deliveredMessage, type MxTrace } from '../../src/mail/trace.ts';
 import { sealMessage, wrapContentKey } from '../../src/seal/index.ts';
 import type { Envelope, StageResults } from '../jobs.ts';
 
@@ -25,13 +26,25 @@ export interface SealInput {
   envelope: Envelope;
   receivedAt: number;
   resolve: NonNullable<StageResults['resolve']>;
+  /** The queue id (the Received `id`) and our hostname (the authserv-id). */
+  queueId: string;
+  hostname: string;
+  mx?: MxTrace;
 }
 
 export async function sealStage(
   deps: SealDeps,
   input: SealInput,
 ): Promise<NonNullable<StageResults['seal']>> {
-  const raw = await deps.blobs.read(input.spoolKey);
+  // The sealed message is this recipient's copy: trace fields on top of the bytes as received.
+  const raw = deliveredMessage(await deps.blobs.read(input.spoolKey), {
+    envelopeFrom: input.envelope.from,
+    recipient: input.envelope.to,
+    id: input.queueId,
+    receivedAt: input.receivedAt,
+    hostname: input.hostname,
+    mx: input.mx,
+  });
   const { sealed, contentKey } = await sealMessage({
     envelope: { version: 1, from: input.envelope.from, to: input.envelope.to, receivedAt: input.receivedAt },
     raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength),

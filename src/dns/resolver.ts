@@ -8,6 +8,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { splitHostPort } from '../config/fields.ts';
 import { type DnsFailureKind, DnsLookupError, type DnsServer } from './lookup-error.ts';
+import { reverseName } from './name.ts';
 import { wireQuery } from './wire-query.ts';
 
 export { type DnsFailureKind, DnsLookupError, type DnsServer };
@@ -124,7 +125,12 @@ export function createDnsResolver(opts: DnsResolverOptions = {}): DnsResolver {
           resolver.resolveSrv(name, cb),
         )
       ).map((r) => ({ priority: r.priority, weight: r.weight, port: r.port, target: r.name })),
-    reverse: (ip) => call<string[]>(ip, (cb) => resolver.reverse(ip, cb)),
+    // A PTR query for the arpa name: node's `reverse` answers from the hosts
+    // file first (127.0.0.1 → whatever /etc/hosts says), not only the resolvers.
+    reverse: (ip) => {
+      const name = reverseName(ip);
+      return call<string[]>(name, (cb) => resolver.resolvePtr(name, cb));
+    },
     tlsa: async (name) => {
       // With no configured server, ask the first system resolver node:dns found.
       const [server = resolver.getServers().map((s) => parseDnsServer(s))[0]] = await servers();

@@ -37,6 +37,7 @@ import { type LoginBackoff, readerPublicKeys } from '../reader-keys/index.ts';
 import { ChainView } from '../smtp/chain-view.ts';
 import { errorLimitsFromConfig } from '../smtp/error-limit.ts';
 import { type MxServer, startMx } from '../smtp/mx-server.ts';
+import { reverseNameLookup } from '../smtp/reverse-name.ts';
 import { SenderAuth, type SenderEvaluation } from '../smtp/sender-auth.ts';
 import { AccountsRepo, MessagesRepo, openStore, SenderEvaluationsRepo, type Store } from '../store/index.ts';
 import { type ServeParts, submissionOptionsFromConfig } from '../submission/from-config.ts';
@@ -276,6 +277,11 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         mta: config.smtp.hostname,
         resolvers: config.dns.resolvers,
       });
+      // The Received field's client name: one short try per query, never past 2 s from connect.
+      const reverseName = reverseNameLookup(
+        createDnsResolver({ servers: config.dns.resolvers, timeoutMs: 1000, tries: 1 }),
+        2000,
+      );
       const evaluations = new SenderEvaluationsRepo(store.db);
       const onEvaluation = (e: SenderEvaluation) => {
         evaluations
@@ -321,6 +327,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
               : undefined,
           chain,
           senderAuth,
+          reverseName,
           onEvaluation,
           costGuard: cost.guard,
           metrics: prometheus,

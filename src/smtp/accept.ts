@@ -12,6 +12,7 @@ import {
   type SpoolJobData,
 } from '../../delivery/jobs.ts';
 import { type BlobStore, BlobTooLargeError } from '../blobs/blob-store.ts';
+import type { MxTrace } from '../mail/trace.ts';
 import type { ResolvedRecipient } from './recipients.ts';
 import { replies, SmtpReply } from './smtp-error.ts';
 
@@ -25,6 +26,8 @@ export interface AcceptInput {
   maxBytes: number;
   /** Checks the spooled message before anything is queued; throws an SmtpReply to refuse it. */
   verify?: (message: Buffer) => Promise<void>;
+  /** MX only: the session's trace facts, asked for after `verify`, carried by every delivery job. */
+  trace?: () => Promise<MxTrace>;
   /** Further jobs added in the same atomic step (submission: the outbound job for remote recipients). */
   alsoQueue?: FlowJob[];
 }
@@ -56,6 +59,7 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
     }
   }
   try {
+    const trace = input.trace ? await input.trace() : undefined;
     const parent: SpoolJobData = { msgid: input.msgid, spoolKey };
     const spoolFlow: FlowJob = {
       name: 'spool-cleanup',
@@ -73,6 +77,7 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
           receivedAt: input.receivedAt,
           size,
           remoteIp: input.remoteIp,
+          ...(trace ? { trace } : {}),
           stages: {},
         };
         return {

@@ -9,6 +9,7 @@ import { ipBucketKey } from '../limits/redis-keys.ts';
 import type { WindowLimiter } from '../limits/window.ts';
 import type { Logger } from '../log.ts';
 import { newMessageId, withContext } from '../log.ts';
+import { noAuthResults } from '../mail/trace.ts';
 import type { SmtpMetrics, SmtpPhase } from '../metrics/types.ts';
 import { type AcceptDeps, acceptMessage } from './accept.ts';
 import type { ChainView } from './chain-view.ts';
@@ -16,7 +17,9 @@ import { type ErrorLimits, NO_ERROR_LIMITS, SessionErrors } from './error-limit.
 import { closeSmtp, listenSmtp } from './listen.ts';
 import { checkedChunks } from './message-checks.ts';
 import { postageGate, type RecipientPolicy, type ResolvedRecipient, resolveRecipient } from './recipients.ts';
-import type { SenderAuth, SenderEvaluation } from './sender-auth.ts';
+import type { ReverseNameLookup } from './reverse-name.ts';
+import type { SenderAuth, SenderEvaluation, SpfOutcome } from './sender-auth.ts';
+import { sessionTrace } from './session-trace.ts';
 import { replies, SmtpReply, toSmtpReply } from './smtp-error.ts';
 
 export interface MxOptions {
@@ -36,6 +39,8 @@ export interface MxOptions {
   connectionRate?: { limiter: WindowLimiter; prefix: string; perMinute: number };
   /** SPF / dmarc-lite checks; absent means none. */
   senderAuth?: SenderAuth;
+  /** The client's forward-confirmed reverse name for the Received field, started at connect; absent: "unknown". */
+  reverseName?: ReverseNameLookup;
   /** Receives every sender evaluation (stored with its source IP, pruned by retention). */
   onEvaluation?: (e: SenderEvaluation) => void;
   /** How to buy stamps, shown in the gated-first-contact reply. */
@@ -58,7 +63,9 @@ export interface MxServer {
 interface SessionState {
   msgid: string;
   recipients: ResolvedRecipient[];
-  spf?: string;
+  spf?: SpfOutcome;
+  /** The Authentication-Results value computed at the end of DATA. */
+  authResults?: string;
   /** Cost-guard units held for this transaction's recipients: kept by the 250, refunded otherwise. */
   reservations?: Reservation[];
 }
@@ -68,6 +75,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
   const perIp = new Map<string, number>();
   const counted = new WeakSet<SMTPServerSession>();
   const state = new WeakMap<SMTPServerSession, SessionState>();
+  const reverseNames = new WeakMap<SMTPServerSession, Promise<string | undefined>>();
   let closing = false;
   const log = opts.logger.child({ component: 'mx' });
 
@@ -101,6 +109,8 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
     onConnect(session, done) {
       const callback = (reply?: SmtpReply) => {
         opts.metrics?.reply('connect', reply ? reply.responseCode : 220);
+        // The Received field's reverse name: looked up while the client talks.
+        if (!reply && opts.reverseName) reverseNames.set(session, opts.reverseName(session.remoteAddress));
         done(reply);
       };
       if (closing) return callback(replies.shuttingDown());
@@ -153,7 +163,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
       auth
         .checkMailFrom(input)
         .then((outcome) => {
-          s.spf = outcome.result;
+          s.spf = outcome;
           if (outcome.reply) {
             record(input, { spf: outcome.result, disposition: outcome.reply.temporary ? 'defer' : 'reject' });
             return callback(outcome.reply);
@@ -226,6 +236,12 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
         remoteIp: session.remoteAddress,
         receivedAt: now(),
         verify: dmarcCheck(session, s, from),
+        trace: async () =>
+          sessionTrace(session, {
+            by: opts.hostname,
+            reverseName: await reverseNames.get(session),
+            authResults: s.authResults ?? noAuthResults(opts.hostname),
+          }),
         // Stopping early (too big, disk error) must not destroy the SMTP data
         // stream: it has to run to the end of DATA before the reply is sent.
         source: checkedChunks(stream.iterator({ destroyOnReturn: false })),
@@ -279,15 +295,18 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
     });
   }
 
-  /** dmarc-lite: evaluated on the spooled bytes before any job is queued. */
+  /**
+   * DKIM and DMARC on the spooled bytes before any job is queued (every mode
+   * but none): the Authentication-Results value, and under dmarc-lite the refusal.
+   */
   function dmarcCheck(session: SMTPServerSession, s: SessionState, from: string) {
     const auth = opts.senderAuth;
-    if (auth?.mode !== 'dmarc-lite') return undefined;
+    if (!auth || auth.mode === 'none') return undefined;
     return async (message: Buffer) => {
       const input = { ip: session.remoteAddress, helo: session.hostNameAppearsAs ?? '', mailFrom: from };
       let result: Awaited<ReturnType<SenderAuth['checkMessage']>>;
       try {
-        result = await auth.checkMessage({ ...input, message });
+        result = await auth.checkMessage({ ...input, message, spf: s.spf });
       } catch (err) {
         throw Object.assign(
           new SmtpReply(451, '4.7.5', 'Temporary sender verification failure, try again later'),
@@ -296,8 +315,12 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
           },
         );
       }
+      s.authResults = result.authResults;
+      if (result.error) log.warn({ msgid: s.msgid, err: result.error.message }, 'DKIM verification failed');
+      // Under spf the evaluation was recorded at MAIL FROM.
+      if (auth.mode !== 'dmarc-lite') return;
       record(input, {
-        spf: s.spf ?? 'none',
+        spf: s.spf?.result ?? 'none',
         ...result.evaluation,
         disposition: result.reply ? 'reject' : 'accept',
       });

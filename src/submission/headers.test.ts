@@ -46,7 +46,8 @@ describe('submissionHeaders', () => {
       facts: { from: [], fromFields: 1, hasDate: true, hasMessageId: false },
     });
     expect(out).toBe(
-      'Received: by mx.example (Sealpost) with ESMTPSA id M1;\r\n\tTue, 01 Jul 2025 09:05:03 +0000\r\n' +
+      'Received: from mx.example (authenticated submission, client address withheld)\r\n' +
+        '\tby mx.example (Sealpost) with ESMTPSA id M1;\r\n\tTue, 01 Jul 2025 09:05:03 +0000\r\n' +
         'Message-ID: <M1@mx.example>\r\n',
     );
     expect(rfc5322Date(new Date(Date.UTC(2024, 1, 29, 23, 59, 59)))).toBe('Thu, 29 Feb 2024 23:59:59 +0000');

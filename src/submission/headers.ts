@@ -3,6 +3,9 @@
 // Message-ID are present (RFC 6409 8.2/8.3 let a submission server add them).
 // The body is never parsed or rewritten; added fields go on top.
 import addressparser from 'nodemailer/lib/addressparser';
+import { rfc5322Date } from '../mail/trace.ts';
+
+export { rfc5322Date };
 
 export interface HeaderFacts {
   /** Every mailbox address of every From field, in order. */
@@ -59,9 +62,13 @@ export function headerFacts(raw: Buffer): HeaderFacts {
 }
 
 /**
- * The trace and missing header fields put on top of a submitted message. The
- * client's IP address and HELO name are left out on purpose: they would tell
- * every recipient where the account holder was.
+ * The trace and missing header fields put on top of a submitted message.
+ * RFC 5321 §4.4 makes the FROM clause mandatory and wants the client's
+ * EHLO name and IP address in it; for an account that would tell every
+ * recipient where the holder was (and the TCP-info would name the machine),
+ * so the clause names our own host with a comment saying the client is
+ * withheld. Neither the wallet nor the login is written either: the From
+ * field already says who sent it, as much as the sender chose to say.
  */
 export function submissionHeaders(opts: {
   hostname: string;
@@ -71,20 +78,10 @@ export function submissionHeaders(opts: {
   facts: HeaderFacts;
 }): string {
   const date = rfc5322Date(opts.date);
-  let out = `Received: by ${opts.hostname} (Sealpost) with ${opts.protocol} id ${opts.msgid};\r\n\t${date}\r\n`;
+  let out =
+    `Received: from ${opts.hostname} (authenticated submission, client address withheld)\r\n` +
+    `\tby ${opts.hostname} (Sealpost) with ${opts.protocol} id ${opts.msgid};\r\n\t${date}\r\n`;
   if (!opts.facts.hasMessageId) out += `Message-ID: <${opts.msgid}@${opts.hostname}>\r\n`;
   if (!opts.facts.hasDate) out += `Date: ${date}\r\n`;
   return out;
-}
-
-const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** `Tue, 01 Jul 2025 12:00:00 +0000` (UTC keeps the server's zone out of the message). */
-export function rfc5322Date(d: Date): string {
-  const p = (n: number) => String(n).padStart(2, '0');
-  return (
-    `${DAYS[d.getUTCDay()]}, ${p(d.getUTCDate())} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()} ` +
-    `${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`
-  );
 }

@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { MailPasswordDeps } from '../api/mail-password.ts';
 import type { Logger } from '../log.ts';
+import { transmissionType } from '../mail/trace.ts';
 import {
   type ErrorLimitMetrics,
   type ErrorLimits,
@@ -213,7 +214,11 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
             envelopeFrom: from,
             recipients,
             remoteIp: session.remoteAddress,
-            protocol: session.transmissionType || 'ESMTPSA',
+            protocol: transmissionType({
+              ehlo: session.openingCommand === 'EHLO',
+              tls: session.secure,
+              auth: Boolean(session.user),
+            }),
             dsn: dsnRequests(session),
           });
         })

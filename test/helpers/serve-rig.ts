@@ -63,6 +63,8 @@ export async function startServeRig(
     mailAccess?: boolean;
     /** Written to the default `[api] admin_token_file` before the API starts. */
     adminToken?: string;
+    /** Offer STARTTLS on the MX (a self-signed certificate). */
+    mxStarttls?: boolean;
   } = {},
 ): Promise<ServeRig> {
   const chain = await startTestChain();
@@ -92,7 +94,7 @@ ${postmaster ? `postmaster_wallet = "${postmaster.publicKey.toBase58()}"` : ''}
 mode = "mx"
 host = "127.0.0.1"
 port = 2525
-tls = "none"
+tls = "${opts.mxStarttls ? 'starttls' : 'none'}"
 
 [chain]
 rpc_url = "${chain.devnet.rpcUrl}"
@@ -118,7 +120,7 @@ ${opts.resolver ? `[dns]\nresolvers = ["${opts.resolver}"]\n` : ''}${opts.extraT
   const configFile = join(dataDir, 'sealpost.toml');
   writeFileSync(configFile, toml);
   const config = parseConfig(toml, { dataDirOverride: dataDir, source: configFile });
-  if (opts.mailAccess) {
+  if (opts.mailAccess || opts.mxStarttls) {
     await ensureSelfSignedFiles(config.smtp.tls_cert_file, config.smtp.tls_key_file, [
       'localhost',
       '127.0.0.1',
