@@ -1,7 +1,8 @@
 // BLAKE3 hashes the protocol keys accounts on, and the name rules behind them
 // (docs/protocol.md: Alias, MailDomain, Email.from_hash / reply_to_hash).
-import { blake3 } from '@noble/hashes/blake3.js';
 /// <reference path="./punycode.d.ts" />
+
+import { blake3 } from '@noble/hashes/blake3.js';
 import bs58 from 'bs58';
 import punycode from 'punycode.js';
 import { type Key, toBase58, utf8 } from './bytes.ts';
