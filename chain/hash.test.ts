@@ -28,6 +28,23 @@ describe('hashes', () => {
     expect(fromHash(` ${k.toBase58()}@Mail.Test `)).toEqual(blake3(enc(`${k.toBase58()}@mail.test`)));
   });
 
+  it('fromHash decodes IDN A-labels to lowercase U-labels and hashes the null sender as empty text', () => {
+    const u = blake3(enc('Alice@bücher.example'));
+    for (const form of [
+      'Alice@bücher.example',
+      'Alice@BÜCHER.Example',
+      'Alice@xn--bcher-kva.example',
+      'Alice@XN--BCHER-KVA.example',
+    ]) {
+      expect(fromHash(form), form).toEqual(u);
+    }
+    // The local part stays byte for byte, quotes and sub-address included.
+    expect(fromHash('"a b"+x@Example.org')).toEqual(blake3(enc('"a b"+x@example.org')));
+    // An undecodable xn-- label is kept as written (lowercased).
+    expect(fromHash('a@xn--zz.example')).toEqual(blake3(enc('a@xn--zz.example')));
+    expect(fromHash('')).toEqual(blake3(enc('')));
+  });
+
   it('replyToHash hashes the parent account address', () => {
     const k = Keypair.generate().publicKey;
     expect(replyToHash(k)).toEqual(blake3(enc(k.toBase58())));

@@ -1,7 +1,10 @@
 // BLAKE3 hashes the protocol keys accounts on, and the name rules behind them
 // (docs/protocol.md: Alias, MailDomain, Email.from_hash / reply_to_hash).
+/// <reference path="./punycode.d.ts" />
+
 import { blake3 } from '@noble/hashes/blake3.js';
 import bs58 from 'bs58';
+import punycode from 'punycode.js';
 import { type Key, toBase58, utf8 } from './bytes.ts';
 
 /** BLAKE3-256 of the UTF-8 bytes of `s`. */
@@ -10,17 +13,35 @@ export function blake3Text(s: string): Uint8Array {
 }
 
 /**
- * The frombox / Email `from_hash`: blake3 of the sender wallet's base58 address
- * (direct sends; pass the key or its base58 text) or of the envelope from
- * address (relayed sends). An email address is hashed as `local@domain` with
- * the domain lowercased: domains are case-insensitive, local parts are not
- * (a base58 wallet local part would otherwise collide with others).
+ * The frombox / Email `from_hash` (docs/protocol.md "from_hash"): blake3 of
+ * the sender wallet's base58 address (direct sends; pass the key or its
+ * base58 text) or of the envelope from address (relayed sends; '' for the
+ * null sender). An email address is hashed as `local@domain`: the local part
+ * byte for byte (local parts are case-sensitive, and a base58 wallet local
+ * part would otherwise collide with others), the domain with its A-labels
+ * decoded to U-labels and lowercased. The MX's SMTP library (smtp-server,
+ * through this same punycode.js) hands addresses over with `xn--` labels
+ * already decoded, so decoding here changes nothing it produces; it makes an
+ * address typed as `alice@xn--bcher-kva.example` (a CLI, AddStamps for a
+ * relayed sender) hash like the mail the MX relays from it.
  */
 export function fromHash(from: Key): Uint8Array {
   const s = toBase58(from).trim();
   const at = s.lastIndexOf('@');
   if (at < 0) return blake3Text(s);
-  return blake3Text(`${s.slice(0, at)}@${s.slice(at + 1).toLowerCase()}`);
+  return blake3Text(`${s.slice(0, at)}@${fromHashDomain(s.slice(at + 1))}`);
+}
+
+function fromHashDomain(domain: string): string {
+  const lower = domain.toLowerCase();
+  try {
+    // Lowercased first so `XN--` labels decode too; lowercased again because
+    // Punycode can encode upper-case code points.
+    return punycode.toUnicode(lower).toLowerCase();
+  } catch {
+    // Not decodable Punycode (the MX refuses such an address): hashed as written, lowercased.
+    return lower;
+  }
 }
 
 /** `Email.reply_to_hash` of a reply: blake3 of the parent Email account's base58 address. */

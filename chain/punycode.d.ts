@@ -1,0 +1,5 @@
+// punycode.js ships no types; only what chain/hash.ts uses.
+declare module 'punycode.js' {
+  const punycode: { toUnicode(domain: string): string; toASCII(domain: string): string };
+  export default punycode;
+}
