@@ -52,14 +52,15 @@ export interface SpoolerOptions {
   db?: Kysely<Database>;
   /** Default: a signer over `config.dkim`. */
   dkim?: DkimSigner;
-  /** CA certificates (PEM) trusted besides the system roots: private PKI, tests. */
+  /** CA certificates (PEM) trusted besides the system roots (`[tls] extra_ca_file`, read with readExtraCa). */
   extraCa?: string[];
   /** HTTPS port of MTA-STS policy hosts (443; tests serve elsewhere). */
   mtaStsPort?: number;
+  /** Default: `[spooler] mta_sts_timeout_secs`. */
   mtaStsTimeoutMs?: number;
   tlsrptHttpsTimeoutMs?: number;
   dnsTimeoutMs?: number;
-  /** Name/type asked for the DNSSEC self-test (default: the root DNSKEY). */
+  /** Name/type asked for the DNSSEC self-test (default: `[spooler] dane_probe_name`/`_type`). */
   daneProbe?: DaneProbe;
   /** How often the self-test runs again (default 10 minutes). */
   selfTestIntervalMs?: number;
@@ -128,7 +129,12 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
     now,
   });
   const selfTest = () =>
-    daneSelfTest(dns, { enabled: config.dane, probe: opts.daneProbe, now, timeoutMs: opts.dnsTimeoutMs });
+    daneSelfTest(dns, {
+      enabled: config.dane,
+      probe: opts.daneProbe ?? { name: config.dane_probe_name, type: config.dane_probe_type },
+      now,
+      timeoutMs: opts.dnsTimeoutMs,
+    });
   let dane = await selfTest();
   if (dane.inEffect) log.info({ resolvers: dane.resolvers }, `DANE in effect: ${dane.reason}`);
   else if (dane.enabled) log.warn({ resolvers: dane.resolvers }, `DANE not in effect: ${dane.reason}`);
@@ -149,7 +155,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
         now,
         port: opts.mtaStsPort,
         extraCa: opts.extraCa,
-        timeoutMs: opts.mtaStsTimeoutMs,
+        timeoutMs: opts.mtaStsTimeoutMs ?? config.mta_sts_timeout_secs * 1000,
         logger: log,
       })
     : null;

@@ -8,8 +8,8 @@
 // message data and before the session is closed, so the hand-off can be
 // recorded first (see docs/spooler.md, "exactly once").
 import type { TLSSocket } from 'node:tls';
-import { rootCertificates } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { trustedCa } from '../src/tls/extra-ca.ts';
 import { answer, failedTransaction, type RcptAnswer, type SmtpError, splitRejected } from './smtp-replies.ts';
 
 export type { RcptAnswer } from './smtp-replies.ts';
@@ -155,7 +155,7 @@ export class SmtpSession {
         rejectUnauthorized: false,
         servername: req.host,
         minVersion: 'TLSv1.2',
-        ...(req.extraCa && req.extraCa.length > 0 ? { ca: [...rootCertificates, ...req.extraCa] } : {}),
+        ...(trustedCa(req.extraCa) ? { ca: trustedCa(req.extraCa) } : {}),
       },
     });
     let lastError: SmtpError | undefined;

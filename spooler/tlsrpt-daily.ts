@@ -7,7 +7,6 @@
 // and are pruned after report_retention_days. Domains without traffic get
 // nothing because they have no rows.
 import { request as httpsRequest } from 'node:https';
-import { rootCertificates } from 'node:tls';
 import type { Queue } from 'bullmq';
 import type { Kysely } from 'kysely';
 import type { OutboundJobData } from '../delivery/jobs.ts';
@@ -15,6 +14,7 @@ import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { SpoolerConfig } from '../src/config/types.ts';
 import type { Logger } from '../src/log.ts';
 import type { Database } from '../src/store/types.ts';
+import { trustedCa } from '../src/tls/extra-ca.ts';
 import type { DkimSigner } from './dkim-sign.ts';
 import type { SecureDns } from './secure-dns.ts';
 import { txtStrings } from './secure-dns.ts';
@@ -157,7 +157,7 @@ function postReport(
       {
         method: 'POST',
         headers: { 'content-type': 'application/tlsrpt+gzip', 'content-length': gz.length },
-        ca: extraCa && extraCa.length > 0 ? [...rootCertificates, ...extraCa] : undefined,
+        ca: trustedCa(extraCa),
         rejectUnauthorized: true,
         agent: false,
         timeout: timeoutMs,

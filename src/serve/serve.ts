@@ -40,6 +40,7 @@ import { SenderAuth, type SenderEvaluation } from '../smtp/sender-auth.ts';
 import { AccountsRepo, MessagesRepo, openStore, SenderEvaluationsRepo, type Store } from '../store/index.ts';
 import { type ServeParts, submissionOptionsFromConfig } from '../submission/from-config.ts';
 import { startSubmission } from '../submission/server.ts';
+import { readExtraCa } from '../tls/extra-ca.ts';
 import { toWeb3Keypair } from './keys.ts';
 import { startMaintenance } from './maintenance.ts';
 import { edgeRedis, workerRedis } from './redis-connections.ts';
@@ -228,6 +229,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         config: config.spooler,
         logger: log.child({ component: 'spooler' }),
         db: store.db,
+        extraCa: config.tls.extra_ca_file ? readExtraCa(config.tls.extra_ca_file) : undefined,
       });
       closers.push(() => spooler.close());
       log.info({ prefix }, 'outbound spooler running');
