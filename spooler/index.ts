@@ -28,7 +28,7 @@ import {
 import { createMtaSts, type MtaSts } from './mta-sts.ts';
 import { createSecureDns, type SecureDns } from './secure-dns.ts';
 import { createSessionCache } from './session-cache.ts';
-import { runTlsrptReports, type TlsrptRunSummary } from './tlsrpt-daily.ts';
+import { redisSentLog, runTlsrptReports, type TlsrptRunSummary } from './tlsrpt-daily.ts';
 import { createTlsrptRecorder, type TlsrptRecorder } from './tlsrpt-store.ts';
 
 export { type DaneStatus, daneSelfTest } from './dane-selftest.ts';
@@ -81,8 +81,8 @@ export interface SpoolerHealth {
 export interface Spooler {
   health(): SpoolerHealth;
   daneStatus(): DaneStatus;
-  /** Runs the TLS-RPT reports now (what the daily job does). */
-  runTlsrptReports(now?: number): Promise<TlsrptRunSummary>;
+  /** Runs the TLS-RPT reports now (what the daily job does; with `day`, only that UTC day). */
+  runTlsrptReports(now?: number, opts?: { day?: number }): Promise<TlsrptRunSummary>;
   /** Runs the DNSSEC self-test again. */
   recheckDane(): Promise<DaneStatus>;
   /** Waits for queued TLS-RPT row writes and MTA-STS refreshes (tests). */
@@ -193,6 +193,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
     extraCa: opts.extraCa,
     httpsTimeoutMs: opts.tlsrptHttpsTimeoutMs,
     logger: log,
+    sentLog: redisSentLog(shared, opts.prefix),
   });
 
   // A crashed process's jobs come back within seconds and are re-run (their
@@ -266,10 +267,10 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
       dane = await selfTest();
       return dane;
     },
-    async runTlsrptReports(at) {
+    async runTlsrptReports(at, only) {
       if (!opts.db) throw new Error('TLS-RPT needs the store');
       await tlsrpt?.flush();
-      return runTlsrptReports(tlsrptDeps(), at ?? now());
+      return runTlsrptReports(tlsrptDeps(), at ?? now(), only);
     },
     async settled() {
       await tlsrpt?.flush();
