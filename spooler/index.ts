@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { FlowProducer, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { type OutboundJobData, QUEUE_OUTBOUND } from '../delivery/jobs.ts';
+import { type OutboundJobData, QUEUE_OUTBOUND, QUEUE_SPOOL } from '../delivery/jobs.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { SpoolerConfig } from '../src/config/types.ts';
 import type { DnsServer } from '../src/dns/resolver.ts';
@@ -25,6 +25,7 @@ import {
   TLSRPT_REPORT_JOB,
   TLSRPT_SCHEDULER_ID,
 } from './jobs.ts';
+import type { LocalDelivery } from './local-delivery.ts';
 import { createMtaSts, type MtaSts } from './mta-sts.ts';
 import { createSecureDns, type SecureDns } from './secure-dns.ts';
 import { createSessionCache } from './session-cache.ts';
@@ -35,6 +36,7 @@ export { type DaneStatus, daneSelfTest } from './dane-selftest.ts';
 export { createDkimSigner, type DkimSigner } from './dkim-sign.ts';
 export { QUEUE_SPOOLER_CLEANUP } from './intake.ts';
 export { type DomainJobData, QUEUE_SPOOLER_DELIVER, QUEUE_SPOOLER_MAINT } from './jobs.ts';
+export type { LocalDelivery } from './local-delivery.ts';
 
 export interface SpoolerOptions {
   /** Connection factory; each BullMQ worker needs its own blocking connection. */
@@ -67,6 +69,12 @@ export interface SpoolerOptions {
   /** Cron pattern of the daily TLS-RPT run (default 00:23 UTC). */
   tlsrptPattern?: string;
   hooks?: { afterHandoff?: DeliverJobDeps['afterHandoff'] };
+  /**
+   * Our own local domains and how to resolve their mailboxes: mail the
+   * spooler gets for them (DSNs to local senders) goes to the inbound
+   * pipeline instead of out by SMTP. Absent: everything goes out.
+   */
+  local?: LocalDelivery;
   /** BullMQ lock of a running job (default 60 s): how soon a crashed process's jobs run again. */
   lockDurationMs?: number;
 }
@@ -121,6 +129,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
     prefix: opts.prefix,
   });
   const flow = new FlowProducer({ connection: shared, prefix: opts.prefix });
+  const spoolQueue = new Queue(QUEUE_SPOOL, { connection: shared, prefix: opts.prefix });
 
   const dns = createSecureDns({
     servers: opts.resolver.servers,
@@ -210,7 +219,16 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
       QUEUE_OUTBOUND,
       (job, token) =>
         processIntakeJob(
-          { flow, deliver: deliverQueue, cleanup: cleanupQueue, blobs: opts.blobs, dkim, logger: log, now },
+          {
+            flow,
+            deliver: deliverQueue,
+            cleanup: cleanupQueue,
+            blobs: opts.blobs,
+            dkim,
+            logger: log,
+            now,
+            local: opts.local ? { local: opts.local, flow, spool: spoolQueue } : undefined,
+          },
           job,
           token,
         ),
@@ -283,7 +301,13 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
       await tlsrpt?.flush();
       await mtaSts?.settled();
       await flow.close();
-      await Promise.all([intake.close(), cleanupQueue.close(), maintQueue.close(), deliverQueue.close()]);
+      await Promise.all([
+        intake.close(),
+        cleanupQueue.close(),
+        maintQueue.close(),
+        deliverQueue.close(),
+        spoolQueue.close(),
+      ]);
       await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
     },
   };
