@@ -12,6 +12,7 @@ import { newMessageId, withContext } from '../log.ts';
 import type { SmtpMetrics, SmtpPhase } from '../metrics/types.ts';
 import { type AcceptDeps, acceptMessage } from './accept.ts';
 import type { ChainView } from './chain-view.ts';
+import { refuseDsnParams } from './dsn-params.ts';
 import { closeSmtp, listenSmtp } from './listen.ts';
 import { checkedChunks } from './message-checks.ts';
 import { postageGate, type RecipientPolicy, type ResolvedRecipient, resolveRecipient } from './recipients.ts';
@@ -129,6 +130,9 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
 
     onMailFrom(address, session, done) {
       const callback = (reply?: SmtpReply) => done(tally('mail', reply));
+      // DSN is not offered here (docs/inbound.md): RET/ENVID are refused, not ignored.
+      const dsnRefused = refuseDsnParams(address.args, 'MAIL');
+      if (dsnRefused) return callback(dsnRefused);
       // A new transaction on the same connection gets a fresh message id.
       releaseReservations(state.get(session));
       const s: SessionState = { msgid: newMessageId(), recipients: [] };
@@ -164,6 +168,8 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
 
     onRcptTo(address: SMTPServerAddress, session, done) {
       const callback = (reply?: SmtpReply) => done(tally('rcpt', reply));
+      const dsnRefused = refuseDsnParams(address.args, 'RCPT');
+      if (dsnRefused) return callback(dsnRefused);
       const s = sessionState(session);
       if (s.recipients.length >= opts.maxRecipients)
         return callback(replies.tooManyRecipients(opts.maxRecipients));

@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { MailPasswordDeps } from '../api/mail-password.ts';
 import type { Logger } from '../log.ts';
+import { mailDsnParams, rcptDsnParams } from '../smtp/dsn-params.ts';
 import { closeSmtp, listenSmtp } from '../smtp/listen.ts';
 import { checkedChunks } from '../smtp/message-checks.ts';
 import { replies, SmtpReply, toSmtpReply } from '../smtp/smtp-error.ts';
@@ -114,7 +115,7 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
     authMethods: peerCa ? ['PLAIN', 'LOGIN', 'EXTERNAL'] : ['PLAIN', 'LOGIN'],
     authOptional: false,
     authRequiredMessage: '5.7.0 Authentication required',
-    // RFC 3461 NOTIFY/ENVID are handed to the spooler, which writes the DSNs.
+    // RFC 3461 NOTIFY/RET/ENVID/ORCPT are handed to the spooler, which writes the DSNs.
     hideDSN: false,
     disableReverseLookup: true,
     socketTimeout: opts.socketTimeoutMs,
@@ -165,6 +166,8 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
     },
 
     onMailFrom(address, session, callback) {
+      const dsn = mailDsnParams(address.args);
+      if (dsn instanceof SmtpReply) return callback(dsn);
       const submitter = submitterOf(session);
       mailFrom(submitter, address.address)
         .then(() => callback())
@@ -172,6 +175,8 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
     },
 
     onRcptTo(address, session, callback) {
+      const dsn = rcptDsnParams(address.args);
+      if (dsn instanceof SmtpReply) return callback(dsn);
       if (session.envelope.rcptTo.length >= deps.maxRecipients) {
         return callback(replies.tooManyRecipients(deps.maxRecipients));
       }
