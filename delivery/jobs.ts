@@ -99,6 +99,15 @@ export interface OutboundJobData {
   /** `report`: a TLS-RPT report the spooler sends (DKIM-signed at intake like DSNs). */
   kind: 'dsn' | 'submission' | 'report';
   createdAt: number;
-  /** RFC 3461 requests from submission: NOTIFY (absent: failures and delays) and ENVID. */
-  dsn?: { notify?: 'NEVER' | ('SUCCESS' | 'FAILURE' | 'DELAY')[]; envid?: string };
+  /**
+   * RFC 3461 requests from submission: NOTIFY (absent: failures and delays),
+   * ENVID (decoded), RET, and ORCPT (`addr-type;address`, decoded) shared by
+   * every recipient of the job.
+   */
+  dsn?: {
+    notify?: 'NEVER' | ('SUCCESS' | 'FAILURE' | 'DELAY')[];
+    envid?: string;
+    ret?: 'FULL' | 'HDRS';
+    orcpt?: string;
+  };
 }

@@ -5,7 +5,7 @@ import type { Logger } from '../src/log.ts';
 import type { MtaSts } from './mta-sts.ts';
 import type { SecureDns } from './secure-dns.ts';
 import type { SessionCache } from './session-cache.ts';
-import type { RcptAnswer, SessionResult, SmtpSession } from './smtp-session.ts';
+import type { EnvelopeDsn, RcptAnswer, SessionResult, SmtpSession } from './smtp-session.ts';
 import type { TlsrptRecorder } from './tlsrpt-store.ts';
 
 export interface Reason {
@@ -40,7 +40,9 @@ export interface AttemptInput {
   from: string;
   rcpts: readonly string[];
   message: Buffer;
-  onDelivered(delivered: RcptAnswer[]): Promise<void>;
+  /** RFC 3461 parameters passed on to a next hop that offers DSN. */
+  dsn?: EnvelopeDsn;
+  onDelivered(delivered: RcptAnswer[], info: { dsnOffered: boolean }): Promise<void>;
 }
 
 const all = (rcpts: readonly string[], reason: Reason) => new Map(rcpts.map((r) => [r, reason]));
@@ -75,6 +77,7 @@ export async function keepAfter(
       from: input.from,
       to: input.rcpts,
       message: input.message,
+      dsn: input.dsn,
       onDelivered: input.onDelivered,
     });
   } catch (err) {

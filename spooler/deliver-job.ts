@@ -70,9 +70,15 @@ export async function processDomainJob(
           from: data.from,
           rcpts: pending,
           message,
-          onDelivered: async (delivered) => {
+          dsn: data.dsn,
+          onDelivered: async (delivered, info) => {
             // Exactly once: the remote said 250 to the data; record it now.
-            for (const d of delivered) data.final[d.rcpt] = finalOf('delivered', d, now());
+            for (const d of delivered) {
+              data.final[d.rcpt] = {
+                ...finalOf('delivered', d, now()),
+                ...(info.dsnOffered ? { dsnPassedOn: true } : {}),
+              };
+            }
             data.attempts = attempt;
             await job.updateData(data);
             recorded = true;
@@ -108,6 +114,7 @@ export async function processDomainJob(
   }
 
   await bounceFailures(deps, job, log);
+  await reportSuccess(deps, job, log);
 
   const stillPending = data.rcpts.filter((r) => !data.final[r]);
   if (stillPending.length > 0) {
@@ -206,6 +213,32 @@ function expired(last: Reason | undefined, at: number, data: DomainJobData): Fin
     diagnostic: `delivery time expired after ${data.attempts} attempts${why}`,
     remoteMta: last?.remoteMta,
   };
+}
+
+/**
+ * NOTIFY=SUCCESS (RFC 3461 §6.2.2.2): recipients handed to a next hop that
+ * offers no DSN get a "relayed" DSN; where it offered DSN the request went
+ * along with the message and reporting is the next hop's job.
+ */
+async function reportSuccess(deps: DeliverJobDeps, job: Job<DomainJobData>, log: Logger): Promise<void> {
+  const data = job.data;
+  if (!wantsDsn(data, 'SUCCESS')) return;
+  const settled = data.successNotified ?? [];
+  const delivered = data.rcpts.filter((r) => data.final[r]?.state === 'delivered' && !settled.includes(r));
+  if (delivered.length === 0) return;
+  const relayed = delivered.filter((r) => !data.final[r]?.dsnPassedOn);
+  if (relayed.length > 0) {
+    const entries = relayed.map((rcpt) => {
+      const f = data.final[rcpt] as FinalOutcome;
+      return { rcpt, status: f.status, diagnostic: f.diagnostic, remoteMta: f.remoteMta };
+    });
+    const id = await queueDsn(deps.dsn, data, 'relayed', entries, {
+      lastAttempt: new Date(deps.attempt.now()),
+    });
+    log.info({ rcpts: relayed, dsn: id }, 'success DSN (relayed) queued');
+  }
+  data.successNotified = [...settled, ...delivered];
+  await job.updateData(data);
 }
 
 /** Failure DSN for failed recipients not yet bounced (idempotent by DSN job id). */

@@ -1,5 +1,9 @@
 // Outbound DSNs (RFC 3464): "delayed" once after `delay_dsn_after_secs`,
-// "failed" when recipients fail for good. Each is an ordinary outbound
+// "failed" when recipients fail for good, "relayed" when NOTIFY=SUCCESS
+// asked for one and the next hop does not offer DSN (RFC 3461 §6.2.2.2).
+// RET=FULL returns the whole message (up to FULL_RETURN_MAX_BYTES), else
+// the headers; ENVID and ORCPT are echoed (Original-Envelope-Id,
+// Original-Recipient). Each is an ordinary outbound
 // message from the null sender, queued on the intake queue under a job id
 // derived from what it reports, so running this step twice queues it once.
 // Never sent to the null sender, nor against the original's RFC 3461 NOTIFY.
@@ -24,12 +28,21 @@ export interface DsnEntry {
   remoteMta?: string;
 }
 
-export function wantsDsn(job: Pick<DomainJobData, 'from' | 'dsn'>, what: 'FAILURE' | 'DELAY'): boolean {
+/** RFC 3461 §4.1: without NOTIFY, failures and delays are reported; success only when asked for. */
+export function wantsDsn(
+  job: Pick<DomainJobData, 'from' | 'dsn'>,
+  what: 'FAILURE' | 'DELAY' | 'SUCCESS',
+): boolean {
   if (job.from === '') return false;
   const notify = job.dsn?.notify;
-  if (notify === undefined) return true;
+  if (notify === undefined) return what !== 'SUCCESS';
   return notify !== 'NEVER' && notify.includes(what);
 }
+
+/** RET=FULL returns the message itself up to this size; a bigger one gets its headers only. */
+export const FULL_RETURN_MAX_BYTES = 1024 * 1024;
+
+const ACTION_TAG = { failed: 'f', delayed: 'd', relayed: 'r' } as const;
 
 function messageIdOf(headers: Uint8Array): string | undefined {
   const text = Buffer.from(headers)
@@ -42,7 +55,7 @@ function messageIdOf(headers: Uint8Array): string | undefined {
 export async function queueDsn(
   deps: DsnDeps,
   job: DomainJobData,
-  action: 'failed' | 'delayed',
+  action: 'failed' | 'delayed' | 'relayed',
   entries: DsnEntry[],
   extra: { willRetryUntil?: Date; lastAttempt?: Date } = {},
 ): Promise<string> {
@@ -55,13 +68,19 @@ export async function queueDsn(
     )
     .digest('hex')
     .slice(0, 24);
-  const jobId = `dsn-${action === 'failed' ? 'f' : 'd'}-${digest}`;
+  const jobId = `dsn-${ACTION_TAG[action]}-${digest}`;
   const raw = await deps.blobs.read(job.blobKey).catch(() => Buffer.alloc(0));
   const headers = headerSection(raw);
   const recipients: DsnRecipient[] = entries.map((e) => ({
     finalRecipient: e.rcpt,
     action,
-    status: action === 'delayed' && e.status.startsWith('5') ? `4${e.status.slice(1)}` : e.status,
+    status:
+      action === 'relayed'
+        ? '2.0.0'
+        : action === 'delayed' && e.status.startsWith('5')
+          ? `4${e.status.slice(1)}`
+          : e.status,
+    ...(job.dsn?.orcpt ? { originalRecipient: job.dsn.orcpt } : {}),
     diagnostic: e.diagnostic,
     remoteMta: e.remoteMta,
     lastAttemptDate: extra.lastAttempt,
@@ -74,6 +93,9 @@ export async function queueDsn(
     recipients,
     arrivalDate: new Date(job.createdAt),
     originalHeaders: headers,
+    ...(job.dsn?.ret === 'FULL' && raw.length > 0 && raw.length <= FULL_RETURN_MAX_BYTES
+      ? { originalMessage: raw }
+      : {}),
     originalMessageId: messageIdOf(headers),
     originalEnvelopeId: job.dsn?.envid,
     queueId: job.msgid,

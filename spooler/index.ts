@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { FlowProducer, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { type OutboundJobData, QUEUE_OUTBOUND } from '../delivery/jobs.ts';
+import { type OutboundJobData, QUEUE_OUTBOUND, QUEUE_SPOOL } from '../delivery/jobs.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { SpoolerConfig } from '../src/config/types.ts';
 import type { DnsServer } from '../src/dns/resolver.ts';
@@ -25,16 +25,18 @@ import {
   TLSRPT_REPORT_JOB,
   TLSRPT_SCHEDULER_ID,
 } from './jobs.ts';
+import type { LocalDelivery } from './local-delivery.ts';
 import { createMtaSts, type MtaSts } from './mta-sts.ts';
 import { createSecureDns, type SecureDns } from './secure-dns.ts';
 import { createSessionCache } from './session-cache.ts';
-import { runTlsrptReports, type TlsrptRunSummary } from './tlsrpt-daily.ts';
+import { redisSentLog, runTlsrptReports, type TlsrptRunSummary } from './tlsrpt-daily.ts';
 import { createTlsrptRecorder, type TlsrptRecorder } from './tlsrpt-store.ts';
 
 export { type DaneStatus, daneSelfTest } from './dane-selftest.ts';
 export { createDkimSigner, type DkimSigner } from './dkim-sign.ts';
 export { QUEUE_SPOOLER_CLEANUP } from './intake.ts';
 export { type DomainJobData, QUEUE_SPOOLER_DELIVER, QUEUE_SPOOLER_MAINT } from './jobs.ts';
+export type { LocalDelivery } from './local-delivery.ts';
 
 export interface SpoolerOptions {
   /** Connection factory; each BullMQ worker needs its own blocking connection. */
@@ -52,20 +54,27 @@ export interface SpoolerOptions {
   db?: Kysely<Database>;
   /** Default: a signer over `config.dkim`. */
   dkim?: DkimSigner;
-  /** CA certificates (PEM) trusted besides the system roots: private PKI, tests. */
+  /** CA certificates (PEM) trusted besides the system roots (`[tls] extra_ca_file`, read with readExtraCa). */
   extraCa?: string[];
   /** HTTPS port of MTA-STS policy hosts (443; tests serve elsewhere). */
   mtaStsPort?: number;
+  /** Default: `[spooler] mta_sts_timeout_secs`. */
   mtaStsTimeoutMs?: number;
   tlsrptHttpsTimeoutMs?: number;
   dnsTimeoutMs?: number;
-  /** Name/type asked for the DNSSEC self-test (default: the root DNSKEY). */
+  /** Name/type asked for the DNSSEC self-test (default: `[spooler] dane_probe_name`/`_type`). */
   daneProbe?: DaneProbe;
   /** How often the self-test runs again (default 10 minutes). */
   selfTestIntervalMs?: number;
   /** Cron pattern of the daily TLS-RPT run (default 00:23 UTC). */
   tlsrptPattern?: string;
   hooks?: { afterHandoff?: DeliverJobDeps['afterHandoff'] };
+  /**
+   * Our own local domains and how to resolve their mailboxes: mail the
+   * spooler gets for them (DSNs to local senders) goes to the inbound
+   * pipeline instead of out by SMTP. Absent: everything goes out.
+   */
+  local?: LocalDelivery;
   /** BullMQ lock of a running job (default 60 s): how soon a crashed process's jobs run again. */
   lockDurationMs?: number;
 }
@@ -80,8 +89,8 @@ export interface SpoolerHealth {
 export interface Spooler {
   health(): SpoolerHealth;
   daneStatus(): DaneStatus;
-  /** Runs the TLS-RPT reports now (what the daily job does). */
-  runTlsrptReports(now?: number): Promise<TlsrptRunSummary>;
+  /** Runs the TLS-RPT reports now (what the daily job does; with `day`, only that UTC day). */
+  runTlsrptReports(now?: number, opts?: { day?: number }): Promise<TlsrptRunSummary>;
   /** Runs the DNSSEC self-test again. */
   recheckDane(): Promise<DaneStatus>;
   /** Waits for queued TLS-RPT row writes and MTA-STS refreshes (tests). */
@@ -120,6 +129,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
     prefix: opts.prefix,
   });
   const flow = new FlowProducer({ connection: shared, prefix: opts.prefix });
+  const spoolQueue = new Queue(QUEUE_SPOOL, { connection: shared, prefix: opts.prefix });
 
   const dns = createSecureDns({
     servers: opts.resolver.servers,
@@ -128,7 +138,12 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
     now,
   });
   const selfTest = () =>
-    daneSelfTest(dns, { enabled: config.dane, probe: opts.daneProbe, now, timeoutMs: opts.dnsTimeoutMs });
+    daneSelfTest(dns, {
+      enabled: config.dane,
+      probe: opts.daneProbe ?? { name: config.dane_probe_name, type: config.dane_probe_type },
+      now,
+      timeoutMs: opts.dnsTimeoutMs,
+    });
   let dane = await selfTest();
   if (dane.inEffect) log.info({ resolvers: dane.resolvers }, `DANE in effect: ${dane.reason}`);
   else if (dane.enabled) log.warn({ resolvers: dane.resolvers }, `DANE not in effect: ${dane.reason}`);
@@ -149,7 +164,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
         now,
         port: opts.mtaStsPort,
         extraCa: opts.extraCa,
-        timeoutMs: opts.mtaStsTimeoutMs,
+        timeoutMs: opts.mtaStsTimeoutMs ?? config.mta_sts_timeout_secs * 1000,
         logger: log,
       })
     : null;
@@ -187,6 +202,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
     extraCa: opts.extraCa,
     httpsTimeoutMs: opts.tlsrptHttpsTimeoutMs,
     logger: log,
+    sentLog: redisSentLog(shared, opts.prefix),
   });
 
   // A crashed process's jobs come back within seconds and are re-run (their
@@ -203,7 +219,16 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
       QUEUE_OUTBOUND,
       (job, token) =>
         processIntakeJob(
-          { flow, deliver: deliverQueue, cleanup: cleanupQueue, blobs: opts.blobs, dkim, logger: log, now },
+          {
+            flow,
+            deliver: deliverQueue,
+            cleanup: cleanupQueue,
+            blobs: opts.blobs,
+            dkim,
+            logger: log,
+            now,
+            local: opts.local ? { local: opts.local, flow, spool: spoolQueue } : undefined,
+          },
           job,
           token,
         ),
@@ -260,10 +285,10 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
       dane = await selfTest();
       return dane;
     },
-    async runTlsrptReports(at) {
+    async runTlsrptReports(at, only) {
       if (!opts.db) throw new Error('TLS-RPT needs the store');
       await tlsrpt?.flush();
-      return runTlsrptReports(tlsrptDeps(), at ?? now());
+      return runTlsrptReports(tlsrptDeps(), at ?? now(), only);
     },
     async settled() {
       await tlsrpt?.flush();
@@ -276,7 +301,13 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
       await tlsrpt?.flush();
       await mtaSts?.settled();
       await flow.close();
-      await Promise.all([intake.close(), cleanupQueue.close(), maintQueue.close(), deliverQueue.close()]);
+      await Promise.all([
+        intake.close(),
+        cleanupQueue.close(),
+        maintQueue.close(),
+        deliverQueue.close(),
+        spoolQueue.close(),
+      ]);
       await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
     },
   };

@@ -13,6 +13,7 @@ import type { Logger } from '../src/log.ts';
 import { headerSection } from '../src/mail/dsn.ts';
 import type { DkimSigner } from './dkim-sign.ts';
 import { type DomainJobData, domainJobId, QUEUE_SPOOLER_DELIVER } from './jobs.ts';
+import { deliverLocally, type LocalDeliveryDeps } from './local-delivery.ts';
 
 export const QUEUE_SPOOLER_CLEANUP = 'spooler-cleanup';
 
@@ -29,6 +30,8 @@ export interface IntakeDeps {
   dkim: DkimSigner | null;
   logger: Logger;
   now: () => number;
+  /** Recipients at our own local domains go to the inbound pipeline (local-delivery.ts); absent: out by SMTP. */
+  local?: Omit<LocalDeliveryDeps, 'blobs' | 'logger' | 'now'>;
 }
 
 /** Bad recipients are grouped under this pseudo-domain and failed at once. */
@@ -91,6 +94,28 @@ async function splitMessage(deps: IntakeDeps, job: Job<OutboundJobData>): Promis
   const data = job.data;
   const parentId = `out-${data.msgid.replace(/:/g, '_')}`;
 
+  // Our own domains first: never an MX lookup of ourselves, never SMTP to ourselves.
+  let recipients = [...new Set(data.to)];
+  if (deps.local) {
+    const domains = deps.local.local.domains;
+    const local = recipients.filter((r) => {
+      const d = domainOf(r);
+      return d !== null && domains.includes(d);
+    });
+    if (local.length > 0) {
+      await deliverLocally(
+        { ...deps.local, blobs: deps.blobs, logger: deps.logger, now: deps.now },
+        data,
+        local,
+      );
+      recipients = recipients.filter((r) => !local.includes(r));
+      if (recipients.length === 0) {
+        await deps.blobs.delete(data.blobKey);
+        return { domains: [] };
+      }
+    }
+  }
+
   let blobKey = data.blobKey;
   const blobKeys = [data.blobKey];
   if ((data.kind === 'dsn' || data.kind === 'report') && deps.dkim) {
@@ -104,7 +129,7 @@ async function splitMessage(deps: IntakeDeps, job: Job<OutboundJobData>): Promis
   }
 
   const byDomain = new Map<string, string[]>();
-  for (const rcpt of [...new Set(data.to)]) {
+  for (const rcpt of recipients) {
     const domain = domainOf(rcpt) ?? INVALID_DOMAIN;
     byDomain.set(domain, [...(byDomain.get(domain) ?? []), rcpt]);
   }

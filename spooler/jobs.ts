@@ -18,6 +18,8 @@ export interface FinalOutcome {
   status: string;
   diagnostic: string;
   remoteMta?: string;
+  /** Delivered to a next hop that offered DSN: NOTIFY went with it, success is theirs to report. */
+  dsnPassedOn?: boolean;
 }
 
 export interface DomainJobData {
@@ -41,6 +43,8 @@ export interface DomainJobData {
   bounced: string[];
   /** The delayed-delivery DSN is queued. */
   delayNotified: boolean;
+  /** Delivered recipients whose NOTIFY=SUCCESS is settled (a "relayed" DSN queued, or passed on). */
+  successNotified?: string[];
   /** When the next attempt is due (for operators; the job's delay decides). */
   nextAttemptAt?: number;
   dsn?: OutboundJobData['dsn'];

@@ -4,7 +4,7 @@
 // a size cap and one deadline for the whole exchange. Each failure carries
 // the RFC 8460 result type it is reported as.
 import { request } from 'node:https';
-import { rootCertificates } from 'node:tls';
+import { trustedCa } from '../src/tls/extra-ca.ts';
 
 export type StsFailureType = 'sts-policy-fetch-error' | 'sts-policy-invalid' | 'sts-webpki-invalid';
 
@@ -93,7 +93,7 @@ function fetchOnce(domain: string, address: string, opts: StsFetchOptions): Prom
           host: opts.port === 443 ? servername : `${servername}:${opts.port}`,
           accept: 'text/plain',
         },
-        ca: opts.extraCa && opts.extraCa.length > 0 ? [...rootCertificates, ...opts.extraCa] : undefined,
+        ca: trustedCa(opts.extraCa),
         rejectUnauthorized: true,
         agent: false,
       },

@@ -8,8 +8,8 @@
 // message data and before the session is closed, so the hand-off can be
 // recorded first (see docs/spooler.md, "exactly once").
 import type { TLSSocket } from 'node:tls';
-import { rootCertificates } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { trustedCa } from '../src/tls/extra-ca.ts';
 import { answer, failedTransaction, type RcptAnswer, type SmtpError, splitRejected } from './smtp-replies.ts';
 
 export type { RcptAnswer } from './smtp-replies.ts';
@@ -51,6 +51,8 @@ export type SessionResult =
       failed: RcptAnswer[];
       deferred: RcptAnswer[];
       tls: TlsInfo;
+      /** The server advertised DSN (our NOTIFY/RET/ENVID/ORCPT went with the envelope). */
+      dsnOffered?: boolean;
     };
 
 export interface SessionRequest {
@@ -70,7 +72,17 @@ export interface SessionRequest {
   from: string;
   to: readonly string[];
   message: Buffer;
-  onDelivered(delivered: RcptAnswer[]): Promise<void>;
+  /** RFC 3461 parameters, sent when the server offers DSN. */
+  dsn?: EnvelopeDsn;
+  /** `dsnOffered`: the server advertised DSN, so NOTIFY went with the recipients. */
+  onDelivered(delivered: RcptAnswer[], info: { dsnOffered: boolean }): Promise<void>;
+}
+
+export interface EnvelopeDsn {
+  notify?: 'NEVER' | ('SUCCESS' | 'FAILURE' | 'DELAY')[];
+  envid?: string;
+  ret?: 'FULL' | 'HDRS';
+  orcpt?: string;
 }
 
 function tlsInfo(conn: SMTPConnection): TlsInfo {
@@ -155,7 +167,7 @@ export class SmtpSession {
         rejectUnauthorized: false,
         servername: req.host,
         minVersion: 'TLSv1.2',
-        ...(req.extraCa && req.extraCa.length > 0 ? { ca: [...rootCertificates, ...req.extraCa] } : {}),
+        ...(trustedCa(req.extraCa) ? { ca: trustedCa(req.extraCa) } : {}),
       },
     });
     let lastError: SmtpError | undefined;
@@ -221,12 +233,27 @@ export class SmtpSession {
    * One transaction. `onDelivered` runs right after the 250 to the data; if
    * it throws, the error propagates and nothing is reported as deferred.
    */
-  async send(req: Pick<SessionRequest, 'from' | 'to' | 'message' | 'onDelivered'>): Promise<Transaction> {
+  async send(
+    req: Pick<SessionRequest, 'from' | 'to' | 'message' | 'onDelivered' | 'dsn'>,
+  ): Promise<Transaction> {
     this.uses++;
     let info: SMTPConnection.SentMessageInfo;
+    // The library adds the parameters only when the server advertised DSN (RFC 3461 §5.2).
+    const dsnOffered = this.offersDsn();
+    const dsn = req.dsn && {
+      ...(req.dsn.notify ? { notify: req.dsn.notify === 'NEVER' ? 'NEVER' : req.dsn.notify.join(',') } : {}),
+      ...(req.dsn.envid ? { envid: req.dsn.envid } : {}),
+      ...(req.dsn.ret ? { ret: req.dsn.ret } : {}),
+      ...(req.dsn.orcpt ? { orcpt: req.dsn.orcpt } : {}),
+    };
+    const envelope = {
+      from: req.from,
+      to: [...req.to],
+      ...(dsn && Object.keys(dsn).length > 0 ? { dsn } : {}),
+    };
     try {
       info = await new Promise<SMTPConnection.SentMessageInfo>((resolve, reject) =>
-        this.conn.send({ from: req.from, to: [...req.to] }, req.message, (err, result) =>
+        this.conn.send(envelope as SMTPConnection.Envelope, req.message, (err, result) =>
           err ? reject(err) : resolve(result as SMTPConnection.SentMessageInfo),
         ),
       );
@@ -235,16 +262,23 @@ export class SmtpSession {
       const answers = failedTransaction(this.conn, e, req.to);
       // A refused transaction leaves a usable session; a broken one does not.
       if (!e.responseCode) this.close();
-      return { kind: 'transaction', delivered: [], ...answers, tls: this.tls };
+      return { kind: 'transaction', delivered: [], ...answers, tls: this.tls, dsnOffered };
     }
     const delivered = info.accepted.map((rcpt) => answer(rcpt, 250, info.response, '250 OK'));
-    await req.onDelivered(delivered);
+    await req.onDelivered(delivered, { dsnOffered });
     return {
       kind: 'transaction',
       ...splitRejected((info.rejectedErrors ?? []) as SmtpError[]),
       delivered,
       tls: this.tls,
+      dsnOffered,
     };
+  }
+
+  /** Whether the server's EHLO answer listed DSN (the library keeps the list it parsed). */
+  private offersDsn(): boolean {
+    const ext = (this.conn as unknown as { _supportedExtensions?: string[] })._supportedExtensions;
+    return Array.isArray(ext) && ext.includes('DSN');
   }
 
   /** QUIT, then drop the socket if the server does not close it soon. */

@@ -5,9 +5,13 @@
 // are deleted once its report went out to at least one target (or the
 // domain asks for none); rows that could not be sent stay for the next run
 // and are pruned after report_retention_days. Domains without traffic get
-// nothing because they have no rows.
+// nothing because they have no rows. Host names of https targets are
+// resolved through `[dns] resolvers` (the spooler's DNS view), not the
+// system resolver. Each sent report is noted in Redis, so a second run for
+// the same day can say "already sent" instead of silently doing nothing.
+import type { LookupAddress } from 'node:dns';
 import { request as httpsRequest } from 'node:https';
-import { rootCertificates } from 'node:tls';
+import { isIP } from 'node:net';
 import type { Queue } from 'bullmq';
 import type { Kysely } from 'kysely';
 import type { OutboundJobData } from '../delivery/jobs.ts';
@@ -15,7 +19,9 @@ import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { SpoolerConfig } from '../src/config/types.ts';
 import type { Logger } from '../src/log.ts';
 import type { Database } from '../src/store/types.ts';
+import { trustedCa } from '../src/tls/extra-ca.ts';
 import type { DkimSigner } from './dkim-sign.ts';
+import { resolveAddresses } from './routing.ts';
 import type { SecureDns } from './secure-dns.ts';
 import { txtStrings } from './secure-dns.ts';
 import {
@@ -38,23 +44,87 @@ export interface TlsrptRunDeps {
   extraCa?: readonly string[];
   httpsTimeoutMs?: number;
   logger: Logger;
+  /** Where sent reports are noted (absent: not noted). */
+  sentLog?: TlsrptSentLog;
+}
+
+/** What was sent for a policy domain and UTC day. */
+export interface SentNote {
+  sentAt: number;
+  targets: string[];
+}
+
+export interface TlsrptSentLog {
+  note(domain: string, day: string, note: SentNote): Promise<void>;
+  /** Every domain noted for the day. */
+  ofDay(day: string): Promise<Map<string, SentNote>>;
+}
+
+/** Sent notes in one Redis hash per day (`<prefix>:spooler:tlsrpt-sent:<day>`), kept 40 days. */
+export function redisSentLog(
+  redis: {
+    hset(key: string, field: string, value: string): Promise<unknown>;
+    expire(key: string, secs: number): Promise<unknown>;
+    hgetall(key: string): Promise<Record<string, string>>;
+  },
+  prefix: string,
+): TlsrptSentLog {
+  const key = (day: string) => `${prefix}:spooler:tlsrpt-sent:${day}`;
+  return {
+    async note(domain, day, note) {
+      await redis.hset(key(day), domain, JSON.stringify(note));
+      await redis.expire(key(day), 40 * 86_400);
+    },
+    async ofDay(day) {
+      const all = await redis.hgetall(key(day));
+      return new Map(Object.entries(all).map(([d, v]) => [d, JSON.parse(v) as SentNote]));
+    },
+  };
+}
+
+export interface TargetResult {
+  /** `mailto:…` or the https URL. */
+  target: string;
+  /** `sent` (https 2xx), `queued` (mailto, through the spooler), `failed`. */
+  result: 'sent' | 'queued' | 'failed';
+  reason?: string;
 }
 
 export interface TlsrptRunSummary {
-  reports: { domain: string; day: string; mailto: string[]; https: string[]; failed: string[] }[];
+  reports: {
+    domain: string;
+    day: string;
+    mailto: string[];
+    https: string[];
+    failed: string[];
+    results: TargetResult[];
+  }[];
+  /** Reports of the asked day (`only`) that went out in an earlier run. */
+  alreadySent: { domain: string; day: string; sentAt: number; targets: string[] }[];
   /** Domains whose rows were dropped because they publish no TLS-RPT record. */
   noRecord: string[];
   pruned: number;
 }
 
-export async function runTlsrptReports(deps: TlsrptRunDeps, now: number): Promise<TlsrptRunSummary> {
-  const summary: TlsrptRunSummary = { reports: [], noRecord: [], pruned: 0 };
+/**
+ * Reports every complete UTC day with rows, or only the day starting at
+ * `opts.day` (a UTC midnight; then nothing is pruned and earlier sends of
+ * that day are listed in `alreadySent`).
+ */
+export async function runTlsrptReports(
+  deps: TlsrptRunDeps,
+  now: number,
+  opts: { day?: number } = {},
+): Promise<TlsrptRunSummary> {
+  const summary: TlsrptRunSummary = { reports: [], alreadySent: [], noRecord: [], pruned: 0 };
   const today = Math.floor(now / DAY_MS) * DAY_MS;
+  const only = opts.day;
   const { org_name: orgName, contact } = deps.config.tlsrpt;
   const contactDomain = contact.slice(contact.lastIndexOf('@') + 1);
   const canMail = deps.dkim?.signingDomain(contactDomain) != null;
 
-  for (const { domain, first } of await pendingDomains(deps.db, today)) {
+  const end = only === undefined ? today : Math.min(today, only + DAY_MS);
+  for (const { domain, first } of await pendingDomains(deps.db, end)) {
     let targets: ReturnType<typeof parseTlsrptRecord>;
     try {
       targets = parseTlsrptRecord(txtStrings((await deps.dns.query(`_smtp._tls.${domain}`, 'TXT')).records));
@@ -70,7 +140,8 @@ export async function runTlsrptReports(deps: TlsrptRunDeps, now: number): Promis
       summary.noRecord.push(domain);
       continue;
     }
-    for (let day = Math.floor(first / DAY_MS) * DAY_MS; day < today; day += DAY_MS) {
+    const from = only ?? Math.floor(first / DAY_MS) * DAY_MS;
+    for (let day = from; day < end; day += DAY_MS) {
       const rows = await pendingRows(deps.db, domain, day, day + DAY_MS);
       if (rows.length === 0) continue;
       const report = buildTlsrptReport({ orgName, contact, domain, dayStart: day, rows });
@@ -81,6 +152,7 @@ export async function runTlsrptReports(deps: TlsrptRunDeps, now: number): Promis
         mailto: [] as string[],
         https: [] as string[],
         failed: [] as string[],
+        results: [] as TargetResult[],
       };
       for (const to of targets.mailto) {
         if (!canMail) {
@@ -90,25 +162,49 @@ export async function runTlsrptReports(deps: TlsrptRunDeps, now: number): Promis
             `TLS-RPT mail not sent: no [[spooler.dkim]] key for ${contactDomain}`,
           );
           sent.failed.push(`mailto:${to}`);
+          sent.results.push({
+            target: `mailto:${to}`,
+            result: 'failed',
+            reason: `no [[spooler.dkim]] key for ${contactDomain}`,
+          });
           continue;
         }
         await queueReportMail(deps, { to, domain, report, gz, now });
         sent.mailto.push(to);
+        sent.results.push({ target: `mailto:${to}`, result: 'queued' });
       }
       for (const url of targets.https) {
         try {
-          await postReport(url, gz, deps.extraCa, deps.httpsTimeoutMs ?? 30_000);
+          await postReport(deps, url, gz);
           sent.https.push(url);
+          sent.results.push({ target: url, result: 'sent' });
         } catch (err) {
           deps.logger.warn({ domain, url, err: (err as Error).message }, 'TLS-RPT https delivery failed');
           sent.failed.push(url);
+          sent.results.push({ target: url, result: 'failed', reason: (err as Error).message });
         }
       }
-      if (sent.mailto.length + sent.https.length > 0) await deleteRows(deps.db, domain, day, day + DAY_MS);
+      if (sent.mailto.length + sent.https.length > 0) {
+        // Noted first: a crash between the two sends the day again rather than never.
+        await deps.sentLog?.note(domain, sent.day, {
+          sentAt: now,
+          targets: sent.results.filter((r) => r.result !== 'failed').map((r) => r.target),
+        });
+        await deleteRows(deps.db, domain, day, day + DAY_MS);
+      }
       summary.reports.push(sent);
     }
   }
-  summary.pruned = await prunePending(deps.db, now, deps.config.dmarc_rua_ingest.report_retention_days);
+  if (only !== undefined && deps.sentLog) {
+    const day = new Date(only).toISOString().slice(0, 10);
+    const fresh = new Set(summary.reports.map((r) => r.domain));
+    for (const [domain, note] of await deps.sentLog.ofDay(day)) {
+      if (!fresh.has(domain)) summary.alreadySent.push({ domain, day, ...note });
+    }
+  }
+  if (only === undefined) {
+    summary.pruned = await prunePending(deps.db, now, deps.config.dmarc_rua_ingest.report_retention_days);
+  }
   deps.logger.info(
     { reports: summary.reports.length, noRecord: summary.noRecord.length, pruned: summary.pruned },
     'TLS-RPT daily run done',
@@ -145,19 +241,56 @@ async function queueReportMail(
   await deps.intake.add('report', data, { jobId: id, removeOnComplete: { age: 86_400 }, removeOnFail: 5000 });
 }
 
-function postReport(
-  url: string,
-  gz: Buffer,
-  extraCa: readonly string[] | undefined,
-  timeoutMs: number,
-): Promise<void> {
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A `lookup` for node:https that asks the spooler's resolvers
+ * (`[dns] resolvers`) instead of the system's; IPv4 first, as for MX hosts.
+ */
+export function spoolerLookup(dns: SecureDns) {
+  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    const family = isIP(hostname);
+    if (family !== 0) {
+      if (options.all) callback(null, [{ address: hostname, family }]);
+      else callback(null, hostname, family);
+      return;
+    }
+    resolveAddresses(dns, hostname).then(
+      ({ addresses }) => {
+        if (addresses.length === 0) {
+          const err: NodeJS.ErrnoException = new Error(`${hostname} has no address`);
+          err.code = 'ENOTFOUND';
+          callback(err, []);
+          return;
+        }
+        const list = addresses.map((address) => ({ address, family: isIP(address) }));
+        const [first] = list;
+        if (options.all) callback(null, list);
+        else callback(null, first?.address ?? '', first?.family);
+      },
+      (err: Error) => {
+        const e: NodeJS.ErrnoException = new Error(`${hostname}: ${err.message}`);
+        e.code = 'ENOTFOUND';
+        callback(e, []);
+      },
+    );
+  };
+}
+
+function postReport(deps: TlsrptRunDeps, url: string, gz: Buffer): Promise<void> {
+  const timeoutMs = deps.httpsTimeoutMs ?? 30_000;
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       url,
       {
         method: 'POST',
         headers: { 'content-type': 'application/tlsrpt+gzip', 'content-length': gz.length },
-        ca: extraCa && extraCa.length > 0 ? [...rootCertificates, ...extraCa] : undefined,
+        lookup: spoolerLookup(deps.dns),
+        ca: trustedCa(deps.extraCa),
         rejectUnauthorized: true,
         agent: false,
         timeout: timeoutMs,

@@ -1,7 +1,11 @@
 // The [spooler] keys the outbound spooler added: defaults, derived values
 // and the errors for bad values, through the real config loader.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config/index.ts';
+import { tempDir } from './helpers/temp-dir.ts';
+import { testCa } from './helpers/test-pki.ts';
 
 const parse = (text: string) =>
   parseConfig(text, { env: {}, source: 'test.toml', configDir: '/etc/sealpost' });
@@ -68,6 +72,66 @@ describe('[spooler] delivery keys', () => {
     ]);
     expect(errorsOf('[spooler.relay]\nport = 25\n')[0]).toMatch(
       /^spooler\.relay\.host: required key is missing/,
+    );
+  });
+});
+
+describe('[spooler] probe and timeout keys, [tls] extra_ca_file', () => {
+  it('defaults to the root DNSKEY probe and a 20 s MTA-STS deadline; takes other values', () => {
+    expect(parse('').spooler).toMatchObject({
+      dane_probe_name: '.',
+      dane_probe_type: 'DNSKEY',
+      mta_sts_timeout_secs: 20,
+    });
+    expect(parse('').tls.extra_ca_file).toBeUndefined();
+    const c = parse(
+      '[spooler]\ndane_probe_name = "example.net"\ndane_probe_type = "A"\nmta_sts_timeout_secs = 5\n',
+    );
+    expect(c.spooler).toMatchObject({
+      dane_probe_name: 'example.net',
+      dane_probe_type: 'A',
+      mta_sts_timeout_secs: 5,
+    });
+  });
+
+  it('names bad probe and timeout values', () => {
+    expect(errorsOf('[spooler]\ndane_probe_name = "not a name"\n')).toEqual([
+      'spooler.dane_probe_name: expected a DNS name or "." (the root), got "not a name"',
+    ]);
+    expect(errorsOf('[spooler]\ndane_probe_type = "TLSA"\n')[0]).toMatch(
+      /^spooler\.dane_probe_type: expected one of "DNSKEY", "NS", "A", "AAAA", "MX", "TXT"/,
+    );
+    expect(errorsOf('[spooler]\nmta_sts_timeout_secs = 0\n')).toEqual([
+      'spooler.mta_sts_timeout_secs: expected integer >= 1, got 0',
+    ]);
+  });
+
+  it('reads extra_ca_file at load: a PEM bundle passes; missing, a directory or not PEM is named', async () => {
+    const dir = tempDir();
+    const ca = await testCa();
+    const other = await testCa('Second Test CA');
+    writeFileSync(join(dir, 'bundle.pem'), `${ca.cert}\n${other.cert}`);
+    writeFileSync(join(dir, 'junk.pem'), 'not a certificate\n');
+    writeFileSync(join(dir, 'broken.pem'), '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
+    mkdirSync(join(dir, 'adir'));
+    const at = (file: string) =>
+      parseConfig(`[tls]\nextra_ca_file = "${file}"\n`, { env: {}, source: 'test.toml', configDir: dir });
+    expect(at('bundle.pem').tls.extra_ca_file).toBe(join(dir, 'bundle.pem'));
+    const lines = (file: string) => {
+      try {
+        at(file);
+      } catch (err) {
+        return (err as ConfigError).lines();
+      }
+      throw new Error('expected a ConfigError');
+    };
+    expect(lines('missing.pem')).toEqual([`tls.extra_ca_file: file not found: ${join(dir, 'missing.pem')}`]);
+    expect(lines('adir')).toEqual([
+      `tls.extra_ca_file: ${join(dir, 'adir')} is a directory, expected a PEM file`,
+    ]);
+    expect(lines('junk.pem')[0]).toMatch(/^tls\.extra_ca_file: .*junk\.pem holds no PEM certificate/);
+    expect(lines('broken.pem')[0]).toMatch(
+      /^tls\.extra_ca_file: .*broken\.pem: certificate 1 is not a valid X\.509 certificate$/,
     );
   });
 });

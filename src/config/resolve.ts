@@ -2,6 +2,7 @@
 // other keys (host names from smtp.hostname, paths under data_dir), makes
 // every path absolute, and runs the checks that span several tables.
 import { isAbsolute, join, resolve } from 'node:path';
+import { ExtraCaError, readExtraCa } from '../tls/extra-ca.ts';
 import type { ConfigIssue } from './issues.ts';
 import type { ConfigInput } from './schema.ts';
 import { deriveWsUrl } from './sections/chain.ts';
@@ -69,6 +70,17 @@ export function resolveConfig(
         path: `${proto}.starttls_port`,
         message: `must differ from ${proto}.port`,
       });
+    }
+  }
+
+  // Read now, so a bad bundle stops start-up (and `config check`) with its name.
+  const extraCaFile = opt(raw.tls.extra_ca_file);
+  if (extraCaFile !== undefined) {
+    try {
+      readExtraCa(extraCaFile);
+    } catch (err) {
+      if (!(err instanceof ExtraCaError)) throw err;
+      issues.push({ kind: 'invalid', path: 'tls.extra_ca_file', message: err.message });
     }
   }
 
@@ -141,6 +153,7 @@ export function resolveConfig(
     redis: { url: redisUrl, prefix: raw.redis.prefix },
     log: raw.log,
     dns: raw.dns,
+    tls: { extra_ca_file: extraCaFile },
     limits: raw.limits,
   };
   return { config, issues };

@@ -9,7 +9,7 @@ import { limitsSchema } from './sections/limits.ts';
 import { imapSchema, pop3Schema } from './sections/mail-access.ts';
 import { mailHostsSchema } from './sections/mail-hosts.ts';
 import { pindSchema } from './sections/pind.ts';
-import { dnsSchema, logSchema, redisSchema, storeSchema } from './sections/runtime.ts';
+import { dnsSchema, logSchema, redisSchema, storeSchema, tlsSchema } from './sections/runtime.ts';
 import { smtpSchema } from './sections/smtp.ts';
 import { spoolerSchema } from './sections/spooler.ts';
 
@@ -30,6 +30,7 @@ export const configSchema = z.strictObject({
   redis: section(redisSchema),
   log: section(logSchema),
   dns: section(dnsSchema),
+  tls: section(tlsSchema),
   limits: section(limitsSchema),
 });
 

@@ -79,6 +79,11 @@ export interface SpoolerConfig {
   smtp_port: number;
   /** `host:port` resolvers whose AD bit is trusted besides loopback ones. */
   trusted_resolvers: string[];
+  /** Name the DNSSEC self-test asks every resolver (`.`: the root zone). */
+  dane_probe_name: string;
+  dane_probe_type: 'DNSKEY' | 'NS' | 'A' | 'AAAA' | 'MX' | 'TXT';
+  /** One deadline for the whole MTA-STS policy fetch. */
+  mta_sts_timeout_secs: number;
   relay?: SpoolerRelayConfig;
   /** The retention keys apply whether or not ingestion is enabled. */
   dmarc_rua_ingest: {
@@ -217,6 +222,12 @@ export interface LogConfig {
   format: 'json' | 'pretty';
 }
 
+/** [tls]: trust for the TLS connections the server makes. */
+export interface TlsConfig {
+  /** PEM bundle of CA certificates trusted besides Node's default roots (outbound SMTP, relay, MTA-STS, TLS-RPT). */
+  extra_ca_file?: string;
+}
+
 export interface DnsConfig {
   /** `host:port` entries; empty means the system resolvers (/etc/resolv.conf). */
   resolvers: string[];
@@ -251,5 +262,6 @@ export interface Config {
   redis: RedisConfig;
   log: LogConfig;
   dns: DnsConfig;
+  tls: TlsConfig;
   limits: LimitsConfig;
 }

@@ -6,7 +6,10 @@ import MimeNode from 'nodemailer/lib/mime-node';
 export interface DsnRecipient {
   /** The recipient as given in RCPT TO. */
   finalRecipient: string;
-  action: 'failed' | 'delayed';
+  /** RFC 3464 §2.3.3; `relayed`: handed to a next hop that does not offer DSN (RFC 3461 §6.2.2.2). */
+  action: 'failed' | 'delayed' | 'relayed' | 'delivered';
+  /** ORCPT as given (`addr-type;address`, decoded); the field is left out without one (RFC 3464 §2.3.1). */
+  originalRecipient?: string;
   /** RFC 3463 status, e.g. `5.1.1`. */
   status: string;
   /** Human-readable reason (never secrets). */
@@ -27,6 +30,8 @@ export interface DsnInput {
   arrivalDate: Date;
   /** The header section of the original message (returned, not the body). */
   originalHeaders: Uint8Array;
+  /** The whole original message (RET=FULL): returned as message/rfc822 instead of the headers. */
+  originalMessage?: Uint8Array;
   /** Original Message-ID, for In-Reply-To/References when present. */
   originalMessageId?: string;
   queueId: string;
@@ -52,6 +57,8 @@ function field(name: string, value: string): string {
 
 export async function buildDsn(input: DsnInput): Promise<Buffer> {
   const failed = input.recipients.some((r) => r.action === 'failed');
+  const delayed = input.recipients.some((r) => r.action === 'delayed');
+  const returned = input.originalMessage ? 'the whole message' : 'headers only';
   const root = new MimeNode('multipart/report; report-type=delivery-status', {
     hostname: input.reportingMta,
     newline: 'win',
@@ -61,7 +68,11 @@ export async function buildDsn(input: DsnInput): Promise<Buffer> {
   root.setHeader({
     From: `Mail Delivery System <MAILER-DAEMON@${input.reportingMta}>`,
     To: input.to,
-    Subject: failed ? 'Undelivered Mail Returned to Sender' : 'Delayed Mail (still being retried)',
+    Subject: failed
+      ? 'Undelivered Mail Returned to Sender'
+      : delayed
+        ? 'Delayed Mail (still being retried)'
+        : 'Successful Mail Delivery Report',
     Date: input.date ?? new Date(),
     'Auto-Submitted': 'auto-replied',
   });
@@ -70,9 +81,15 @@ export async function buildDsn(input: DsnInput): Promise<Buffer> {
     root.setHeader('References', input.originalMessageId);
   }
 
+  const words = {
+    failed: 'delivery failed permanently',
+    delayed: 'delivery delayed',
+    relayed: 'relayed to a server that sends no delivery notifications',
+    delivered: 'delivered',
+  } as const;
   const lines = input.recipients.map(
     (r) =>
-      `<${r.finalRecipient}>: ${r.action === 'failed' ? 'delivery failed permanently' : 'delivery delayed'}` +
+      `<${r.finalRecipient}>: ${words[r.action]}` +
       (r.diagnostic ? `\r\n    ${r.diagnostic.replace(/[\r\n]+/g, ' ')}` : ''),
   );
   root
@@ -81,8 +98,10 @@ export async function buildDsn(input: DsnInput): Promise<Buffer> {
       `This is the mail system at ${input.reportingMta}.\r\n\r\n` +
         (failed
           ? 'Your message could not be delivered to one or more recipients.\r\n'
-          : 'Your message has not been delivered yet; the system keeps trying.\r\n') +
-        `It is attached below (headers only).\r\n\r\n${lines.join('\r\n')}\r\n`,
+          : delayed
+            ? 'Your message has not been delivered yet; the system keeps trying.\r\n'
+            : 'Your message was delivered (or handed on) as you asked to be told.\r\n') +
+        `It is attached below (${returned}).\r\n\r\n${lines.join('\r\n')}\r\n`,
     );
 
   const perMessage = [
@@ -94,7 +113,7 @@ export async function buildDsn(input: DsnInput): Promise<Buffer> {
   const perRecipient = input.recipients.map((r) =>
     [
       field('Final-Recipient', `rfc822; ${r.finalRecipient}`),
-      field('Original-Recipient', `rfc822; ${r.finalRecipient}`),
+      ...(r.originalRecipient ? [field('Original-Recipient', r.originalRecipient)] : []),
       field('Action', r.action),
       field('Status', r.status),
       ...(r.remoteMta ? [field('Remote-MTA', `dns; ${r.remoteMta}`)] : []),
@@ -106,6 +125,8 @@ export async function buildDsn(input: DsnInput): Promise<Buffer> {
   root
     .createChild('message/delivery-status')
     .setContent(`${[perMessage.join('\r\n'), ...perRecipient].join('\r\n\r\n')}\r\n`);
-  root.createChild('text/rfc822-headers').setContent(Buffer.from(input.originalHeaders));
+  if (input.originalMessage)
+    root.createChild('message/rfc822').setContent(Buffer.from(input.originalMessage));
+  else root.createChild('text/rfc822-headers').setContent(Buffer.from(input.originalHeaders));
   return root.build();
 }

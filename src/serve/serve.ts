@@ -11,7 +11,7 @@ import type { PipelineDeps } from '../../delivery/pipeline.ts';
 import { type InboundWorkers, startInboundWorkers } from '../../delivery/worker.ts';
 import { createOperatorPinner } from '../../pinning/operator.ts';
 import type { Pinner } from '../../pinning/types.ts';
-import { startSpooler } from '../../spooler/index.ts';
+import { type LocalDelivery, startSpooler } from '../../spooler/index.ts';
 import { readAdminTokenFile } from '../api/auth/admin-auth.ts';
 import { mailRoutesFromConfig } from '../api/routes/mail.ts';
 import { startApiServer } from '../api/server.ts';
@@ -37,11 +37,13 @@ import { type LoginBackoff, readerPublicKeys } from '../reader-keys/index.ts';
 import { ChainView } from '../smtp/chain-view.ts';
 import { errorLimitsFromConfig } from '../smtp/error-limit.ts';
 import { type MxServer, startMx } from '../smtp/mx-server.ts';
+import { resolveRecipient } from '../smtp/recipients.ts';
 import { reverseNameLookup } from '../smtp/reverse-name.ts';
 import { SenderAuth, type SenderEvaluation } from '../smtp/sender-auth.ts';
 import { AccountsRepo, MessagesRepo, openStore, SenderEvaluationsRepo, type Store } from '../store/index.ts';
 import { type ServeParts, submissionOptionsFromConfig } from '../submission/from-config.ts';
 import { startSubmission } from '../submission/server.ts';
+import { readExtraCa } from '../tls/extra-ca.ts';
 import { toWeb3Keypair } from './keys.ts';
 import { startMaintenance } from './maintenance.ts';
 import { edgeRedis, workerRedis } from './redis-connections.ts';
@@ -119,6 +121,20 @@ function dmarcIngestHook(
       { messageId: data.msgid },
     );
     log.info({ msgid: data.msgid, reports: result.reports?.length ?? 0 }, 'DMARC report message ingested');
+  };
+}
+
+/** DSNs (and any spooler mail) for our own domains go to the inbound pipeline, resolved as the MX resolves. */
+function localDelivery(config: Config, chain: ChainView): LocalDelivery {
+  const policy = { localDomains: config.smtp.local_domains, postmasterWallet: config.smtp.postmaster_wallet };
+  return {
+    domains: config.smtp.local_domains,
+    resolve: async (address) => {
+      const r = await resolveRecipient(address, policy, chain);
+      return r.ok ? r.recipient : null;
+    },
+    attempts: DELIVERY_ATTEMPTS,
+    backoffMs: 2000,
   };
 }
 
@@ -231,6 +247,8 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         config: config.spooler,
         logger: log.child({ component: 'spooler' }),
         db: store.db,
+        extraCa: config.tls.extra_ca_file ? readExtraCa(config.tls.extra_ca_file) : undefined,
+        local: localDelivery(config, new ChainView({ connection, programId: config.chain.program_id })),
       });
       closers.push(() => spooler.close());
       log.info({ prefix }, 'outbound spooler running');

@@ -13,6 +13,7 @@ import { noAuthResults } from '../mail/trace.ts';
 import type { SmtpMetrics, SmtpPhase } from '../metrics/types.ts';
 import { type AcceptDeps, acceptMessage } from './accept.ts';
 import type { ChainView } from './chain-view.ts';
+import { refuseDsnParams } from './dsn-params.ts';
 import { type ErrorLimits, NO_ERROR_LIMITS, SessionErrors } from './error-limit.ts';
 import { closeSmtp, listenSmtp } from './listen.ts';
 import { checkedChunks } from './message-checks.ts';
@@ -143,6 +144,9 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
 
     onMailFrom(address, session, done) {
       const callback = (reply?: SmtpReply) => done(tally('mail', reply));
+      // DSN is not offered here (docs/inbound.md): RET/ENVID are refused, not ignored.
+      const dsnRefused = refuseDsnParams(address.args, 'MAIL');
+      if (dsnRefused) return callback(dsnRefused);
       // A new transaction on the same connection gets a fresh message id.
       releaseReservations(state.get(session));
       const s: SessionState = { msgid: newMessageId(), recipients: [] };
@@ -179,6 +183,8 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
 
     onRcptTo(address: SMTPServerAddress, session, done) {
       const callback = (reply?: SmtpReply) => done(tally('rcpt', reply));
+      const dsnRefused = refuseDsnParams(address.args, 'RCPT');
+      if (dsnRefused) return callback(dsnRefused);
       const s = sessionState(session);
       if (s.recipients.length >= opts.maxRecipients)
         return callback(replies.tooManyRecipients(opts.maxRecipients));

@@ -1,5 +1,5 @@
 // The outbound side of a submission: one job on QUEUE_OUTBOUND per group of
-// remote recipients that asked for the same DSN NOTIFY (usually one group),
+// remote recipients that asked for the same DSN NOTIFY and ORCPT (usually one group),
 // each with its own DKIM-signed copy in the content-addressed blob store.
 // Copies differ in their Received id, so every job owns its blob: the
 // spooler deletes a job's blob when that job is done.
@@ -11,6 +11,15 @@ import type { Logger } from '../log.ts';
 import { SubmitError } from './submit-error.ts';
 
 export type DsnNotify = NonNullable<NonNullable<OutboundJobData['dsn']>['notify']>;
+
+/** What a submission asked for (RFC 3461): per message ENVID and RET, per recipient NOTIFY and ORCPT. */
+export interface DsnRequest {
+  envid?: string;
+  ret?: 'FULL' | 'HDRS';
+  notify?: Record<string, DsnNotify>;
+  /** `addr-type;address`, decoded. */
+  orcpt?: Record<string, string>;
+}
 
 export interface OutboundCopyDeps {
   blobs: BlobStore;
@@ -27,7 +36,7 @@ export interface OutboundRequest {
   /** The message with its trace fields for a given job id. */
   messageFor(id: string): Buffer;
   createdAt: number;
-  dsn?: { envid?: string; notify?: Record<string, DsnNotify> };
+  dsn?: DsnRequest;
 }
 
 /** Signs and stores the copies; returns the jobs to queue and the blobs written (to delete on failure). */
@@ -38,7 +47,7 @@ export async function prepareOutbound(
   const jobs: FlowJob[] = [];
   const blobKeys: string[] = [];
   try {
-    for (const [i, group] of groupByNotify(req.remote, req.dsn?.notify).entries()) {
+    for (const [i, group] of groupByDsn(req.remote, req.dsn).entries()) {
       // The spooler keys its per-domain jobs on msgid, so each group needs its own.
       const id = i === 0 ? req.msgid : `${req.msgid}-${i + 1}`;
       const key = await signAndStore(deps, req.messageFor(id), req.fromDomain, id);
@@ -46,6 +55,8 @@ export async function prepareOutbound(
       const dsn: OutboundJobData['dsn'] = {
         ...(group.notify ? { notify: group.notify } : {}),
         ...(req.dsn?.envid ? { envid: req.dsn.envid } : {}),
+        ...(req.dsn?.ret ? { ret: req.dsn.ret } : {}),
+        ...(group.orcpt ? { orcpt: group.orcpt } : {}),
       };
       const data: OutboundJobData = {
         msgid: id,
@@ -94,18 +105,30 @@ async function signAndStore(
   }
 }
 
-/** Remote recipients grouped by their NOTIFY request, first-seen order; absent NOTIFY is its own group. */
-function groupByNotify(
-  to: string[],
-  notify: Record<string, DsnNotify> | undefined,
-): { notify?: DsnNotify; to: string[] }[] {
-  const groups = new Map<string, { notify?: DsnNotify; to: string[] }>();
+interface DsnGroup {
+  notify?: DsnNotify;
+  orcpt?: string;
+  to: string[];
+}
+
+/**
+ * Remote recipients grouped by their NOTIFY and ORCPT, first-seen order
+ * (absent values form their own group): the spooler's SMTP client sends
+ * one NOTIFY and one ORCPT for all recipients of a transaction.
+ */
+function groupByDsn(to: string[], dsn: DsnRequest | undefined): DsnGroup[] {
+  const groups = new Map<string, DsnGroup>();
   for (const address of to) {
-    const value = notify?.[address];
-    const key = value === undefined ? '' : JSON.stringify(value);
+    const notify = dsn?.notify?.[address];
+    const orcpt = dsn?.orcpt?.[address];
+    const key = JSON.stringify([notify ?? null, orcpt ?? null]);
     let group = groups.get(key);
     if (!group) {
-      group = value === undefined ? { to: [] } : { notify: value, to: [] };
+      group = {
+        ...(notify === undefined ? {} : { notify }),
+        ...(orcpt === undefined ? {} : { orcpt }),
+        to: [],
+      };
       groups.set(key, group);
     }
     group.to.push(address);

@@ -12,6 +12,7 @@ import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { MailPasswordDeps } from '../api/mail-password.ts';
 import type { Logger } from '../log.ts';
 import { transmissionType } from '../mail/trace.ts';
+import { mailDsnParams, rcptDsnParams } from '../smtp/dsn-params.ts';
 import {
   type ErrorLimitMetrics,
   type ErrorLimits,
@@ -124,7 +125,7 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
     authMethods: peerCa ? ['PLAIN', 'LOGIN', 'EXTERNAL'] : ['PLAIN', 'LOGIN'],
     authOptional: false,
     authRequiredMessage: '5.7.0 Authentication required',
-    // RFC 3461 NOTIFY/ENVID are handed to the spooler, which writes the DSNs.
+    // RFC 3461 NOTIFY/RET/ENVID/ORCPT are handed to the spooler, which writes the DSNs.
     hideDSN: false,
     disableReverseLookup: true,
     socketTimeout: opts.socketTimeoutMs,
@@ -176,6 +177,8 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
     },
 
     onMailFrom(address, session, callback) {
+      const dsn = mailDsnParams(address.args);
+      if (dsn instanceof SmtpReply) return callback(dsn);
       const submitter = submitterOf(session);
       mailFrom(submitter, address.address)
         .then(() => callback())
@@ -183,6 +186,8 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
     },
 
     onRcptTo(address, session, callback) {
+      const dsn = rcptDsnParams(address.args);
+      if (dsn instanceof SmtpReply) return callback(dsn);
       if (session.envelope.rcptTo.length >= deps.maxRecipients) {
         return callback(replies.tooManyRecipients(deps.maxRecipients));
       }

@@ -27,14 +27,14 @@ import { MessageChecker } from '../smtp/message-checks.ts';
 import type { RecipientPolicy } from '../smtp/recipients.ts';
 import { SmtpReply } from '../smtp/smtp-error.ts';
 import { type HeaderFacts, headerFacts, submissionHeaders } from './headers.ts';
-import { type DsnNotify, prepareOutbound, removeBlobs } from './outbound.ts';
+import { type DsnRequest, prepareOutbound, removeBlobs } from './outbound.ts';
 import { lookup, planRecipients, type RecipientPlan } from './recipients.ts';
 import type { SendRate } from './send-rate.ts';
 import { ownsAddress, type Submitter, splitAddress } from './sender.ts';
 import type { SentCopy } from './sent-copy.ts';
 import { SubmitError } from './submit-error.ts';
 
-export type { DsnNotify } from './outbound.ts';
+export type { DsnNotify, DsnRequest } from './outbound.ts';
 
 export interface SubmitDeps {
   /** `[smtp] local_domains` and `postmaster_wallet`. */
@@ -72,8 +72,8 @@ export interface SubmitInput {
   remoteIp?: string;
   /** The `with` word of the Received field; default `HTTP` (webmail). */
   protocol?: string;
-  /** RFC 3461 requests for remote recipients: ENVID, and NOTIFY per recipient address. */
-  dsn?: { envid?: string; notify?: Record<string, DsnNotify> };
+  /** RFC 3461 requests for remote recipients: ENVID, RET, and NOTIFY and ORCPT per recipient address. */
+  dsn?: DsnRequest;
 }
 
 export interface SubmitResult {

@@ -13,6 +13,8 @@ export interface ReceivedMessage {
   raw: Buffer;
   secure: boolean;
   servername?: string;
+  /** RFC 3461 parameters as received (with `dsn: true`): RET/ENVID of MAIL, NOTIFY/ORCPT per RCPT. */
+  dsn?: { ret?: string; envid?: string; rcpt: { address: string; notify?: string[]; orcpt?: string }[] };
 }
 
 export interface Reply {
@@ -37,6 +39,8 @@ export interface RemoteMxOptions {
   greetingGate?: () => Promise<void>;
   /** Close a connection idle for this long (smtp-server's socketTimeout). */
   idleTimeoutMs?: number;
+  /** Advertise DSN (smtp-server parses the RFC 3461 parameters); default: not offered. */
+  dsn?: boolean;
   /** Called after a message was answered 250 (the answer is on the wire). */
   onAccepted?: (msg: ReceivedMessage) => void;
 }
@@ -74,6 +78,7 @@ export async function startRemoteMx(opts: RemoteMxOptions = {}): Promise<RemoteM
     logger: false,
     ...(opts.idleTimeoutMs ? { socketTimeout: opts.idleTimeoutMs } : {}),
     banner: 'remote test MX',
+    hideDSN: !opts.dsn,
     onConnect(_session, cb) {
       stats.connections++;
       stats.open++;
@@ -118,6 +123,19 @@ export async function startRemoteMx(opts: RemoteMxOptions = {}): Promise<RemoteM
           raw: Buffer.concat(chunks),
           secure: session.secure,
           servername: session.servername || undefined,
+          ...(opts.dsn
+            ? {
+                dsn: {
+                  ret: session.envelope.dsn?.ret ?? undefined,
+                  envid: session.envelope.dsn?.envid ?? undefined,
+                  rcpt: session.envelope.rcptTo.map((r) => ({
+                    address: r.address,
+                    notify: r.dsn?.notify,
+                    orcpt: r.dsn?.orcpt,
+                  })),
+                },
+              }
+            : {}),
         };
         seen.push(msg);
         const reply = opts.data?.(n, msg);

@@ -45,6 +45,9 @@ export function spoolerConfig(over: Partial<SpoolerConfig> = {}): SpoolerConfig 
     command_timeout_secs: 20,
     smtp_port: 25,
     trusted_resolvers: [],
+    dane_probe_name: '.',
+    dane_probe_type: 'DNSKEY',
+    mta_sts_timeout_secs: 20,
     dmarc_rua_ingest: {
       enabled: false,
       dmarc_retention_days: 90,

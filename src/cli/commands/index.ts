@@ -28,6 +28,7 @@ export const commandEntries: CommandEntry[] = [
   { names: ['account'], load: () => import('./account.ts') },
   { names: ['admin'], load: () => import('./admin.ts') },
   { names: ['queue'], load: () => import('./queue.ts') },
+  { names: ['spooler'], load: () => import('./spooler.ts') },
   { names: ['config'], load: () => import('./config.ts') },
   { names: ['program'], load: () => import('./program.ts') },
 ];

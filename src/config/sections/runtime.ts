@@ -1,4 +1,4 @@
-// [store], [redis], [log], [dns]: process-wide infrastructure.
+// [store], [redis], [log], [dns], [tls]: process-wide infrastructure.
 import * as z from 'zod';
 import { filePath, hostPort, oneOf, redisUrl, text } from '../fields.ts';
 
@@ -29,7 +29,12 @@ export const dnsSchema = z.strictObject({
   resolvers: z.array(hostPort(53), { error: 'expected an array of "HOST[:PORT]" strings' }).default([]),
 });
 
+export const tlsSchema = z.strictObject({
+  extra_ca_file: filePath().optional(),
+});
+
 export type StoreInput = z.output<typeof storeSchema>;
 export type RedisInput = z.output<typeof redisSchema>;
 export type LogInput = z.output<typeof logSchema>;
 export type DnsInput = z.output<typeof dnsSchema>;
+export type TlsInput = z.output<typeof tlsSchema>;

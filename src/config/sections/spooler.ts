@@ -7,6 +7,7 @@ import {
   filePath,
   host,
   hostPort,
+  isDnsName,
   nonNegativeInt,
   oneOf,
   port,
@@ -16,6 +17,9 @@ import {
 
 // Roughly five days in total before a bounce (RFC 5321 §4.5.4.1 suggests
 // 4–5 days): these ten waits sum to ~2.2 days, then 86400 repeats.
+/** Record types the DANE self-test may ask for (`[spooler] dane_probe_type`). */
+export const DANE_PROBE_TYPES = ['DNSKEY', 'NS', 'A', 'AAAA', 'MX', 'TXT'] as const;
+
 export const DEFAULT_RETRY_SCHEDULE_SECS = [60, 300, 900, 1800, 3600, 7200, 14400, 28800, 43200, 86400];
 
 const dkimSchema = z.strictObject({
@@ -58,6 +62,12 @@ export const spoolerSchema = z
     trusted_resolvers: z
       .array(hostPort(53), { error: 'expected an array of "host[:port]" strings' })
       .default([]),
+    // The DNSSEC self-test asks this name: a validating resolver sets AD on it.
+    dane_probe_name: text()
+      .refine((v) => v === '.' || isDnsName(v), { error: 'expected a DNS name or "." (the root)' })
+      .default('.'),
+    dane_probe_type: oneOf(DANE_PROBE_TYPES).default('DNSKEY'),
+    mta_sts_timeout_secs: positiveInt().default(20),
     relay: relaySchema.optional(),
     tlsrpt: z
       .strictObject({
