@@ -96,13 +96,16 @@ export function chooseConfigFile(
   return { file: null, source: 'defaults' };
 }
 
-/** The stderr line naming a config the operator did not name with --config; null when there is nothing to say. */
+/**
+ * The stderr line naming a config the operator did not name: one found
+ * through $SEALPOST_CONFIG or the dev stack's data directory. ./sealpost.toml
+ * is the long-standing default and stays silent, so scripts that keep their
+ * config beside them see only the command's own output on stderr.
+ */
 export function configChoiceLine(choice: ConfigChoice): string | null {
   switch (choice.source) {
     case 'env':
       return `using config ${choice.file} (${CONFIG_ENV})`;
-    case 'cwd':
-      return `using config ${choice.file}`;
     case 'dev-stack':
       return `using config ${choice.file} (dev stack)`;
     default:

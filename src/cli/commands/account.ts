@@ -7,7 +7,7 @@
 // over IMAP/POP3.
 import type { Command } from 'commander';
 import { type Keypair, KeypairFileError, readKeypairFile } from '../../keys/keypair-file.ts';
-import { CliError, EXIT_USAGE, loadCliConfig } from '../common.ts';
+import { CliError, CONFIG_OPTION_HELP, EXIT_USAGE, loadCliConfig } from '../common.ts';
 import { AccountApi, apiBaseUrl } from './account-api.ts';
 import { promptHidden, readStdinLines } from './account-input.ts';
 import { registerRewrap } from './account-rewrap.ts';
@@ -172,7 +172,7 @@ async function createAccount(opts: AccountOptions): Promise<void> {
 function common(cmd: Command): Command {
   return cmd
     .requiredOption('-k, --key <file>', 'wallet keypair file (Solana CLI format: JSON array of 64 numbers)')
-    .option('--config <file>', 'config file naming the account API (default sealpost.toml, when present)')
+    .option('--config <file>', CONFIG_OPTION_HELP)
     .option('--api <url>', 'account API base URL (overrides the config)');
 }
 

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { type Job, Queue } from 'bullmq';
 import { type Command, InvalidArgumentError } from 'commander';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { bounce } from '../../../delivery/bounce.ts';
 import {
   type DeliverJobData,
@@ -19,16 +19,13 @@ import { queueDsn, wantsDsn } from '../../../spooler/dsn-out.ts';
 import { type DomainJobData, QUEUE_SPOOLER_DELIVER } from '../../../spooler/jobs.ts';
 import { BlobStore } from '../../blobs/blob-store.ts';
 import type { Config } from '../../config/types.ts';
-import { CliError, loadCliConfig } from '../common.ts';
+import { CliError, CONFIG_OPTION_HELP, loadCliConfig } from '../common.ts';
+import { connectCliRedis } from '../redis-connect.ts';
 
 type Which = 'inbound' | 'outbound' | 'all';
 const WHICH = ['inbound', 'outbound', 'all'] as const;
 /** Every state a job waits in; completed jobs have left the queue. */
 const QUEUED_STATES = ['active', 'wait', 'prioritized', 'delayed', 'waiting-children', 'failed'] as const;
-/** Redis must answer within this, or the command says so and exits. */
-const CONNECT_TIMEOUT_MS = 3000;
-/** A Redis that stops answering mid-command ends the command with an error, not a hang. */
-const COMMAND_TIMEOUT_MS = 15_000;
 
 interface QueueRef {
   name: string;
@@ -58,53 +55,9 @@ interface Session {
   close(): Promise<void>;
 }
 
-function redisTarget(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname}:${u.port || '6379'}`;
-  } catch {
-    return 'the configured Redis';
-  }
-}
-
-function describeCause(err: Error): string {
-  if (/ETIMEDOUT/.test(err.message)) return `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`;
-  return err.message || 'no answer';
-}
-
 async function open(opts: { config?: string; queue?: Which }): Promise<Session> {
   const { config } = loadCliConfig(opts);
-  const redis = new Redis(config.redis.url, {
-    lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    commandTimeout: COMMAND_TIMEOUT_MS,
-    // The PING below is the readiness check; ioredis's own would keep a silent peer's socket open.
-    enableReadyCheck: false,
-    retryStrategy: () => null,
-  });
-  // ioredis reports a timeout as "Connection is closed."; the error event has the cause.
-  let cause: Error | undefined;
-  redis.on('error', (err: Error) => {
-    cause ??= err;
-  });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    // A peer that accepts the connection but never answers must not hang the command either.
-    const silent = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('ETIMEDOUT')), CONNECT_TIMEOUT_MS);
-    });
-    await Promise.race([redis.connect().then(() => redis.ping()), silent]);
-  } catch (err) {
-    redis.disconnect();
-    (redis as unknown as { stream?: { destroy(): void } }).stream?.destroy();
-    throw new CliError(
-      `cannot reach Redis at ${redisTarget(config.redis.url)} ([redis] url): ${describeCause(cause ?? (err as Error))}`,
-    );
-  } finally {
-    clearTimeout(timer);
-  }
+  const redis = await connectCliRedis(config.redis.url);
   const which = opts.queue ?? 'all';
   const queues = QUEUE_REFS.filter((ref) => which === 'all' || ref.side === which).map((ref) => ({
     ref,
@@ -489,7 +442,7 @@ export function register(program: Command): void {
 
   const withCommon = (cmd: Command) =>
     cmd
-      .option('--config <file>', "config file naming the deployment's Redis (default sealpost.toml)")
+      .option('--config <file>', CONFIG_OPTION_HELP)
       .option('--queue <queue>', `which queue: ${WHICH.join(', ')}`, parseWhich, 'all' as Which);
 
   withCommon(

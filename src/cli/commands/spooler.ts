@@ -8,7 +8,6 @@
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { type Command, InvalidArgumentError } from 'commander';
-import { Redis } from 'ioredis';
 import { type OutboundJobData, QUEUE_OUTBOUND } from '../../../delivery/jobs.ts';
 import { createDkimSigner } from '../../../spooler/dkim-sign.ts';
 import { createSecureDns } from '../../../spooler/secure-dns.ts';
@@ -18,9 +17,8 @@ import { BlobStore } from '../../blobs/blob-store.ts';
 import { createLogger } from '../../log.ts';
 import { openStore } from '../../store/index.ts';
 import { readExtraCa } from '../../tls/extra-ca.ts';
-import { CliError, EXIT_FAILURE, loadCliConfig } from '../common.ts';
-
-const CONNECT_TIMEOUT_MS = 3000;
+import { CliError, CONFIG_OPTION_HELP, EXIT_FAILURE, loadCliConfig } from '../common.ts';
+import { connectCliRedis } from '../redis-connect.ts';
 
 interface TlsrptOptions {
   send?: boolean;
@@ -37,40 +35,6 @@ function parseDay(value: string): number {
   return at;
 }
 
-async function connectRedis(url: string): Promise<Redis> {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    enableReadyCheck: false,
-    retryStrategy: () => null,
-  });
-  let cause: Error | undefined;
-  redis.on('error', (err: Error) => {
-    cause ??= err;
-  });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const silent = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)),
-        CONNECT_TIMEOUT_MS,
-      );
-    });
-    await Promise.race([redis.connect().then(() => redis.ping()), silent]);
-  } catch (err) {
-    redis.disconnect();
-    throw new CliError(
-      `cannot reach Redis ([redis] url): ${(cause ?? (err as Error)).message || 'no answer'}`,
-    );
-  } finally {
-    clearTimeout(timer);
-  }
-  return redis;
-}
-
-/** One line per target: `<policy domain> <destination> <result>`. */
 export function summaryLines(summary: TlsrptRunSummary): string[] {
   const lines: string[] = [];
   for (const r of summary.reports) {
@@ -100,7 +64,7 @@ async function sendReports(opts: TlsrptOptions): Promise<void> {
       `${new Date(day).toISOString().slice(0, 10)} (UTC) is not over yet; its report is not due`,
     );
   }
-  const redis = await connectRedis(config.redis.url);
+  const redis = await connectCliRedis(config.redis.url);
   const store = await openStore({ url: config.store.url, dataDir: config.store.data_dir });
   const intake = new Queue<OutboundJobData>(QUEUE_OUTBOUND, {
     connection: redis,
@@ -143,7 +107,7 @@ export function register(program: Command): void {
     .description('TLS-RPT (RFC 8460) reports to other domains')
     .option('--send', 'send the due reports of one UTC day now')
     .option('--day <YYYY-MM-DD>', 'the UTC day to report (default: yesterday)', parseDay)
-    .option('--config <file>', 'config file of the deployment (default sealpost.toml)')
+    .option('--config <file>', CONFIG_OPTION_HELP)
     .action(async (opts: TlsrptOptions) => {
       if (!opts.send) {
         throw new CliError('say what to do: `sealpost spooler tlsrpt --send [--day YYYY-MM-DD]`', 2);
