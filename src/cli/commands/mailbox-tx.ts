@@ -91,6 +91,22 @@ export function openTxSession(opts: TxOptions): TxSession {
   return { rpc, programId, conn: new Connection(rpc, 'confirmed'), wallet, keypair, opts };
 }
 
+/** The mail program refused the transaction; `name` is its error (PostageRequired, InvalidPda, …). */
+export class TxRefusedError extends CliError {
+  constructor(
+    message: string,
+    readonly mailError: string,
+  ) {
+    super(message);
+  }
+}
+
+function refused(err: unknown, hints: Record<string, string>, suffix: string): CliError {
+  const parsed = err instanceof TxFailedError ? err.mailError : parseMailProgramError(err);
+  const message = `${refusalMessage(err, hints)}${suffix}`;
+  return parsed ? new TxRefusedError(message, parsed.name) : new CliError(message);
+}
+
 export interface CostItem {
   /** rent: funds a new account (returned when it is closed); transfer: paid away; refund: comes back. */
   kind: 'rent' | 'transfer' | 'refund';
@@ -318,14 +334,14 @@ async function sendAndReport(
   try {
     signature = await s.conn.sendRawTransaction(wire, { preflightCommitment: 'confirmed' });
   } catch (err) {
-    throw new CliError(`${refusalMessage(err, hints)}; nothing was sent`);
+    throw refused(err, hints, '; nothing was sent');
   }
   process.stderr.write(`submitted ${signature}, waiting for confirmation\n`);
   let status: string;
   try {
     status = (await pollSignature(s.conn, signature, { budgetMs: s.opts.waitSecs * 1000 })).status;
   } catch (err) {
-    throw new CliError(`${refusalMessage(err, hints)} (transaction ${signature})`);
+    throw refused(err, hints, ` (transaction ${signature})`);
   }
   const result = { signature, status, ...receipt, ...(cost ? { cost_lamports: cost.total.toString() } : {}) };
   if (s.opts.json) out(`${JSON.stringify(result, null, 2)}\n`);

@@ -45,8 +45,10 @@ import {
   urlOption,
   walletOf,
 } from './mailbox-common.ts';
+import { registerSend } from './mailbox-send.ts';
 import { registerSetup } from './mailbox-setup.ts';
 import { registerSignText } from './mailbox-sign-text.ts';
+import { registerStamps } from './mailbox-stamps.ts';
 import { registerSubmit } from './mailbox-tx.ts';
 
 interface ListOptions extends ChainOptions {
@@ -338,5 +340,7 @@ export function register(program: Command): void {
 
   registerSignText(mailbox);
   registerSetup(mailbox);
+  registerSend(mailbox);
+  registerStamps(mailbox);
   registerSubmit(mailbox);
 }
