@@ -5,7 +5,7 @@
 // original RFC 5322 bytes. Only reads: no transaction, no account API.
 import { readFileSync } from 'node:fs';
 import { Connection, type PublicKey } from '@solana/web3.js';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import {
   type Email,
   emailAddress,
@@ -19,7 +19,6 @@ import {
   replyToHash,
   toHex,
 } from '../../../chain/index.ts';
-import { DEFAULT_PROGRAM_ID } from '../../../chain/program-id.ts';
 import { readKeypairFile } from '../../keys/keypair-file.ts';
 import {
   type FetchedSealed,
@@ -31,21 +30,26 @@ import {
   SealFormatError,
   walletEncryptionKeypair,
 } from '../../seal/index.ts';
-import { CliError, CONFIG_OPTION_HELP, EXIT_USAGE, loadCliConfig } from '../common.ts';
+import { CliError, EXIT_USAGE } from '../common.ts';
+import {
+  addChainOptions,
+  type ChainOptions,
+  chainRead,
+  DEV_GATEWAY,
+  indexOption,
+  intOption,
+  isoSeconds,
+  keyOption,
+  settings,
+  sol,
+  urlOption,
+  walletOf,
+} from './mailbox-common.ts';
+import { registerSend } from './mailbox-send.ts';
+import { registerSetup } from './mailbox-setup.ts';
 import { registerSignText } from './mailbox-sign-text.ts';
-
-const DEV_RPC = 'http://127.0.0.1:8899';
-const DEV_GATEWAY = 'http://127.0.0.1:8183';
-const LAMPORTS_PER_SOL = 1_000_000_000n;
-
-interface ChainOptions {
-  config?: string;
-  rpc?: string;
-  programId?: string;
-  wallet?: string;
-  key?: string;
-  json?: boolean;
-}
+import { registerStamps } from './mailbox-stamps.ts';
+import { registerSubmit } from './mailbox-tx.ts';
 
 interface ListOptions extends ChainOptions {
   limit: number;
@@ -59,91 +63,6 @@ interface ReadOptions extends ChainOptions {
   address?: string;
   maxBytes: number;
   timeoutSecs: number;
-}
-
-function intOption(min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected an integer ${min}..${max}, got "${value}"`);
-    }
-    return n;
-  };
-}
-
-function indexOption(value: string): bigint {
-  if (!/^\d{1,20}$/.test(value))
-    throw new InvalidArgumentError(`expected a message index (0, 1, …), got "${value}"`);
-  return BigInt(value);
-}
-
-function urlOption(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return value.replace(/\/+$/, '');
-  } catch {}
-  throw new InvalidArgumentError(`expected an http(s) URL, got "${value}"`);
-}
-
-function keyOption(what: string) {
-  return (value: string): string => {
-    if (!isBase58Key(value))
-      throw new InvalidArgumentError(`expected a base58 ${what} (32 bytes), got "${value}"`);
-    return value;
-  };
-}
-
-function addChainOptions(cmd: Command): Command {
-  return cmd
-    .option('--config <file>', `take rpc, program id and gateway from this ${CONFIG_OPTION_HELP}`)
-    .option('--rpc <url>', `chain JSON-RPC URL (default: config, else ${DEV_RPC})`, urlOption)
-    .option(
-      '--program-id <base58>',
-      `mail program id (default: config, else ${DEFAULT_PROGRAM_ID})`,
-      keyOption('program id'),
-    )
-    .option('--json', 'print the result as JSON on stdout');
-}
-
-function settings(opts: ChainOptions & { gateway?: string }) {
-  const loaded = loadCliConfig({ config: opts.config });
-  // With no config file, the dev stack's default addresses below apply.
-  const config = loaded.configFile !== null ? loaded.config : null;
-  return {
-    rpc: opts.rpc ?? config?.chain.rpc_url ?? DEV_RPC,
-    programId: opts.programId ?? config?.chain.program_id ?? DEFAULT_PROGRAM_ID,
-    gateway: (opts.gateway ?? config?.ipfs.gateway_url ?? DEV_GATEWAY).replace(/\/+$/, ''),
-  };
-}
-
-/** Chain reads fail with web3.js's wording; say which node could not be read. */
-async function chainRead<T>(rpc: string, what: string, read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (err) {
-    throw new CliError(`could not read ${what} from the chain at ${rpc}: ${(err as Error).message}`);
-  }
-}
-
-function walletOf(opts: ChainOptions): string | undefined {
-  if (opts.key) {
-    const address = readKeypairFile(opts.key).address;
-    if (opts.wallet && opts.wallet !== address) {
-      throw new CliError(
-        `--wallet ${opts.wallet} is not the wallet of --key ${opts.key} (${address})`,
-        EXIT_USAGE,
-      );
-    }
-    return address;
-  }
-  return opts.wallet;
-}
-
-const isoSeconds = (secs: bigint) => new Date(Number(secs) * 1000).toISOString();
-
-function sol(lamports: bigint): string {
-  const frac = (lamports % LAMPORTS_PER_SOL).toString().padStart(9, '0').replace(/0+$/, '');
-  return `${lamports / LAMPORTS_PER_SOL}${frac ? `.${frac}` : ''}`;
 }
 
 function entryJson(address: PublicKey, email: Email, parents: Map<string, bigint>) {
@@ -420,4 +339,8 @@ export function register(program: Command): void {
     .action((message: string | undefined, opts: ReadOptions) => read(message, opts));
 
   registerSignText(mailbox);
+  registerSetup(mailbox);
+  registerSend(mailbox);
+  registerStamps(mailbox);
+  registerSubmit(mailbox);
 }
