@@ -150,9 +150,9 @@ tls = "none"
         logger: pino({ level: 'silent' }),
         components: { smtp: true, workers: false },
         // Every listener on a free port, so a running dev stack (8080, 1993, …) does not collide.
-      apiListen: { host: '127.0.0.1', port: 0 },
-      mailAccess: { imap: false, pop3: false },
-      listenerOverrides: [{ host: '127.0.0.1', port: 0 }],
+        apiListen: { host: '127.0.0.1', port: 0 },
+        mailAccess: { imap: false, pop3: false },
+        listenerOverrides: [{ host: '127.0.0.1', port: 0 }],
       }),
     ).rejects.toThrow(/smtp\.listeners "plain587": a submission listener needs TLS/);
   });
