@@ -52,7 +52,27 @@ export async function fetchSealedBody(
     const hint = res.status === 404 ? ' (the gateway does not hold this CID)' : '';
     throw new GatewayError(`gateway answered ${res.status} for ${url}${hint}`, res.status);
   }
-  const tooBig = () => new GatewayError(`the sealed body at ${url} is over the ${maxBytes}-byte limit`);
+  const bytes = await readCappedBody(
+    res,
+    maxBytes,
+    () => new GatewayError(`the sealed body at ${url} is over the ${maxBytes}-byte limit`),
+  );
+  const check = await checkCid(cid, bytes);
+  if (check === 'mismatch')
+    throw new GatewayError(`the bytes from ${url} do not match the CID; refusing them`);
+  return { bytes, cidCheck: check };
+}
+
+/**
+ * A response body read whole, refusing (with `tooBig()`) one over `maxBytes`
+ * by its content-length or as it streams in. Shared by every reader of sealed
+ * bodies (gateway and the operator's store through the account API).
+ */
+export async function readCappedBody(
+  res: Response,
+  maxBytes: number,
+  tooBig: () => Error,
+): Promise<Uint8Array> {
   if (Number(res.headers.get('content-length') ?? 0) > maxBytes) {
     await res.body?.cancel();
     throw tooBig();
@@ -76,8 +96,5 @@ export async function fetchSealedBody(
     bytes.set(p, at);
     at += p.length;
   }
-  const check = await checkCid(cid, bytes);
-  if (check === 'mismatch')
-    throw new GatewayError(`the bytes from ${url} do not match the CID; refusing them`);
-  return { bytes, cidCheck: check };
+  return bytes;
 }

@@ -11,7 +11,13 @@ export {
   parsePreamble,
   WRAP_BYTES,
 } from './format.ts';
-export { type FetchedSealed, type FetchSealedOptions, fetchSealedBody, GatewayError } from './gateway.ts';
+export {
+  type FetchedSealed,
+  type FetchSealedOptions,
+  fetchSealedBody,
+  GatewayError,
+  readCappedBody,
+} from './gateway.ts';
 export { formatMailboxKeyFile, parseMailboxKeyFile } from './key-file.ts';
 export {
   generateReaderKeypair,

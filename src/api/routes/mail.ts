@@ -334,6 +334,64 @@ export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
       },
     );
 
+    app.get(
+      '/v1/mail/by-email/:address/sealed',
+      {
+        config: {
+          auth: 'jwt',
+          doc: {
+            summary: 'The sealed bytes of one of your messages, named by its Email account on chain',
+            description:
+              'For a client that starts from the chain (`sealpost mailbox read`): a no_ipfs message is on no gateway, and its Email account `cid` is the `b3:` marker of exactly these bytes, which the client checks before opening them. 404 when none of your messages on this server has that Email account.',
+            tags: ['mail'],
+            errors: [400, 401, 404, 429],
+            responses: {
+              200: {
+                description: 'the sealed object (docs/sealing.md)',
+                contentType: 'application/octet-stream',
+                schema: { type: 'string', format: 'binary' },
+              },
+            },
+          },
+        },
+        schema: {
+          params: {
+            type: 'object',
+            required: ['address'],
+            additionalProperties: false,
+            properties: {
+              address: {
+                type: 'string',
+                pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$',
+                description: 'the Email account address (base58)',
+              },
+            },
+          },
+        },
+      },
+      async (request, reply) => {
+        const { address } = request.params as { address: string };
+        // Any live copy will do (a copy into another folder shares the blob); the wallet filter makes it owner-only.
+        const found = await deps.db
+          .selectFrom('messages')
+          .select('id')
+          .where('wallet', '=', request.wallet)
+          .where('email_address', '=', address)
+          .where('deleted_at', 'is', null)
+          .orderBy('received_at')
+          .limit(1)
+          .executeTakeFirst();
+        if (!found) throw notFound();
+        const m = await ownMessage(request.wallet, found.id);
+        if (!(await deps.blobs.exists(m.blobKey))) throw notFound();
+        const bytes = await deps.blobs.read(m.blobKey);
+        return reply
+          .header('content-type', 'application/octet-stream')
+          .header('cache-control', 'private, no-store')
+          .send(bytes);
+      },
+    );
+
     app.patch(
       '/v1/mail/messages/:id',
       {

@@ -1,10 +1,12 @@
 // The account API as `sealpost account` uses it: which URL (the rule is in
 // apiBaseUrl), wallet login and step-up signed locally with the wallet key,
-// and every failure turned into one line for the holder. Nothing here keeps
-// a token or a key beyond the command.
+// (or a bearer token the holder already has), and every failure turned into
+// one line for the holder. Nothing here keeps a token or a key beyond the
+// command.
 import type { Config } from '../../config/types.ts';
 import { signDetachedBase58 } from '../../keys/ed25519-sign.ts';
 import type { Keypair } from '../../keys/keypair-file.ts';
+import { readCappedBody } from '../../seal/gateway.ts';
 import { CliError } from '../common.ts';
 
 const STEP_UP_HEADER = 'x-sealpost-step-up';
@@ -64,34 +66,40 @@ export class ApiRefusal extends CliError {
 }
 
 export class AccountApi {
-  private token: string | null = null;
+  private token: string | null;
 
+  /** `key` signs the login and step-up nonces; without it, `token` (a bearer token got elsewhere) is the only way in. */
   constructor(
     readonly target: ApiTarget,
-    private readonly key: Keypair,
-  ) {}
+    private readonly key: Keypair | null,
+    token: string | null = null,
+  ) {
+    this.token = token;
+  }
 
-  async request(
+  private async send(
     method: string,
     path: string,
-    opts: { json?: unknown; headers?: Record<string, string> } = {},
-  ): Promise<ApiAnswer> {
-    const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
+    opts: { json?: unknown; headers?: Record<string, string>; accept?: string; timeoutMs?: number },
+  ): Promise<Response> {
+    const headers: Record<string, string> = { accept: opts.accept ?? 'application/json', ...opts.headers };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (opts.json !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
     try {
-      res = await fetch(this.target.url + path, {
+      return await fetch(this.target.url + path, {
         method,
         headers,
         body: opts.json === undefined ? undefined : JSON.stringify(opts.json),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        signal: AbortSignal.timeout(opts.timeoutMs ?? REQUEST_TIMEOUT_MS),
       });
     } catch (err) {
       throw new CliError(
-        `cannot reach the account API at ${this.target.url} (from ${this.target.source}): ${reason(err)}; nothing was changed`,
+        `cannot reach the account API at ${this.target.url} (from ${this.target.source}): ${reason(err, opts.timeoutMs)}; nothing was changed`,
       );
     }
+  }
+
+  private async answer(res: Response, method: string, path: string): Promise<ApiAnswer> {
     const text = await res.text();
     let body: unknown;
     try {
@@ -102,6 +110,35 @@ export class AccountApi {
       );
     }
     return { status: res.status, body };
+  }
+
+  async request(
+    method: string,
+    path: string,
+    opts: { json?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<ApiAnswer> {
+    return this.answer(await this.send(method, path, opts), method, path);
+  }
+
+  /**
+   * GET of a binary body (a sealed object), at most `maxBytes` of it. A 200
+   * comes back as `bytes`; any other status as the API's JSON error answer.
+   */
+  async getBytes(
+    path: string,
+    opts: { maxBytes: number; timeoutMs?: number },
+  ): Promise<{ bytes: Uint8Array } | { refused: ApiAnswer }> {
+    const res = await this.send('GET', path, {
+      accept: 'application/octet-stream, application/json',
+      timeoutMs: opts.timeoutMs,
+    });
+    if (res.status !== 200) return { refused: await this.answer(res, 'GET', path) };
+    const bytes = await readCappedBody(
+      res,
+      opts.maxBytes,
+      () => new CliError(`${this.target.url}${path} is over the ${opts.maxBytes}-byte limit (--max-bytes)`),
+    );
+    return { bytes };
   }
 
   /** Throws the API's own message for an unexpected status. */
@@ -115,15 +152,20 @@ export class AccountApi {
     );
   }
 
+  private get signer(): Keypair {
+    if (!this.key) throw new CliError('logging in to the account API needs the wallet key (--key FILE)', 2);
+    return this.key;
+  }
+
   private sign(text: string): string {
-    return signDetachedBase58(this.key, new TextEncoder().encode(text));
+    return signDetachedBase58(this.signer, new TextEncoder().encode(text));
   }
 
   /** Challenge → local signature → token. Retries once: another client may just have used the shared nonce. */
   async login(): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const challenge = await this.request('POST', '/v1/auth/challenge', {
-        json: { wallet: this.key.address },
+        json: { wallet: this.signer.address },
       });
       if (challenge.status !== 200 || typeof challenge.body?.nonce !== 'string')
         AccountApi.refuse(challenge, 'the login challenge');
@@ -133,7 +175,7 @@ export class AccountApi {
           `the login challenge from ${this.target.url} is not a Sealpost login nonce; not signing it`,
         );
       const login = await this.request('POST', '/v1/auth/login', {
-        json: { wallet: this.key.address, signature: this.sign(nonce) },
+        json: { wallet: this.signer.address, signature: this.sign(nonce) },
       });
       if (login.status === 200 && typeof login.body?.token === 'string') {
         this.token = login.body.token;
@@ -158,9 +200,9 @@ export class AccountApi {
   }
 }
 
-function reason(err: unknown): string {
+function reason(err: unknown, timeoutMs = REQUEST_TIMEOUT_MS): string {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError') return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+  if (e?.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
   if (e?.cause?.code) return e.cause.code;
   return e?.cause?.message ?? e?.message ?? String(err);
 }

@@ -72,6 +72,8 @@ export function settings(opts: ChainOptions & { gateway?: string }) {
     rpc: opts.rpc ?? config?.chain.rpc_url ?? DEV_RPC,
     programId: opts.programId ?? config?.chain.program_id ?? DEFAULT_PROGRAM_ID,
     gateway: (opts.gateway ?? config?.ipfs.gateway_url ?? DEV_GATEWAY).replace(/\/+$/, ''),
+    /** The config as loaded (built-in defaults when there is no file), for the account API's address. */
+    config: loaded.config,
   };
 }
 

@@ -1,8 +1,10 @@
 // `sealpost mailbox list|read`: a wallet holder's view from the terminal.
 // list walks the inbox newest first from mail_count; read fetches one
-// message's sealed body from an IPFS gateway, checks it against its CID,
-// opens it with the wallet key (or the delegated mailbox key) and prints the
-// original RFC 5322 bytes. Only reads: no transaction, no account API.
+// message's sealed body from an IPFS gateway (or, for no_ipfs mail, from the
+// operator's store through the account API: ./mailbox-store.ts), checks it
+// against its CID or `b3:` marker, opens it with the wallet key (or the
+// delegated mailbox key) and prints the original RFC 5322 bytes. Only reads:
+// no transaction.
 import { readFileSync } from 'node:fs';
 import { Connection, type PublicKey } from '@solana/web3.js';
 import type { Command } from 'commander';
@@ -21,7 +23,6 @@ import {
 } from '../../../chain/index.ts';
 import { readKeypairFile } from '../../keys/keypair-file.ts';
 import {
-  type FetchedSealed,
   fetchSealedBody,
   GatewayError,
   openSealed,
@@ -49,6 +50,13 @@ import { registerSend } from './mailbox-send.ts';
 import { registerSetup } from './mailbox-setup.ts';
 import { registerSignText } from './mailbox-sign-text.ts';
 import { registerStamps } from './mailbox-stamps.ts';
+import {
+  API_TOKEN_ENV,
+  fetchFromStore,
+  STORE_ACCESS_HINT,
+  type StoreAccessOptions,
+  storeAccess,
+} from './mailbox-store.ts';
 import { registerSubmit } from './mailbox-tx.ts';
 
 interface ListOptions extends ChainOptions {
@@ -56,7 +64,7 @@ interface ListOptions extends ChainOptions {
   before?: bigint;
 }
 
-interface ReadOptions extends ChainOptions {
+interface ReadOptions extends ChainOptions, StoreAccessOptions {
   gateway?: string;
   mailboxKeyFile?: string;
   index?: bigint;
@@ -124,6 +132,13 @@ async function list(opts: ListOptions): Promise<void> {
         .map((c, i) => c.padEnd(widths[i] as number))
         .join('  ')
         .trimEnd()}\n`,
+    );
+  }
+  const local = rows.filter((r) => r.local_only).map((r) => r.index);
+  if (local.length > 0) {
+    process.stderr.write(
+      `local-only (no_ipfs): ${local.length === 1 ? 'message' : 'messages'} ${local.join(', ')}: not on IPFS, the sealed ` +
+        `${local.length === 1 ? 'body is' : 'bodies are'} only in the operator's store; to read one with \`mailbox read --index N\`, ${STORE_ACCESS_HINT}\n`,
     );
   }
 }
@@ -196,30 +211,36 @@ async function read(message: string | undefined, opts: ReadOptions): Promise<voi
     throw new CliError('give --index or --address, not both', EXIT_USAGE);
   const keys = readerKeys(opts);
   const wallet = walletOf(opts);
-  const { rpc, programId, gateway } = settings(opts);
+  const { rpc, programId, gateway, config } = settings(opts);
+  // Checked before any read, so a bad token option fails first; used only for local-only mail.
+  const access = storeAccess(opts, config);
   const conn = new Connection(rpc, 'confirmed');
   const { address, email } = await findMessage(conn, rpc, programId, wallet, opts);
   const recipient = email.recipient.toBase58();
   if (wallet && recipient !== wallet) {
     throw new CliError(`message ${address} is addressed to ${recipient}, not to ${wallet}`);
   }
-  if (email.cid.startsWith('b3:')) {
-    throw new CliError(
-      `message ${address} is local-only (cid ${email.cid}): the mailbox has no_ipfs, so its sealed body is ` +
-        "stored only on the operator's server; read it there (IMAP/POP or the webmail in server mode)",
-    );
+  const limits = { maxBytes: opts.maxBytes, timeoutMs: opts.timeoutSecs * 1000 };
+  const localOnly = email.cid.startsWith('b3:');
+  let sealed: Uint8Array;
+  let check: 'match' | 'unsupported';
+  if (localOnly) {
+    if (!access) {
+      throw new CliError(
+        `message ${address} is local-only (cid ${email.cid}): the mailbox has no_ipfs, so its sealed body is ` +
+          `stored only on the operator's server; ${STORE_ACCESS_HINT}`,
+      );
+    }
+    sealed = await fetchFromStore(access, { address, marker: email.cid, recipient }, limits);
+    check = 'match';
+  } else {
+    try {
+      ({ bytes: sealed, cidCheck: check } = await fetchSealedBody(gateway, email.cid, limits));
+    } catch (err) {
+      if (err instanceof GatewayError) throw new CliError(err.message);
+      throw err;
+    }
   }
-  let fetched: FetchedSealed;
-  try {
-    fetched = await fetchSealedBody(gateway, email.cid, {
-      maxBytes: opts.maxBytes,
-      timeoutMs: opts.timeoutSecs * 1000,
-    });
-  } catch (err) {
-    if (err instanceof GatewayError) throw new CliError(err.message);
-    throw err;
-  }
-  const { bytes: sealed, cidCheck: check } = fetched;
   let opened: Awaited<ReturnType<typeof openSealed>> | undefined;
   let failure: SealFormatError | undefined;
   for (const key of keys) {
@@ -252,6 +273,7 @@ async function read(message: string | undefined, opts: ReadOptions): Promise<voi
       recipient,
       cid: email.cid,
       cid_verified: check === 'match',
+      body_from: localOnly ? 'operator_store' : 'gateway',
       envelope: {
         from: envelope.from,
         to: envelope.to,
@@ -266,7 +288,8 @@ async function read(message: string | undefined, opts: ReadOptions): Promise<voi
   process.stderr.write(
     `envelope from: ${envelope.from === '' ? '<>' : envelope.from}\n` +
       `envelope to: ${envelope.to}\nreceived: ${new Date(envelope.receivedAt).toISOString()}\n` +
-      `message: ${address} (index ${email.index}), cid ${email.cid} ${check === 'match' ? 'verified' : 'not verified (CID form not checked)'}\n`,
+      `message: ${address} (index ${email.index}), cid ${email.cid} ${check === 'match' ? 'verified' : 'not verified (CID form not checked)'}` +
+      `${localOnly ? " (BLAKE3 of the bytes from the operator's store)" : ''}\n`,
   );
   process.stdout.write(raw);
 }
@@ -284,10 +307,22 @@ unchanged; the envelope (sender, recipient, time) goes to stderr, or
 everything as JSON with --json. The fetched bytes are checked against the
 message's CID before they are opened.
 
+A local-only message (the mailbox has no_ipfs; its cid is a b3: marker) is
+on no gateway: its sealed body is fetched from the operator's store through
+the account API, which serves it only to the recipient, and opened only when
+its BLAKE3 equals the marker. The way in is a bearer token (--token-file
+FILE, --token TOKEN or $${API_TOKEN_ENV}), or --login, which signs in with
+--key (the key signs the login nonce locally; it is never sent). The API is
+--api URL, else [api] public_url of the config, else [api] host and port
+(http://127.0.0.1:8080 with no config). --api with --key and no token also
+logs in.
+
 Examples:
   $ sealpost mailbox read --key wallet.json --index 0 > message.eml
   $ sealpost mailbox read 9aQw…Zt --key wallet.json --gateway http://127.0.0.1:8183
   $ sealpost mailbox read --wallet 7xKX…q3 --mailbox-key-file mailbox-key.json --index 3
+  $ sealpost mailbox read --key wallet.json --index 4 --login --api https://mail.example.org
+  $ SEALPOST_API_TOKEN=eyJ… sealpost mailbox read --wallet 7xKX…q3 --mailbox-key-file mailbox-key.json --index 4
 `;
 
 export function register(program: Command): void {
@@ -312,7 +347,9 @@ export function register(program: Command): void {
   addChainOptions(
     mailbox
       .command('read [message]')
-      .description('fetch one message from the gateway, open it and print the original RFC 5322 message')
+      .description(
+        'fetch one message from the gateway (local-only mail: the operator store), open it and print the original RFC 5322 message',
+      )
       .option('-k, --key <file>', 'wallet keypair file: names the wallet and opens mail sealed to it')
       .option(
         '--wallet <base58>',
@@ -333,7 +370,21 @@ export function register(program: Command): void {
         intOption(1, 2 ** 31),
         64 * 1024 * 1024,
       )
-      .option('--timeout-secs <n>', 'gateway timeout in seconds', intOption(1, 3600), 30),
+      .option('--timeout-secs <n>', 'gateway (or account API) timeout in seconds', intOption(1, 3600), 30)
+      .option(
+        '--api <url>',
+        'account API for local-only (no_ipfs) mail (default: config [api] public_url, else [api] host:port)',
+        urlOption,
+      )
+      .option('--login', 'local-only mail: log in to the account API with --key (signs the nonce locally)')
+      .option(
+        '--token-file <file>',
+        `local-only mail: file holding an account API token (else $${API_TOKEN_ENV})`,
+      )
+      .option(
+        '--token <token>',
+        'local-only mail: an account API token (visible in ps; prefer --token-file)',
+      ),
   )
     .addHelpText('after', READ_HELP)
     .action((message: string | undefined, opts: ReadOptions) => read(message, opts));
