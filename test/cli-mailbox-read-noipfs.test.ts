@@ -226,6 +226,15 @@ describe('sealpost mailbox read: local-only (no_ipfs) mail from the operator sto
     });
     expect(own.status).toBe(200);
     expect(own.headers.get('content-type')).toBe('application/octet-stream');
+    const malformed = await fetch(`${apiUrl}/v1/mail/by-email/not-an-address!/sealed`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ error: 'invalid_request' });
+    const openapi = (await (await fetch(`${apiUrl}/v1/openapi.json`)).json()) as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(openapi.paths)).toContain('/v1/mail/by-email/{address}/sealed');
     // Eve reading Dave's message with her own key and a login is refused before anything is fetched.
     const eveReads = await sealpost(rig, dir, ['read', message, '--key', eveKey, '--api', apiUrl, '--login']);
     expectRefusal(
