@@ -1368,21 +1368,20 @@ static u64 publish_beacon(Ctx *c) {
   if (!beacon_cid_ok(a->str, a->str_len)) return E_INVALID_ARGUMENT;
   seeds_beacon(c, owner->key);
   TRY(expect_pda(c, bc, TAG_BEACON, BC_BUMP));
+  u8 bump = c->bump;
   int present;
   TRY(read_kind(c, bc, TAG_BEACON, &present));
   i64 t = now(c);
-  u8 *d;
+  u8 *d = bc->data;
   if (!present) {
     u64 lamports = rent(BEACON_SIZE);
     TRY(check_payer(owner, lamports, 0));
     TRY(create_pda(c, owner, bc, BEACON_SIZE, lamports));
-    d = bc->data;
     d[0] = TAG_BEACON;
     cp32(d + BC_OWNER, owner->key);
     wr64(d + BC_CREATED_AT, (u64)t);
-    d[BC_BUMP] = c->bump;
   }
-  d = bc->data;
+  d[BC_BUMP] = bump;
   wr64(d + BC_TAGS, a->u1);
   wr64(d + BC_UPDATED_AT, (u64)t);
   d[BC_CID_LEN] = (u8)a->str_len;
