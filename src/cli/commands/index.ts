@@ -30,6 +30,7 @@ export const commandEntries: CommandEntry[] = [
   { names: ['queue'], load: () => import('./queue.ts') },
   { names: ['config'], load: () => import('./config.ts') },
   { names: ['program'], load: () => import('./program.ts') },
+  { names: ['beacon'], load: () => import('./beacon.ts') },
 ];
 
 /**
