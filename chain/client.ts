@@ -1,6 +1,7 @@
 // Read helpers over a web3.js Connection, and the stamp price math
 // (docs/protocol.md "Stamp prices"). Browser-safe.
 import type { AccountInfo, Commitment, Connection, PublicKey } from '@solana/web3.js';
+import bs58 from 'bs58';
 import {
   type Alias,
   decodeAlias,
@@ -9,6 +10,8 @@ import {
   decodeMailbox,
   decodeMailboxKey,
   decodeMailDomain,
+  decodeParticipantBeacon,
+  decodePinLease,
   decodePostoffice,
   type Email,
   FROMBOX_SIZE,
@@ -16,13 +19,19 @@ import {
   type Mailbox,
   type MailboxKey,
   type MailDomain,
+  PARTICIPANT_BEACON_SIZE,
+  type ParticipantBeacon,
+  PIN_LEASE_SIZE,
+  type PinLease,
   type Postoffice,
+  pinLeaseLayout,
   rentExemptLamports,
 } from './accounts/index.ts';
-import { type Key, toPublicKey } from './bytes.ts';
+import { type Key, keyBytes, toPublicKey } from './bytes.ts';
 import { fromHash as hashOfFrom, normalizeAlias, normalizeDomain } from './hash.ts';
 import {
   aliasAddress,
+  beaconAddress,
   domainAddress,
   emailAddress,
   fromboxAddress,
@@ -230,4 +239,73 @@ export async function fetchStampQuote(
   if (!postoffice) throw new Error('the postoffice is not initialized');
   if (!mailbox) throw new Error(`no mailbox for ${toPublicKey(p.recipient).toBase58()}`);
   return stampQuote({ postoffice, mailbox, frombox, buyer: p.buyer, stamps: p.stamps });
+}
+
+/** One program account of a kind, with its address. */
+export interface Located<T> {
+  address: PublicKey;
+  account: T;
+}
+
+/** getProgramAccounts for one kind: memcmp on the kind tag plus `extra` filters, and the exact size. */
+async function listKind<T>(
+  conn: Connection,
+  programId: Key,
+  tag: number,
+  size: number,
+  decode: (d: Uint8Array) => T,
+  extra: { offset: number; bytes: Uint8Array }[] = [],
+): Promise<Located<T>[]> {
+  const filters = [
+    { dataSize: size },
+    { memcmp: { offset: 0, bytes: bs58.encode(Uint8Array.of(tag)) } },
+    ...extra.map((f) => ({ memcmp: { offset: f.offset, bytes: bs58.encode(f.bytes) } })),
+  ];
+  const found = await conn.getProgramAccounts(toPublicKey(programId), { filters });
+  return found.map(({ pubkey, account }) => ({
+    address: pubkey,
+    account: decode(new Uint8Array(account.data)),
+  }));
+}
+
+/** The wallet's ParticipantBeacon, or null. */
+export function getBeacon(conn: Connection, programId: Key, owner: Key): Promise<ParticipantBeacon | null> {
+  return fetchDecoded(conn, programId, beaconAddress(programId, owner)[0], decodeParticipantBeacon);
+}
+
+/**
+ * Beacons carrying tag `tag` (0..63), or every beacon when omitted. The node
+ * filters by kind and size; a bitmap bit cannot be a memcmp filter (memcmp
+ * compares whole bytes), so the tag is checked here. Sorted by owner.
+ */
+export async function listBeacons(
+  conn: Connection,
+  programId: Key,
+  opts: { tag?: number } = {},
+): Promise<Located<ParticipantBeacon>[]> {
+  if (opts.tag !== undefined && (!Number.isInteger(opts.tag) || opts.tag < 0 || opts.tag > 63))
+    throw new RangeError(`beacon tag must be 0..63, got ${opts.tag}`);
+  const all = await listKind(conn, programId, 12, PARTICIPANT_BEACON_SIZE, decodeParticipantBeacon);
+  const bit = opts.tag === undefined ? null : 1n << BigInt(opts.tag);
+  return all
+    .filter((b) => bit === null || (b.account.tags & bit) !== 0n)
+    .sort((x, y) => x.account.owner.toBase58().localeCompare(y.account.owner.toBase58()));
+}
+
+/**
+ * PinLeases paid to `operator` (memcmp on the operator field), optionally
+ * only those still live at `now` (Unix seconds: expires_at > now).
+ */
+export async function listPinLeases(
+  conn: Connection,
+  programId: Key,
+  opts: { operator?: Key; now?: bigint } = {},
+): Promise<Located<PinLease>[]> {
+  const extra =
+    opts.operator === undefined
+      ? []
+      : [{ offset: pinLeaseLayout.offsets.operator, bytes: keyBytes(opts.operator) }];
+  const all = await listKind(conn, programId, 15, PIN_LEASE_SIZE, decodePinLease, extra);
+  const now = opts.now;
+  return now === undefined ? all : all.filter((l) => l.account.expiresAt > now);
 }

@@ -20,6 +20,8 @@ export const MAIL_ERRORS = {
   InsufficientFunds: 15,
   NotWritable: 16,
   DomainInactive: 17,
+  LeaseUnpaid: 18,
+  LeaseExpired: 19,
 } as const;
 
 export type MailErrorName = keyof typeof MAIL_ERRORS;

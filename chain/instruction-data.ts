@@ -82,6 +82,25 @@ export interface ReclaimFromboxStampsData {
 export interface ClaimBountyData {
   kind: 'ClaimBounty';
 }
+export interface CreatePinLeaseData {
+  kind: 'CreatePinLease';
+  /** blake3 of the CID text. */
+  cidHash: Uint8Array;
+  expiresAt: bigint;
+  feeLamports: bigint;
+}
+export interface ClosePinLeaseData {
+  kind: 'ClosePinLease';
+}
+export interface PublishBeaconData {
+  kind: 'PublishBeacon';
+  /** Bitmap. */
+  tags: bigint;
+  detailCid: string;
+}
+export interface CloseBeaconData {
+  kind: 'CloseBeacon';
+}
 
 export type MailInstruction =
   | InitPostofficeData
@@ -99,7 +118,11 @@ export type MailInstruction =
   | BuyStampsData
   | TopUpStampsData
   | ReclaimFromboxStampsData
-  | ClaimBountyData;
+  | ClaimBountyData
+  | CreatePinLeaseData
+  | ClosePinLeaseData
+  | PublishBeaconData
+  | CloseBeaconData;
 
 export type InstructionKind = MailInstruction['kind'];
 
@@ -152,6 +175,14 @@ export const INSTRUCTION_LAYOUTS: LayoutMap = {
   }),
   ReclaimFromboxStamps: defineLayout<ReclaimFromboxStampsData>('ReclaimFromboxStamps', 14, {}),
   ClaimBounty: defineLayout<ClaimBountyData>('ClaimBounty', 15, {}),
+  CreatePinLease: defineLayout<CreatePinLeaseData>('CreatePinLease', 16, {
+    cidHash: 'hash',
+    expiresAt: 'i64',
+    feeLamports: 'u64',
+  }),
+  ClosePinLease: defineLayout<ClosePinLeaseData>('ClosePinLease', 17, {}),
+  PublishBeacon: defineLayout<PublishBeaconData>('PublishBeacon', 18, { tags: 'u64', detailCid: 'string' }),
+  CloseBeacon: defineLayout<CloseBeaconData>('CloseBeacon', 19, {}),
 };
 
 export const INSTRUCTION_TAGS = Object.fromEntries(

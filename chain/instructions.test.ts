@@ -2,15 +2,20 @@ import { Keypair, PublicKey, SystemProgram, type TransactionInstruction } from '
 import { describe, expect, it } from 'vitest';
 import type { Layout } from './accounts/layout.ts';
 import { ZERO_KEY } from './bytes.ts';
-import { fromHash, replyToHash } from './hash.ts';
+import { blake3Text, fromHash, replyToHash } from './hash.ts';
 import {
   addStampsInstruction,
+  beaconTagBits,
+  beaconTagList,
   buyStampsInstruction,
   claimBountyInstruction,
+  closeBeaconInstruction,
+  closePinLeaseInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
   createMailboxInstruction,
+  createPinLeaseInstruction,
   DecodeError,
   decodeInstruction,
   deleteMailInstruction,
@@ -21,6 +26,7 @@ import {
   type InstructionKind,
   initPostofficeInstruction,
   type MailInstruction,
+  publishBeaconInstruction,
   publishKeyInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
@@ -31,11 +37,13 @@ import {
 } from './instructions.ts';
 import {
   aliasAddress,
+  beaconAddress,
   domainAddress,
   emailAddress,
   fromboxAddress,
   mailboxAddress,
   mailboxKeyAddress,
+  pinLeaseAddress,
   postofficeAddress,
 } from './pda.ts';
 import { DEFAULT_PROGRAM_ID } from './program-id.ts';
@@ -64,6 +72,10 @@ const TAGS: Record<InstructionKind, number> = {
   TopUpStamps: 13,
   ReclaimFromboxStamps: 14,
   ClaimBounty: 15,
+  CreatePinLease: 16,
+  ClosePinLease: 17,
+  PublishBeacon: 18,
+  CloseBeacon: 19,
 };
 
 type Flags = [PublicKey, 's' | 'w' | 'sw' | ''];
@@ -114,7 +126,7 @@ describe('instruction data', () => {
 
   it('refuses unknown tags, short, trailing and non-canonical data', () => {
     expect(() => decodeInstruction(new Uint8Array(0))).toThrow(DecodeError);
-    expect(() => decodeInstruction(Uint8Array.of(16))).toThrow(/unknown tag 16/);
+    expect(() => decodeInstruction(Uint8Array.of(20))).toThrow(/unknown tag 20/);
     expect(() => decodeInstruction(Uint8Array.of(4, 0))).toThrow(/trailing/);
     expect(() => decodeInstruction(Uint8Array.of(12, 1, 0, 0))).toThrow(/too short/);
     expect(() => decodeInstruction(Uint8Array.of(2, 2, 0))).toThrow(/option flag/);
@@ -348,6 +360,58 @@ describe('instruction builders', () => {
       [c, 'sw'],
       [mb(a), ''],
       [own, 'w'],
+    ]);
+  });
+
+  it('pin lease and beacon instructions', () => {
+    const cid = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
+    const lease = pinLeaseAddress(programId, blake3Text(cid), a)[0];
+    const create = createPinLeaseInstruction({
+      programId,
+      holder: a,
+      operator: b,
+      cid,
+      expiresAt: 1_800_000_000n,
+      feeLamports: 7n,
+    });
+    expect(shape(create)).toEqual([
+      [a, 'sw'],
+      [b, 'w'],
+      [lease, 'w'],
+      [SYSTEM, ''],
+    ]);
+    expect(decodeInstruction(create.data)).toEqual({
+      kind: 'CreatePinLease',
+      cidHash: blake3Text(cid),
+      expiresAt: 1_800_000_000n,
+      feeLamports: 7n,
+    });
+    expect(shape(closePinLeaseInstruction({ programId, holder: a, cidHash: blake3Text(cid) }))).toEqual([
+      [a, 'sw'],
+      [lease, 'w'],
+    ]);
+    const beacon = beaconAddress(programId, c)[0];
+    const publish = publishBeaconInstruction({
+      programId,
+      owner: c,
+      tags: beaconTagBits([0, 5, 63]),
+      detailCid: cid,
+    });
+    expect(shape(publish)).toEqual([
+      [c, 'sw'],
+      [beacon, 'w'],
+      [SYSTEM, ''],
+    ]);
+    expect(decodeInstruction(publish.data)).toEqual({
+      kind: 'PublishBeacon',
+      tags: (1n << 63n) | 33n,
+      detailCid: cid,
+    });
+    expect(beaconTagList((1n << 63n) | 33n)).toEqual([0, 5, 63]);
+    expect(() => beaconTagBits([64])).toThrow(RangeError);
+    expect(shape(closeBeaconInstruction({ programId, owner: c }))).toEqual([
+      [c, 'sw'],
+      [beacon, 'w'],
     ]);
   });
 });

@@ -1,4 +1,4 @@
-// web3.js instruction builders for all 16 mail-program instructions, with the
+// web3.js instruction builders for all 20 mail-program instructions, with the
 // account lists and signer/writable flags of docs/protocol.md. Builders derive
 // every PDA themselves from named parameters.
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
@@ -16,6 +16,7 @@ import {
 } from './pda.ts';
 
 export * from './instruction-data.ts';
+export * from './record-instructions.ts';
 export * from './stamp-instructions.ts';
 
 /** An Email account named by its address or by (recipient, index). */

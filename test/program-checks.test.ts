@@ -8,20 +8,30 @@
 import { Buffer } from 'node:buffer';
 import { type AccountMeta, PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { emailLayout, fromboxLayout, mailboxLayout, mailDomainLayout } from '../chain/accounts/index.ts';
+import {
+  emailLayout,
+  fromboxLayout,
+  mailboxLayout,
+  mailDomainLayout,
+  pinLeaseLayout,
+} from '../chain/accounts/index.ts';
 import { MAIL_ERRORS, type MailErrorName } from '../chain/errors.ts';
 import { fromHash } from '../chain/hash.ts';
 import {
   addStampsInstruction,
   buyStampsInstruction,
   claimBountyInstruction,
+  closeBeaconInstruction,
+  closePinLeaseInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
   createMailboxInstruction,
+  createPinLeaseInstruction,
   deleteMailInstruction,
   encodeInstructionOf,
   initPostofficeInstruction,
+  publishBeaconInstruction,
   publishKeyInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
@@ -88,6 +98,19 @@ function fixture() {
       }),
     ),
   );
+  expectOk(
+    w.run(
+      createPinLeaseInstruction({
+        programId,
+        holder: alice,
+        operator: payer,
+        cid: CID,
+        expiresAt: w.now + 86_400n,
+        feeLamports: 10_000n,
+      }),
+    ),
+  );
+  expectOk(w.run(publishBeaconInstruction({ programId, owner: alice, tags: 2n, detailCid: CID })));
   return { w, programId, alice, bob, sender, newcomer, payer };
 }
 
@@ -300,6 +323,49 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       foreign: { 1: 'InvalidAccount' },
       bump: { 1: { offset: EMAIL_BUMP, error: 'InvalidPda' } },
     },
+    {
+      name: 'CreatePinLease',
+      make: () =>
+        createPinLeaseInstruction({
+          programId,
+          holder: sender,
+          operator: payer,
+          cid: CID,
+          expiresAt: w.now + 86_400n,
+          feeLamports: 10_000n,
+        }),
+      signers: [0],
+      writables: [0, 1, 2],
+      system: 3,
+      replaced: { 1: 'InsufficientFunds', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists' },
+    },
+    {
+      name: 'ClosePinLease',
+      make: () => closePinLeaseInstruction({ programId, holder: alice, cid: CID }),
+      signers: [0],
+      writables: [0, 1],
+      replaced: { 1: 'NotFound' },
+      foreign: { 1: 'InvalidAccount' },
+      bump: { 1: { offset: pinLeaseLayout.offsets.bump, error: 'InvalidPda' } },
+    },
+    {
+      name: 'PublishBeacon',
+      make: () => publishBeaconInstruction({ programId, owner: alice, tags: 6n, detailCid: CID }),
+      signers: [0],
+      writables: [0, 1],
+      system: 2,
+      replaced: { 1: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount' },
+    },
+    {
+      name: 'CloseBeacon',
+      make: () => closeBeaconInstruction({ programId, owner: alice }),
+      signers: [0],
+      writables: [0, 1],
+      replaced: { 1: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount' },
+    },
   ];
 }
 
@@ -325,9 +391,9 @@ describe('account checks of every instruction', () => {
     all = cases(f);
   });
 
-  it('covers all 16 instructions', () => {
+  it('covers all 20 instructions', () => {
     const tags = new Set(all.map((c) => c.make().data[0]));
-    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(16).keys()]);
+    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(20).keys()]);
   });
 
   it('refuses a missing signature and a read-only account', () => {
@@ -450,7 +516,7 @@ describe('account checks of every instruction', () => {
           expectClean(r, `${c.name} account ${j} := account ${i}`);
         }
     }
-    expect(runs).toBe(255);
+    expect(runs).toBe(277);
   });
 
   it('refuses short, trailing and unknown data and wrong account counts', () => {
@@ -470,7 +536,7 @@ describe('account checks of every instruction', () => {
       if (tag !== 6 || n === 8) expectErr(w.run(withKeys(ix, long)), 'InvalidInstruction');
     }
     const keys = all[2]?.make().keys as AccountMeta[];
-    for (const data of [[], [16], [17], [99], [255], [255, 0, 0]])
+    for (const data of [[], [20], [21], [99], [255], [255, 0, 0]])
       expectErr(
         w.run(
           new TransactionInstruction({ programId: new PublicKey(programId), keys, data: Buffer.from(data) }),
@@ -542,7 +608,7 @@ describe('fuzz', () => {
         );
       } else {
         data = Uint8Array.from({ length: Math.floor(random() * 90) }, () => Math.floor(random() * 256));
-        if (data.length && random() < 0.8) data[0] = Math.floor(random() * 16);
+        if (data.length && random() < 0.8) data[0] = Math.floor(random() * 20);
       }
       let keys: AccountMeta[];
       if (random() < 0.5) {

@@ -53,7 +53,7 @@ const EXPECTED: Record<AccountKind, [tag: number, size: number]> = {
   ParticipantBeacon: [12, 155],
   SenderAttestation: [13, 74],
   SenderReputation: [14, 50],
-  PinLease: [15, 74],
+  PinLease: [15, 122],
   PendingMailboxClose: [16, 42],
   PendingDeactivation: [17, 42],
   PendingReclaim: [18, 106],

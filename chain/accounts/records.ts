@@ -1,5 +1,6 @@
 // Accounts 8–18 of docs/protocol.md: marketplace, beacon, attestation, lease
-// and pending records. This version defines their layouts but writes none.
+// and pending records. The program writes ParticipantBeacon (PublishBeacon)
+// and PinLease (CreatePinLease); the others are layouts only so far.
 import type { PublicKey } from '@solana/web3.js';
 import { defineLayout } from './layout.ts';
 
@@ -152,17 +153,27 @@ export const senderReputationLayout = defineLayout<SenderReputation>('SenderRepu
 
 export interface PinLease {
   kind: 'PinLease';
-  /** blake3 of the leased CID. */
+  /** blake3 of the leased CID's text (see pinLeaseCidHash). */
   cidHash: Uint8Array;
+  /** The wallet that paid; the only one that may close the lease. */
   holder: PublicKey;
+  /** The pin operator's fee wallet the fee was paid to. */
+  operator: PublicKey;
   createdAt: bigint;
+  /** The lease is live while chain time < expiresAt. */
+  expiresAt: bigint;
+  /** Lamports paid to the operator by CreatePinLease. */
+  feeLamports: bigint;
   bump: number;
 }
 
 export const pinLeaseLayout = defineLayout<PinLease>('PinLease', 15, {
   cidHash: 'hash',
   holder: 'key',
+  operator: 'key',
   createdAt: 'i64',
+  expiresAt: 'i64',
+  feeLamports: 'u64',
   bump: 'u8',
 });
 

@@ -11,12 +11,16 @@ import {
   addStampsInstruction,
   buyStampsInstruction,
   claimBountyInstruction,
+  closeBeaconInstruction,
+  closePinLeaseInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
   createMailboxInstruction,
+  createPinLeaseInstruction,
   deleteMailInstruction,
   initPostofficeInstruction,
+  publishBeaconInstruction,
   publishKeyInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
@@ -206,5 +210,35 @@ export function measureComputeUnits(opts: { runs?: number; seed?: number } = {})
     }),
   );
   measure('ReclaimFromboxStamps', reclaimFromboxStampsInstruction({ programId, sender, recipient }));
+
+  const leaseTerm = w.now + 30n * 86_400n;
+  times(runs, (i) =>
+    measure(
+      'CreatePinLease',
+      createPinLeaseInstruction({
+        programId,
+        holder: sender,
+        operator: owner,
+        cid: `${CID}${i}`,
+        expiresAt: leaseTerm,
+        feeLamports: 10_000n,
+      }),
+    ),
+  );
+  times(runs, (i) =>
+    measure('ClosePinLease', closePinLeaseInstruction({ programId, holder: sender, cid: `${CID}${i}` })),
+  );
+  const publishers = Array.from({ length: runs }, () => w.wallet());
+  for (const who of publishers)
+    measure(
+      'PublishBeacon (create)',
+      publishBeaconInstruction({ programId, owner: who, tags: 5n, detailCid: CID }),
+    );
+  for (const who of publishers)
+    measure(
+      'PublishBeacon (update, 96-byte cid)',
+      publishBeaconInstruction({ programId, owner: who, tags: 1n << 63n, detailCid: 'c'.repeat(96) }),
+    );
+  for (const who of publishers) measure('CloseBeacon', closeBeaconInstruction({ programId, owner: who }));
   return [...rows.values()];
 }

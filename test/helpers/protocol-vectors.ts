@@ -11,18 +11,23 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type AccountMeta, Keypair, PublicKey, type TransactionInstruction } from '@solana/web3.js';
-import { encodeAccount, type MailAccount } from '../../chain/accounts/index.ts';
+import { BEACON_DETAIL_CID_CAPACITY, encodeAccount, type MailAccount } from '../../chain/accounts/index.ts';
 import { aliasNameHash, domainNameHash, fromHash, replyToHash } from '../../chain/hash.ts';
 import {
   addStampsInstruction,
   buyStampsInstruction,
   claimBountyInstruction,
+  closeBeaconInstruction,
+  closePinLeaseInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
   createMailboxInstruction,
+  createPinLeaseInstruction,
   deleteMailInstruction,
   initPostofficeInstruction,
+  pinLeaseCidHash,
+  publishBeaconInstruction,
   publishKeyInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
@@ -33,12 +38,14 @@ import {
 } from '../../chain/instructions.ts';
 import {
   aliasAddress,
+  beaconAddress,
   domainAddress,
   emailAddress,
   fromboxAddress,
   mailboxAddress,
   mailboxKeyAddress,
   type Pda,
+  pinLeaseAddress,
   postofficeAddress,
 } from '../../chain/pda.ts';
 import { DEFAULT_PROGRAM_ID } from '../../chain/program-id.ts';
@@ -67,6 +74,8 @@ const CID_HELLO = 'bafkreicysg23kiwv34eg2d7qweipxwosdo2py4ldv42nbauguluen5v6am';
 const B3_CID = `b3:${'ab'.repeat(32)}`;
 const EPOCH = 1_767_225_600n; // 2026-01-01T00:00:00Z
 const EXPIRES_AT = EPOCH + 7n * 86_400n;
+/** Tags 1 and 3. */
+const BEACON_TAGS = 0b1010n;
 
 /** The envelope sender forms of the from_hash table, each with the text docs/protocol.md says is hashed. */
 export const FROM_HASH_INPUTS: readonly (readonly [input: string, hashedText: string])[] = [
@@ -320,6 +329,28 @@ function instructionVectors() {
       'recipient',
       'email',
     ]),
+    ixVector(
+      'CreatePinLease',
+      createPinLeaseInstruction({
+        programId,
+        holder: sender,
+        operator: authority,
+        cid: CID_HELLO,
+        expiresAt: EXPIRES_AT,
+        feeLamports: 1_000_000n,
+      }),
+      ['holder', 'operator', 'pin_lease', 'System'],
+    ),
+    ixVector('ClosePinLease', closePinLeaseInstruction({ programId, holder: sender, cid: CID_HELLO }), [
+      'holder',
+      'pin_lease',
+    ]),
+    ixVector(
+      'PublishBeacon',
+      publishBeaconInstruction({ programId, owner: recipient, tags: BEACON_TAGS, detailCid: CID_HELLO }),
+      ['owner', 'beacon', 'System'],
+    ),
+    ixVector('CloseBeacon', closeBeaconInstruction({ programId, owner: recipient }), ['owner', 'beacon']),
   ];
 }
 
@@ -348,6 +379,12 @@ function pdaVectors() {
     pdaVector('Alias', `["alias", blake3("${ALIAS}")]`, aliasAddress(PROGRAM_ID, ALIAS)),
     pdaVector('MailDomain', `["domain", blake3("${DOMAIN}")]`, domainAddress(PROGRAM_ID, DOMAIN)),
     pdaVector('Postoffice', '["postoffice"]', postofficeAddress(PROGRAM_ID)),
+    pdaVector(
+      'PinLease',
+      `["pin_lease", blake3("${CID_HELLO}"), sender]`,
+      pinLeaseAddress(PROGRAM_ID, pinLeaseCidHash(CID_HELLO), sender),
+    ),
+    pdaVector('ParticipantBeacon', '["beacon", recipient]', beaconAddress(PROGRAM_ID, recipient)),
   ];
 }
 
@@ -444,6 +481,36 @@ function accountVectors() {
         settlementSurchargeLamports: 10_000n,
         feesCollected: 15_000n,
         bump: postofficeAddress(PROGRAM_ID)[1],
+      },
+    ],
+    [
+      'ParticipantBeacon',
+      {
+        kind: 'ParticipantBeacon',
+        owner: recipient,
+        tags: BEACON_TAGS,
+        createdAt: EPOCH,
+        updatedAt: EPOCH + 3_600n,
+        bump: beaconAddress(PROGRAM_ID, recipient)[1],
+        detailCidLen: CID_HELLO.length,
+        detailCid: (() => {
+          const out = new Uint8Array(BEACON_DETAIL_CID_CAPACITY);
+          out.set(new TextEncoder().encode(CID_HELLO));
+          return out;
+        })(),
+      },
+    ],
+    [
+      'PinLease',
+      {
+        kind: 'PinLease',
+        cidHash: pinLeaseCidHash(CID_HELLO),
+        holder: sender,
+        operator: authority,
+        createdAt: EPOCH,
+        expiresAt: EXPIRES_AT,
+        feeLamports: 1_000_000n,
+        bump: pinLeaseAddress(PROGRAM_ID, pinLeaseCidHash(CID_HELLO), sender)[1],
       },
     ],
   ];

@@ -1,4 +1,4 @@
-// The Sealpost mail program (docs/protocol.md): accounts, seeds, the 16
+// The Sealpost mail program (docs/protocol.md): accounts, seeds, the 20
 // instructions and their rules, for the SBPFv0 runtime. One translation unit;
 // built by `npm run build:program`.
 //
@@ -52,6 +52,8 @@
 #define E_INSUFFICIENT_FUNDS 15ULL
 #define E_NOT_WRITABLE 16ULL
 #define E_DOMAIN_INACTIVE 17ULL
+#define E_LEASE_UNPAID 18ULL
+#define E_LEASE_EXPIRED 19ULL
 
 #define TRY(x)                                                                                         \
   do {                                                                                                 \
@@ -68,6 +70,8 @@
 #define TAG_ALIAS 5
 #define TAG_MAIL_DOMAIN 6
 #define TAG_POSTOFFICE 7
+#define TAG_BEACON 12
+#define TAG_PIN_LEASE 15
 
 #define MAILBOX_SIZE 83
 #define MB_OWNER 1
@@ -127,6 +131,25 @@
 #define PO_FEES_COLLECTED 145
 #define PO_BUMP 153
 
+#define BEACON_SIZE 155
+#define BC_OWNER 1
+#define BC_TAGS 33
+#define BC_CREATED_AT 41
+#define BC_UPDATED_AT 49
+#define BC_BUMP 57
+#define BC_CID_LEN 58
+#define BC_CID 59
+#define BEACON_CID_MAX 96
+
+#define PIN_LEASE_SIZE 122
+#define PL_CID_HASH 1
+#define PL_HOLDER 33
+#define PL_OPERATOR 65
+#define PL_CREATED_AT 97
+#define PL_EXPIRES_AT 105
+#define PL_FEE 113
+#define PL_BUMP 121
+
 #define CID_MAX 128
 #define DOMAIN_MAX 253
 #define ALIAS_MAX 64
@@ -153,7 +176,11 @@ enum {
   IX_TOP_UP_STAMPS = 13,
   IX_RECLAIM_FROMBOX_STAMPS = 14,
   IX_CLAIM_BOUNTY = 15,
-  IX_COUNT = 16,
+  IX_CREATE_PIN_LEASE = 16,
+  IX_CLOSE_PIN_LEASE = 17,
+  IX_PUBLISH_BEACON = 18,
+  IX_CLOSE_BEACON = 19,
+  IX_COUNT = 20,
 };
 
 static const char IX_NAMES[IX_COUNT][36] = {
@@ -162,7 +189,8 @@ static const char IX_NAMES[IX_COUNT][36] = {
     "Instruction: SendMail",       "Instruction: DeleteMail",     "Instruction: CreateAlias",
     "Instruction: CreateFrombox",  "Instruction: UpdateFrombox",  "Instruction: AddStamps",
     "Instruction: BuyStamps",      "Instruction: TopUpStamps",    "Instruction: ReclaimFromboxStamps",
-    "Instruction: ClaimBounty",
+    "Instruction: ClaimBounty",    "Instruction: CreatePinLease", "Instruction: ClosePinLease",
+    "Instruction: PublishBeacon",  "Instruction: CloseBeacon",
 };
 
 /* ---- state ------------------------------------------------------------------ */
@@ -244,6 +272,8 @@ static const char SEED_FROMBOX[] = "frombox";
 static const char SEED_ALIAS[] = "alias";
 static const char SEED_DOMAIN[] = "domain";
 static const char SEED_POSTOFFICE[] = "postoffice";
+static const char SEED_BEACON[] = "beacon";
+static const char SEED_PIN_LEASE[] = "pin_lease";
 
 /* ---- small checks ----------------------------------------------------------- */
 
@@ -322,6 +352,10 @@ static u64 read_kind(Ctx *c, const Acc *a, u8 tag, int *present) {
                : E_INVALID_ACCOUNT;
   case TAG_POSTOFFICE:
     return len == POSTOFFICE_SIZE ? OK : E_INVALID_ACCOUNT;
+  case TAG_BEACON:
+    return len == BEACON_SIZE && d[BC_CID_LEN] <= BEACON_CID_MAX ? OK : E_INVALID_ACCOUNT;
+  case TAG_PIN_LEASE:
+    return len == PIN_LEASE_SIZE ? OK : E_INVALID_ACCOUNT;
   default:
     return E_INVALID_ACCOUNT;
   }
@@ -384,6 +418,17 @@ static void seeds_domain(Ctx *c, const u8 *name_hash) {
 }
 
 static void seeds_postoffice(Ctx *c) { SEEDS(c, SEED_POSTOFFICE); }
+
+static void seeds_beacon(Ctx *c, const u8 *owner) {
+  SEEDS(c, SEED_BEACON);
+  seeds_add(c, owner, 32);
+}
+
+static void seeds_pin_lease(Ctx *c, const u8 *cid_hash, const u8 *holder) {
+  SEEDS(c, SEED_PIN_LEASE);
+  seeds_add(c, cid_hash, 32);
+  seeds_add(c, holder, 32);
+}
 
 /*
  * Program-derived addresses, computed here rather than by the
@@ -765,7 +810,16 @@ static u64 decode(Ctx *c, const u8 *data, u64 len) {
     a->has_u64 = rd_flag(&r);
     if (a->has_u64) a->u64_val = rd_u64(&r);
     break;
-  default: /* RemoveKey, DeleteMail, ReclaimFromboxStamps, ClaimBounty: no arguments */
+  case IX_CREATE_PIN_LEASE: /* k1 cid_hash, u1 expires_at, u2 fee_lamports */
+    a->k1 = rd_key(&r);
+    a->u1 = rd_u64(&r);
+    a->u2 = rd_u64(&r);
+    break;
+  case IX_PUBLISH_BEACON: /* u1 tags, str detail_cid */
+    a->u1 = rd_u64(&r);
+    rd_string(&r, a);
+    break;
+  default: /* RemoveKey, DeleteMail, ReclaimFromboxStamps, ClaimBounty, ClosePinLease, CloseBeacon */
     break;
   }
   if (r.bad || r.left != 0) return E_INVALID_INSTRUCTION;
@@ -1235,6 +1289,121 @@ static u64 reclaim_frombox_stamps(Ctx *c) {
   return OK;
 }
 
+/* ---- pin leases ------------------------------------------------------------- */
+
+/*
+ * CreatePinLease: the holder pays `fee_lamports` (>= 1) to the operator's
+ * wallet in this instruction and the rent of the lease, which records
+ * blake3(cid), holder, operator, the term and the fee. Paying oneself is not
+ * paying (LeaseUnpaid); a term already over is LeaseExpired.
+ */
+static u64 create_pin_lease(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *holder = &c->acc[0], *op = &c->acc[1], *lease = &c->acc[2];
+  const Args *a = &c->a;
+  TRY(need_signer(holder, 1));
+  TRY(need_writable(op));
+  TRY(need_writable(lease));
+  TRY(need_system(c, &c->acc[3]));
+  if (is_zero32(a->k1)) return E_INVALID_ARGUMENT;
+  if (a->u2 == 0 || eq32(op->key, holder->key)) return E_LEASE_UNPAID;
+  if (!is_zero32(op->owner) || *op->len != 0) return E_INVALID_ACCOUNT;
+  i64 t = now(c);
+  if ((i64)a->u1 <= t) return E_LEASE_EXPIRED;
+  seeds_pin_lease(c, a->k1, holder->key);
+  TRY(pda_find(c, lease->key));
+  if (!is_absent(lease)) return E_ALREADY_EXISTS;
+  u64 lamports = rent(PIN_LEASE_SIZE), total;
+  TRY(add(lamports, a->u2, &total));
+  TRY(check_payer(holder, total, 0));
+  TRY(check_credit(op, a->u2));
+  u8 bump = c->bump;
+  TRY(create_pda(c, holder, lease, PIN_LEASE_SIZE, lamports));
+  TRY(cpi_transfer(c, holder, op, a->u2));
+  u8 *d = lease->data;
+  d[0] = TAG_PIN_LEASE;
+  cp32(d + PL_CID_HASH, a->k1);
+  cp32(d + PL_HOLDER, holder->key);
+  cp32(d + PL_OPERATOR, op->key);
+  wr64(d + PL_CREATED_AT, (u64)t);
+  wr64(d + PL_EXPIRES_AT, a->u1);
+  wr64(d + PL_FEE, a->u2);
+  d[PL_BUMP] = bump;
+  return OK;
+}
+
+/* ClosePinLease: the holder only; all the lease's lamports back to the holder. */
+static u64 close_pin_lease(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *holder = &c->acc[0], *lease = &c->acc[1];
+  TRY(need_signer(holder, 1));
+  TRY(need_writable(lease));
+  TRY(require_kind(c, lease, TAG_PIN_LEASE));
+  if (!eq32(lease->data + PL_HOLDER, holder->key)) return E_UNAUTHORIZED;
+  seeds_pin_lease(c, lease->data + PL_CID_HASH, holder->key);
+  if (!pda_with_bump(c, lease->data[PL_BUMP], lease->key)) return E_INVALID_PDA;
+  TRY(check_credit(holder, *lease->lamports));
+  close_account(lease, holder);
+  return OK;
+}
+
+/* ---- participant beacons ---------------------------------------------------- */
+
+/* A beacon's detail CID: 1..=96 bytes of visible ASCII (no spaces or controls). */
+static int beacon_cid_ok(const u8 *s, u64 n) {
+  if (n < 1 || n > BEACON_CID_MAX) return 0;
+  for (u64 i = 0; i < n; i++)
+    if (s[i] < 0x21 || s[i] > 0x7e) return 0;
+  return 1;
+}
+
+/* PublishBeacon: creates the owner's beacon or replaces its tags and CID. */
+static u64 publish_beacon(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *owner = &c->acc[0], *bc = &c->acc[1];
+  const Args *a = &c->a;
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(bc));
+  TRY(need_system(c, &c->acc[2]));
+  if (!beacon_cid_ok(a->str, a->str_len)) return E_INVALID_ARGUMENT;
+  seeds_beacon(c, owner->key);
+  TRY(expect_pda(c, bc, TAG_BEACON, BC_BUMP));
+  u8 bump = c->bump;
+  int present;
+  TRY(read_kind(c, bc, TAG_BEACON, &present));
+  i64 t = now(c);
+  u8 *d = bc->data;
+  if (!present) {
+    u64 lamports = rent(BEACON_SIZE);
+    TRY(check_payer(owner, lamports, 0));
+    TRY(create_pda(c, owner, bc, BEACON_SIZE, lamports));
+    d[0] = TAG_BEACON;
+    cp32(d + BC_OWNER, owner->key);
+    wr64(d + BC_CREATED_AT, (u64)t);
+  }
+  d[BC_BUMP] = bump;
+  wr64(d + BC_TAGS, a->u1);
+  wr64(d + BC_UPDATED_AT, (u64)t);
+  d[BC_CID_LEN] = (u8)a->str_len;
+  memset(d + BC_CID, 0, BEACON_CID_MAX);
+  memcpy(d + BC_CID, a->str, a->str_len);
+  return OK;
+}
+
+/* CloseBeacon: the owner's own beacon; its rent back to the owner. */
+static u64 close_beacon(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *owner = &c->acc[0], *bc = &c->acc[1];
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(bc));
+  seeds_beacon(c, owner->key);
+  TRY(expect_pda(c, bc, TAG_BEACON, BC_BUMP));
+  TRY(require_kind(c, bc, TAG_BEACON));
+  TRY(check_credit(owner, *bc->lamports));
+  close_account(bc, owner);
+  return OK;
+}
+
 /* ---- entrypoint ------------------------------------------------------------- */
 
 /* Walks the input buffer: accounts (duplicates alias their first occurrence), data, program id. */
@@ -1312,6 +1481,14 @@ u64 entrypoint(u8 *input) {
     return purchase_stamps(c);
   case IX_RECLAIM_FROMBOX_STAMPS:
     return reclaim_frombox_stamps(c);
+  case IX_CREATE_PIN_LEASE:
+    return create_pin_lease(c);
+  case IX_CLOSE_PIN_LEASE:
+    return close_pin_lease(c);
+  case IX_PUBLISH_BEACON:
+    return publish_beacon(c);
+  case IX_CLOSE_BEACON:
+    return close_beacon(c);
   default:
     return claim_bounty(c);
   }

@@ -31,6 +31,7 @@ export const commandEntries: CommandEntry[] = [
   { names: ['spooler'], load: () => import('./spooler.ts') },
   { names: ['config'], load: () => import('./config.ts') },
   { names: ['program'], load: () => import('./program.ts') },
+  { names: ['beacon'], load: () => import('./beacon.ts') },
 ];
 
 /**

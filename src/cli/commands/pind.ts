@@ -4,10 +4,12 @@
 import type { Command } from 'commander';
 import { InvalidCidError, normalizeCid } from '../../../pinning/cid.ts';
 import { acquireLock, DataDirLockedError } from '../../../pinning/pind/lock.ts';
+import { readChainRetention, releaseUnretained } from '../../../pinning/pind/retention.ts';
 import { PindConfigError, startPind } from '../../../pinning/pind/server.ts';
 import { PindStore } from '../../../pinning/pind/store.ts';
 import { createLogger } from '../../log.ts';
 import { addServerOptions, CliError, EXIT_USAGE, type Listen, loadCliConfig } from '../common.ts';
+import { addressOption, connect, intOption, urlOption } from './program-common.ts';
 
 interface DaemonOpts {
   config?: string;
@@ -78,6 +80,7 @@ function parseCids(texts: string[]): string[] {
 async function sweep(
   store: PindStore,
   dataDir: string,
+  before?: () => Promise<void>,
 ): Promise<Awaited<ReturnType<PindStore['gc']>> | null> {
   let release: () => void;
   try {
@@ -87,9 +90,37 @@ async function sweep(
     throw err;
   }
   try {
+    await before?.();
     return await store.gc();
   } finally {
     release();
+  }
+}
+
+interface GcOpts {
+  config?: string;
+  dataDir?: string;
+  chain?: boolean;
+  rpc?: string;
+  programId?: string;
+  operator?: string;
+  grace: number;
+}
+
+/** `--chain`: reads the chain first (nothing is touched when it does not answer). */
+async function chainRetention(opts: GcOpts, config: ReturnType<typeof loadCliConfig>['config']) {
+  if (!opts.operator)
+    throw new CliError('pind gc --chain needs --operator <base58>: the fee wallet leases pay', EXIT_USAGE);
+  const rpc = opts.rpc ?? config.chain.rpc_url;
+  const programId = opts.programId ?? config.chain.program_id;
+  const conn = await connect(rpc);
+  let now: bigint;
+  try {
+    const time = await conn.getBlockTime(await conn.getSlot('confirmed'));
+    now = BigInt(time ?? Math.floor(Date.now() / 1000));
+    return await readChainRetention(conn, programId, opts.operator, now);
+  } catch (err) {
+    throw new CliError(`cannot read leases from ${rpc}: ${(err as Error).message}`);
   }
 }
 
@@ -130,12 +161,43 @@ export function register(program: Command): void {
   addServerOptions(
     cmd
       .command('gc')
-      .description('delete blocks no pin references and leftovers of interrupted uploads (daemon stopped)'),
+      .description('delete blocks no pin references and leftovers of interrupted uploads (daemon stopped)')
+      .option(
+        '--chain',
+        'first release pins the chain no longer retains: no Email names them, no live PinLease',
+      )
+      .option(
+        '--operator <base58>',
+        'with --chain: the fee wallet whose leases count',
+        addressOption('wallet'),
+      )
+      .option('--rpc <url>', 'with --chain: JSON-RPC URL (default [chain] rpc_url)', urlOption)
+      .option(
+        '--program-id <base58>',
+        'with --chain: mail program (default [chain] program_id)',
+        addressOption('program id'),
+      )
+      .option(
+        '--grace <secs>',
+        'with --chain: keep pins younger than this',
+        intOption(0, 10 * 365 * 86_400),
+        86_400,
+      ),
     { listen: false },
   ).action(async (_opts: unknown, sub: Command) => {
-    const dataDir = pindDataDir(sub.optsWithGlobals());
+    const opts = sub.optsWithGlobals<GcOpts>();
+    const { config } = loadCliConfig(opts);
+    const dataDir = config.pind.data_dir;
+    if (!opts.chain && (opts.operator || opts.rpc || opts.programId))
+      throw new CliError('--operator, --rpc and --program-id go with --chain', EXIT_USAGE);
+    const retention = opts.chain ? await chainRetention(opts, config) : null;
     const store = await PindStore.open(dataDir);
-    const swept = await sweep(store, dataDir);
+    const swept = await sweep(store, dataDir, async () => {
+      if (!retention) return;
+      const outcome = await releaseUnretained(store, retention, { nowMs: Date.now(), graceSecs: opts.grace });
+      for (const { cid, reason } of outcome.kept) process.stdout.write(`kept ${cid} (${reason})\n`);
+      for (const cid of outcome.released) process.stdout.write(`released ${cid}\n`);
+    });
     if (!swept) throw new CliError(`pind is running on ${dataDir}; stop it before \`pind gc\``);
     process.stdout.write(
       `deleted ${swept.removedBlocks} block(s) and ${swept.removedTemp} temp file(s); kept ${swept.keptBlocks} block(s)\n`,
