@@ -4,7 +4,7 @@
 // also how no_ipfs mail is read), flags, and "compose through the server",
 // which hands the page-built RFC 5322 message to the submission path.
 // A route plugin: `sealpost serve` passes `mailRoutes(deps)` to the API.
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { BlobStore } from '../../blobs/blob-store.ts';
 import type { Config } from '../../config/types.ts';
@@ -164,6 +164,15 @@ export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
     const m = await deps.messages.get(id);
     if (!m || m.wallet !== wallet || m.deletedAt !== null) throw notFound();
     return m;
+  };
+  /** A stored sealed object as it is kept (docs/sealing.md); 404 when its blob is gone. */
+  const sendSealed = async (reply: FastifyReply, blobKey: string) => {
+    if (!(await deps.blobs.exists(blobKey))) throw notFound();
+    const bytes = await deps.blobs.read(blobKey);
+    return reply
+      .header('content-type', 'application/octet-stream')
+      .header('cache-control', 'private, no-store')
+      .send(bytes);
   };
 
   return async (app) => {
@@ -325,12 +334,7 @@ export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
       },
       async (request, reply) => {
         const m = await ownMessage(request.wallet, (request.params as { id: string }).id);
-        if (!(await deps.blobs.exists(m.blobKey))) throw notFound();
-        const bytes = await deps.blobs.read(m.blobKey);
-        return reply
-          .header('content-type', 'application/octet-stream')
-          .header('cache-control', 'private, no-store')
-          .send(bytes);
+        return sendSealed(reply, m.blobKey);
       },
     );
 
@@ -383,12 +387,7 @@ export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
           .executeTakeFirst();
         if (!found) throw notFound();
         const m = await ownMessage(request.wallet, found.id);
-        if (!(await deps.blobs.exists(m.blobKey))) throw notFound();
-        const bytes = await deps.blobs.read(m.blobKey);
-        return reply
-          .header('content-type', 'application/octet-stream')
-          .header('cache-control', 'private, no-store')
-          .send(bytes);
+        return sendSealed(reply, m.blobKey);
       },
     );
 

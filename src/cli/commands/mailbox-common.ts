@@ -2,10 +2,12 @@
 // chain is (--config, --rpc, --program-id), option parsers, which wallet a
 // command acts for, and chain reads that name the node in their errors.
 import { type Command, InvalidArgumentError } from 'commander';
-import { isBase58Key } from '../../../chain/index.ts';
 import { DEFAULT_PROGRAM_ID } from '../../../chain/program-id.ts';
 import { readKeypairFile } from '../../keys/keypair-file.ts';
 import { CliError, CONFIG_OPTION_HELP, EXIT_USAGE, loadCliConfig } from '../common.ts';
+import { addressOption as keyOption, urlOption } from '../options.ts';
+
+export { addressOption as keyOption, intOption, urlOption } from '../options.ts';
 
 export const DEV_RPC = 'http://127.0.0.1:8899';
 export const DEV_GATEWAY = 'http://127.0.0.1:8183';
@@ -20,36 +22,10 @@ export interface ChainOptions {
   json?: boolean;
 }
 
-export function intOption(min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected an integer ${min}..${max}, got "${value}"`);
-    }
-    return n;
-  };
-}
-
 export function indexOption(value: string): bigint {
   if (!/^\d{1,20}$/.test(value))
     throw new InvalidArgumentError(`expected a message index (0, 1, …), got "${value}"`);
   return BigInt(value);
-}
-
-export function urlOption(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return value.replace(/\/+$/, '');
-  } catch {}
-  throw new InvalidArgumentError(`expected an http(s) URL, got "${value}"`);
-}
-
-export function keyOption(what: string) {
-  return (value: string): string => {
-    if (!isBase58Key(value))
-      throw new InvalidArgumentError(`expected a base58 ${what} (32 bytes), got "${value}"`);
-    return value;
-  };
 }
 
 export function addChainOptions(cmd: Command): Command {

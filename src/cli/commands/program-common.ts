@@ -4,11 +4,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Connection, Keypair } from '@solana/web3.js';
-import { InvalidArgumentError } from 'commander';
-import { isBase58Key } from '../../../chain/index.ts';
 import { readKeypairFile } from '../../keys/keypair-file.ts';
 import { DeployError } from '../../program-deploy/onchain.ts';
 import { CliError } from '../common.ts';
+
+export { addressOption, intOption, urlOption } from '../options.ts';
 
 /** The committed mail program build. */
 export const MAIL_PROGRAM_SO = resolve(
@@ -20,32 +20,6 @@ export const MAIL_PROGRAM_SO = resolve(
   'program',
   'mail_program.so',
 );
-
-export function urlOption(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
-  } catch {}
-  throw new InvalidArgumentError(`expected an http(s) RPC URL, got "${value}"`);
-}
-
-export function addressOption(what: string) {
-  return (value: string): string => {
-    if (!isBase58Key(value))
-      throw new InvalidArgumentError(`expected a base58 ${what} (32 bytes), got "${value}"`);
-    return value;
-  };
-}
-
-export function intOption(min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected an integer ${min}..${max}, got "${value}"`);
-    }
-    return n;
-  };
-}
 
 /** A Solana CLI keypair file named by `option`; the error names the option and the file. */
 export function loadKeypair(option: string, file: string): Keypair {

@@ -1,0 +1,34 @@
+// Commander argument parsers shared by the subcommands: each turns one
+// option's text into a value or throws InvalidArgumentError, which commander
+// reports as "option '--x <v>' argument 'v' is invalid. <message>" (exit 2).
+import { InvalidArgumentError } from 'commander';
+import { isBase58Key } from '../../chain/index.ts';
+
+/** An integer in [min, max], written in decimal digits only. */
+export function intOption(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) {
+      throw new InvalidArgumentError(`expected an integer ${min}..${max}, got "${value}"`);
+    }
+    return n;
+  };
+}
+
+/** An http(s) URL, without trailing slashes (callers append paths). */
+export function urlOption(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value.replace(/\/+$/, '');
+  } catch {}
+  throw new InvalidArgumentError(`expected an http(s) URL, got "${value}"`);
+}
+
+/** A base58 public key; `what` names it in the error ("wallet address", "program id"). */
+export function addressOption(what: string) {
+  return (value: string): string => {
+    if (!isBase58Key(value))
+      throw new InvalidArgumentError(`expected a base58 ${what} (32 bytes), got "${value}"`);
+    return value;
+  };
+}
