@@ -6,11 +6,15 @@ import { DEFAULT_PROGRAM_ID } from './program-id.ts';
 describe('mail program errors', () => {
   it('numbers the table as protocol.md does', () => {
     const names = Object.keys(MAIL_ERRORS);
-    expect(names).toHaveLength(20);
+    expect(names).toHaveLength(29);
+    // 0..19 in order, then the alias marketplace's block from 40.
     names.forEach((n, i) => {
-      expect(MAIL_ERRORS[n as keyof typeof MAIL_ERRORS]).toBe(i);
-      expect(mailErrorName(i)).toBe(n);
+      const code = i < 20 ? i : 40 + (i - 20);
+      expect(MAIL_ERRORS[n as keyof typeof MAIL_ERRORS]).toBe(code);
+      expect(mailErrorName(code)).toBe(n);
     });
+    expect(MAIL_ERRORS.AliasLocked).toBe(40);
+    expect(MAIL_ERRORS.EscrowNotExpired).toBe(48);
     expect(MAIL_ERRORS.PostageRequired).toBe(8);
     expect(MAIL_ERRORS.DomainInactive).toBe(17);
     expect(MAIL_ERRORS.LeaseExpired).toBe(19);

@@ -22,6 +22,16 @@ export const MAIL_ERRORS = {
   DomainInactive: 17,
   LeaseUnpaid: 18,
   LeaseExpired: 19,
+  // alias marketplace (40–59)
+  AliasLocked: 40,
+  BidTooLow: 41,
+  AuctionEnded: 42,
+  AuctionNotEnded: 43,
+  OwnListing: 44,
+  ListingHasBids: 45,
+  WrongListingMode: 46,
+  EscrowExpired: 47,
+  EscrowNotExpired: 48,
 } as const;
 
 export type MailErrorName = keyof typeof MAIL_ERRORS;

@@ -2,6 +2,7 @@
 // (docs/protocol.md "Instructions"). The devnet program decodes with this too.
 import type { PublicKey } from '@solana/web3.js';
 import { DecodeError, defineLayout, type Input, type Layout } from './accounts/layout.ts';
+import { MARKET_INSTRUCTION_LAYOUTS, type MarketInstruction } from './market-instruction-data.ts';
 
 export { DecodeError } from './accounts/layout.ts';
 
@@ -122,7 +123,8 @@ export type MailInstruction =
   | CreatePinLeaseData
   | ClosePinLeaseData
   | PublishBeaconData
-  | CloseBeaconData;
+  | CloseBeaconData
+  | MarketInstruction;
 
 export type InstructionKind = MailInstruction['kind'];
 
@@ -183,6 +185,7 @@ export const INSTRUCTION_LAYOUTS: LayoutMap = {
   ClosePinLease: defineLayout<ClosePinLeaseData>('ClosePinLease', 17, {}),
   PublishBeacon: defineLayout<PublishBeaconData>('PublishBeacon', 18, { tags: 'u64', detailCid: 'string' }),
   CloseBeacon: defineLayout<CloseBeaconData>('CloseBeacon', 19, {}),
+  ...MARKET_INSTRUCTION_LAYOUTS,
 };
 
 export const INSTRUCTION_TAGS = Object.fromEntries(

@@ -76,6 +76,14 @@ const TAGS: Record<InstructionKind, number> = {
   ClosePinLease: 17,
   PublishBeacon: 18,
   CloseBeacon: 19,
+  ListAlias: 34,
+  BidAlias: 35,
+  BuyAlias: 36,
+  SettleAuction: 37,
+  CancelListing: 38,
+  OfferAlias: 39,
+  AcceptAlias: 40,
+  ReclaimAlias: 41,
 };
 
 type Flags = [PublicKey, 's' | 'w' | 'sw' | ''];

@@ -16,6 +16,7 @@ import {
 } from './pda.ts';
 
 export * from './instruction-data.ts';
+export * from './market-instructions.ts';
 export * from './record-instructions.ts';
 export * from './stamp-instructions.ts';
 
