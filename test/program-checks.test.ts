@@ -9,6 +9,9 @@ import { Buffer } from 'node:buffer';
 import { type AccountMeta, PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  aliasEscrowLayout,
+  aliasLayout,
+  aliasListingLayout,
   emailLayout,
   fromboxLayout,
   mailboxLayout,
@@ -18,8 +21,12 @@ import {
 import { MAIL_ERRORS, type MailErrorName } from '../chain/errors.ts';
 import { fromHash } from '../chain/hash.ts';
 import {
+  acceptAliasInstruction,
   addStampsInstruction,
+  bidAliasInstruction,
+  buyAliasInstruction,
   buyStampsInstruction,
+  cancelListingInstruction,
   claimBountyInstruction,
   closeBeaconInstruction,
   closePinLeaseInstruction,
@@ -31,12 +38,16 @@ import {
   deleteMailInstruction,
   encodeInstructionOf,
   initPostofficeInstruction,
+  listAliasInstruction,
+  offerAliasInstruction,
   publishBeaconInstruction,
   publishKeyInstruction,
+  reclaimAliasInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
   sendMailInstruction,
   setMailboxFlagsInstruction,
+  settleAuctionInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
 } from '../chain/instructions.ts';
@@ -51,6 +62,10 @@ const MAILBOX_BUMP = mailboxLayout.offsets.bump;
 const FROMBOX_BUMP = fromboxLayout.offsets.bump;
 const DOMAIN_BUMP = mailDomainLayout.offsets.bump;
 const EMAIL_BUMP = emailLayout.offsets.bump;
+const ALIAS_BUMP = aliasLayout.offsets.bump;
+const LISTING_BUMP = aliasListingLayout.offsets.bump;
+const ESCROW_BUMP = aliasEscrowLayout.offsets.bump;
+const SOL = 1_000_000_000n;
 
 interface Case {
   name: string;
@@ -111,7 +126,49 @@ function fixture() {
     ),
   );
   expectOk(w.run(publishBeaconInstruction({ programId, owner: alice, tags: 2n, detailCid: CID })));
+  marketFixture(w, alice, bob, sender);
   return { w, programId, alice, bob, sender, newcomer, payer };
+}
+
+/*
+ * Alice's aliases, one per marketplace case so that each valid form can run
+ * once in the final pass: unlisted ones to list and offer, two fixed-price
+ * listings (bought, cancelled), two auctions bid on by `sender` (one still
+ * open, one ended), and two offers to `bob` (one open, one expired).
+ */
+function marketFixture(w: World, alice: PublicKey, bob: PublicKey, sender: PublicKey): void {
+  const programId = w.programId;
+  for (const name of ['m-list', 'm-offer', 'm-buy', 'm-cancel', 'm-bid', 'm-settle', 'm-accept', 'm-reclaim'])
+    expectOk(w.run(createAliasInstruction({ programId, owner: alice, name })));
+  for (const alias of ['m-buy', 'm-cancel'])
+    expectOk(w.run(listAliasInstruction({ programId, holder: alice, alias, priceLamports: SOL })));
+  for (const [alias, ends] of [
+    ['m-bid', w.now + 30n * 86_400n],
+    ['m-settle', w.now + 10n],
+  ] as const) {
+    const auction = { reserveLamports: SOL, endsAt: ends, antisnipeSecs: 0n };
+    expectOk(w.run(listAliasInstruction({ programId, holder: alice, alias, auction })));
+    expectOk(
+      w.run(bidAliasInstruction({ programId, bidder: sender, alias, amountLamports: SOL, highBidder: null })),
+    );
+  }
+  for (const [alias, expiresAt] of [
+    ['m-accept', w.now + 30n * 86_400n],
+    ['m-reclaim', w.now + 10n],
+  ] as const)
+    expectOk(
+      w.run(
+        offerAliasInstruction({
+          programId,
+          holder: alice,
+          alias,
+          recipient: bob,
+          feeLamports: 1_000n,
+          expiresAt,
+        }),
+      ),
+    );
+  w.advance(20n);
 }
 
 function cases(f: ReturnType<typeof fixture>): Case[] {
@@ -366,6 +423,115 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       replaced: { 1: 'InvalidPda' },
       foreign: { 1: 'InvalidAccount' },
     },
+    ...marketCases(f),
+  ];
+}
+
+function marketCases(f: ReturnType<typeof fixture>): Case[] {
+  const { programId, alice, bob, sender, payer } = f;
+  const aliasBump = { offset: ALIAS_BUMP, error: 'InvalidPda' } as const;
+  const listingBump = { offset: LISTING_BUMP, error: 'InvalidPda' } as const;
+  const escrowBump = { offset: ESCROW_BUMP, error: 'InvalidPda' } as const;
+  return [
+    {
+      name: 'ListAlias',
+      make: () => listAliasInstruction({ programId, holder: alice, alias: 'm-list', priceLamports: SOL }),
+      signers: [0],
+      writables: [0, 1, 2],
+      system: 3,
+      replaced: { 1: 'NotFound', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists' },
+      bump: { 1: aliasBump },
+    },
+    {
+      name: 'BidAlias (refunding the high bidder)',
+      make: () =>
+        bidAliasInstruction({
+          programId,
+          bidder: payer,
+          alias: 'm-bid',
+          amountLamports: 2n * SOL,
+          highBidder: sender,
+        }),
+      signers: [0],
+      writables: [0, 1, 2, 4, 5],
+      system: 3,
+      replaced: { 1: 'NotFound', 2: 'InvalidPda', 4: 'InvalidPda', 5: 'InvalidAccount' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount', 4: 'InvalidAccount' },
+      bump: { 1: listingBump },
+    },
+    {
+      name: 'BuyAlias',
+      make: () => buyAliasInstruction({ programId, buyer: bob, alias: 'm-buy', holder: alice }),
+      signers: [0],
+      writables: [0, 1, 2, 3],
+      system: 4,
+      replaced: { 1: 'NotFound', 2: 'InvalidAccount', 3: 'InvalidAccount' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: { 1: listingBump, 2: aliasBump },
+    },
+    {
+      name: 'SettleAuction',
+      make: () =>
+        settleAuctionInstruction({ programId, alias: 'm-settle', holder: alice, highBidder: sender }),
+      signers: [],
+      writables: [0, 1, 2, 3, 4],
+      replaced: {
+        0: 'NotFound',
+        1: 'InvalidAccount',
+        2: 'InvalidAccount',
+        3: 'InvalidPda',
+        4: 'InvalidAccount',
+      },
+      foreign: { 0: 'InvalidAccount', 1: 'InvalidAccount', 3: 'InvalidAccount' },
+      bump: { 0: listingBump, 1: aliasBump },
+    },
+    {
+      name: 'CancelListing',
+      make: () => cancelListingInstruction({ programId, holder: alice, alias: 'm-cancel' }),
+      signers: [0],
+      writables: [0, 1, 2],
+      replaced: { 1: 'NotFound', 2: 'InvalidAccount' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: { 1: listingBump, 2: aliasBump },
+    },
+    {
+      name: 'OfferAlias',
+      make: () =>
+        offerAliasInstruction({
+          programId,
+          holder: alice,
+          alias: 'm-offer',
+          recipient: bob,
+          feeLamports: 0n,
+          expiresAt: f.w.now + 86_400n,
+        }),
+      signers: [0],
+      writables: [0, 1, 2],
+      system: 3,
+      replaced: { 1: 'NotFound', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists' },
+      bump: { 1: aliasBump },
+    },
+    {
+      name: 'AcceptAlias',
+      make: () => acceptAliasInstruction({ programId, recipient: bob, alias: 'm-accept', holder: alice }),
+      signers: [0],
+      writables: [0, 1, 2, 3],
+      system: 4,
+      replaced: { 1: 'NotFound', 2: 'InvalidAccount', 3: 'InvalidAccount' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: { 1: escrowBump, 2: aliasBump },
+    },
+    {
+      name: 'ReclaimAlias (after expiry, by anyone)',
+      make: () => reclaimAliasInstruction({ programId, signer: payer, alias: 'm-reclaim', holder: alice }),
+      signers: [0],
+      writables: [1, 2, 3],
+      replaced: { 1: 'NotFound', 2: 'InvalidAccount', 3: 'InvalidAccount' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: { 1: escrowBump, 2: aliasBump },
+    },
   ];
 }
 
@@ -391,9 +557,10 @@ describe('account checks of every instruction', () => {
     all = cases(f);
   });
 
-  it('covers all 20 instructions', () => {
+  it('covers all 28 instructions', () => {
     const tags = new Set(all.map((c) => c.make().data[0]));
-    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(20).keys()]);
+    const market = [34, 35, 36, 37, 38, 39, 40, 41];
+    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(20).keys(), ...market]);
   });
 
   it('refuses a missing signature and a read-only account', () => {
@@ -516,7 +683,8 @@ describe('account checks of every instruction', () => {
           expectClean(r, `${c.name} account ${j} := account ${i}`);
         }
     }
-    expect(runs).toBe(277);
+    // 277 pairs for instructions 0-19; the marketplace's 4+6+5+5+3+4+5+4 accounts add 132.
+    expect(runs).toBe(277 + 132);
   });
 
   it('refuses short, trailing and unknown data and wrong account counts', () => {
