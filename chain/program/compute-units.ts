@@ -8,8 +8,12 @@
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { fromHash, replyToHash } from '../hash.ts';
 import {
+  acceptAliasInstruction,
   addStampsInstruction,
+  bidAliasInstruction,
+  buyAliasInstruction,
   buyStampsInstruction,
+  cancelListingInstruction,
   claimBountyInstruction,
   closeBeaconInstruction,
   closePinLeaseInstruction,
@@ -20,13 +24,17 @@ import {
   createPinLeaseInstruction,
   deleteMailInstruction,
   initPostofficeInstruction,
+  listAliasInstruction,
+  offerAliasInstruction,
   publishBeaconInstruction,
   publishKeyInstruction,
+  reclaimAliasInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
   type SendMailParams,
   sendMailInstruction,
   setMailboxFlagsInstruction,
+  settleAuctionInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
 } from '../instructions.ts';
@@ -240,5 +248,61 @@ export function measureComputeUnits(opts: { runs?: number; seed?: number } = {})
       publishBeaconInstruction({ programId, owner: who, tags: 1n << 63n, detailCid: 'c'.repeat(96) }),
     );
   for (const who of publishers) measure('CloseBeacon', closeBeaconInstruction({ programId, owner: who }));
+  measureMarket(w, measure, runs, owner);
   return [...rows.values()];
+}
+
+/** The alias marketplace's instructions; `owner` has a mailbox, so it can create the aliases traded here. */
+function measureMarket(
+  w: World,
+  measure: (name: string, ...ixs: TransactionInstruction[]) => number,
+  runs: number,
+  owner: PublicKey,
+): void {
+  const programId = w.programId;
+  const [buyer, first, second, recipient] = [w.wallet(), w.wallet(), w.wallet(), w.wallet()];
+  const ends = w.now + 3_600n;
+  const auction = { reserveLamports: 1_000_000n, endsAt: ends, antisnipeSecs: 300n };
+  for (let i = 0; i < runs; i++) {
+    const [fixed, auctioned, cancelled, offered, reclaimed] = ['f', 'a', 'c', 'o', 'r'].map(
+      (k) => `m${k}${i}`,
+    );
+    for (const name of [fixed, auctioned, cancelled, offered, reclaimed] as string[])
+      expectOk(w.run(createAliasInstruction({ programId, owner, name })));
+    const ref = (alias: string | undefined) => ({ programId, alias: alias as string });
+    measure(
+      'ListAlias (fixed price)',
+      listAliasInstruction({ ...ref(fixed), holder: owner, priceLamports: 5_000_000n }),
+    );
+    measure('BuyAlias', buyAliasInstruction({ ...ref(fixed), buyer, holder: owner }));
+    measure('ListAlias (auction)', listAliasInstruction({ ...ref(auctioned), holder: owner, auction }));
+    const bid = (bidder: PublicKey, amountLamports: bigint, highBidder: PublicKey | null) =>
+      bidAliasInstruction({ ...ref(auctioned), bidder, amountLamports, highBidder });
+    measure('BidAlias (first bid)', bid(first, 1_000_000n, null));
+    measure('BidAlias (outbid, refund)', bid(second, 2_000_000n, first));
+    measure('BidAlias (raise own bid)', bid(second, 3_000_000n, second));
+    measure(
+      'ListAlias (fixed price)',
+      listAliasInstruction({ ...ref(cancelled), holder: owner, priceLamports: 1n }),
+    );
+    measure('CancelListing', cancelListingInstruction({ ...ref(cancelled), holder: owner }));
+    const offer = (alias: string | undefined) =>
+      offerAliasInstruction({
+        ...ref(alias),
+        holder: owner,
+        recipient,
+        feeLamports: 1_000n,
+        expiresAt: ends,
+      });
+    measure('OfferAlias', offer(offered));
+    measure('AcceptAlias', acceptAliasInstruction({ ...ref(offered), recipient, holder: owner }));
+    measure('OfferAlias', offer(reclaimed));
+    measure('ReclaimAlias', reclaimAliasInstruction({ ...ref(reclaimed), signer: owner, holder: owner }));
+  }
+  w.advance(3_600n);
+  for (let i = 0; i < runs; i++)
+    measure(
+      'SettleAuction',
+      settleAuctionInstruction({ programId, alias: `ma${i}`, holder: owner, highBidder: second }),
+    );
 }
