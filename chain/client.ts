@@ -247,8 +247,8 @@ export interface Located<T> {
   account: T;
 }
 
-/** getProgramAccounts for one kind: memcmp on the kind tag plus `extra` filters, and the exact size. */
-async function listKind<T>(
+/** getProgramAccounts for one kind: memcmp on the kind tag plus `extra` filters, and the exact size (also used by market-client.ts). */
+export async function listKind<T>(
   conn: Connection,
   programId: Key,
   tag: number,

@@ -20,5 +20,6 @@ export * from './client.ts';
 export * from './errors.ts';
 export * from './hash.ts';
 export * from './instructions.ts';
+export * from './market-client.ts';
 export * from './pda.ts';
 export { DEFAULT_PROGRAM_ID } from './program-id.ts';

@@ -32,3 +32,17 @@ export function addressOption(what: string) {
     return value;
   };
 }
+
+const LAMPORTS_PER_SOL = 1_000_000_000n;
+const U64_MAX = (1n << 64n) - 1n;
+
+/** An amount of SOL (up to 9 decimals, e.g. `1.5`) → lamports, at most u64. */
+export function solOption(value: string): bigint {
+  const m = /^(\d{1,11})(?:\.(\d{1,9}))?$/.exec(value);
+  const lamports = m ? BigInt(m[1] as string) * LAMPORTS_PER_SOL + BigInt((m[2] ?? '').padEnd(9, '0')) : -1n;
+  if (lamports < 0n || lamports > U64_MAX)
+    throw new InvalidArgumentError(
+      `expected an amount of SOL (e.g. 1.5, at most 9 decimals), got "${value}"`,
+    );
+  return lamports;
+}

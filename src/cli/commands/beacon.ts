@@ -1,70 +1,24 @@
 // `sealpost beacon`: participant beacons on chain (docs/protocol.md,
 // "Participant beacons"): list them by tag, publish or update one's own
 // (tags and the CID of an encrypted profile blob), close it.
-import { type Connection, type Keypair, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import { type Command, InvalidArgumentError } from 'commander';
 import { beaconDetailCid } from '../../../chain/accounts/index.ts';
 import { getBeacon, listBeacons } from '../../../chain/client.ts';
-import { parseMailProgramError } from '../../../chain/errors.ts';
 import {
   beaconTagBits,
   beaconTagList,
   closeBeaconInstruction,
   publishBeaconInstruction,
 } from '../../../chain/instructions.ts';
-import { CliError, EXIT_USAGE, loadCliConfig } from '../common.ts';
-import { addressOption, connect, intOption, loadKeypair, urlOption } from './program-common.ts';
-
-interface ChainOpts {
-  config?: string;
-  rpc?: string;
-  programId?: string;
-}
+import { CliError, EXIT_USAGE } from '../common.ts';
+import { addChainOptions, type ChainOpts, chainOf, send } from './chain-cli.ts';
+import { intOption, loadKeypair } from './program-common.ts';
 
 function tagsOption(value: string): number[] {
   const tags = value.split(',').map((t) => t.trim());
   if (tags.some((t) => !/^\d+$/.test(t) || Number(t) > 63))
     throw new InvalidArgumentError(`expected tag numbers 0..63 separated by commas, got "${value}"`);
   return [...new Set(tags.map(Number))].sort((a, b) => a - b);
-}
-
-async function chainOf(opts: ChainOpts): Promise<{ conn: Connection; programId: string }> {
-  const { config } = loadCliConfig(opts);
-  const conn = await connect(opts.rpc ?? config.chain.rpc_url);
-  return { conn, programId: opts.programId ?? config.chain.program_id };
-}
-
-/** Sends one instruction paid and signed by `key`; a program refusal becomes one CLI line. */
-async function send(
-  conn: Connection,
-  key: Keypair,
-  ix: TransactionInstruction,
-  what: string,
-): Promise<string> {
-  try {
-    const latest = await conn.getLatestBlockhash('confirmed');
-    const tx = new Transaction({ feePayer: key.publicKey, ...latest }).add(ix);
-    tx.sign(key);
-    const signature = await conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
-    const { value } = await conn.confirmTransaction({ signature, ...latest }, 'confirmed');
-    if (value.err) throw value;
-    return signature;
-  } catch (err) {
-    const refused = parseMailProgramError(err);
-    if (refused) throw new CliError(`${what} refused by the mail program: ${refused.name} (${refused.code})`);
-    throw new CliError(`${what} failed: ${(err as Error).message ?? JSON.stringify(err)}`);
-  }
-}
-
-function addChainOptions(cmd: Command): Command {
-  return cmd
-    .option('--config <file>', 'config file (for [chain] rpc_url and program_id)')
-    .option('--rpc <url>', 'JSON-RPC URL (default [chain] rpc_url)', urlOption)
-    .option(
-      '--program-id <base58>',
-      'mail program (default [chain] program_id)',
-      addressOption('program id'),
-    );
 }
 
 export function register(program: Command): void {

@@ -1,0 +1,54 @@
+// What the on-chain record commands (`sealpost beacon`, `sealpost market`)
+// share: the chain options (--config, --rpc, --program-id), the connection
+// they name, and sending one instruction signed and paid by a key file, a
+// program refusal becoming one CLI line.
+import { type Connection, type Keypair, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import type { Command } from 'commander';
+import { parseMailProgramError } from '../../../chain/errors.ts';
+import { CliError, loadCliConfig } from '../common.ts';
+import { addressOption, connect, urlOption } from './program-common.ts';
+
+export interface ChainOpts {
+  config?: string;
+  rpc?: string;
+  programId?: string;
+}
+
+export async function chainOf(opts: ChainOpts): Promise<{ conn: Connection; programId: string }> {
+  const { config } = loadCliConfig(opts);
+  const conn = await connect(opts.rpc ?? config.chain.rpc_url);
+  return { conn, programId: opts.programId ?? config.chain.program_id };
+}
+
+/** Sends one instruction paid and signed by `key`; a program refusal becomes one CLI line. */
+export async function send(
+  conn: Connection,
+  key: Keypair,
+  ix: TransactionInstruction,
+  what: string,
+): Promise<string> {
+  try {
+    const latest = await conn.getLatestBlockhash('confirmed');
+    const tx = new Transaction({ feePayer: key.publicKey, ...latest }).add(ix);
+    tx.sign(key);
+    const signature = await conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
+    const { value } = await conn.confirmTransaction({ signature, ...latest }, 'confirmed');
+    if (value.err) throw value;
+    return signature;
+  } catch (err) {
+    const refused = parseMailProgramError(err);
+    if (refused) throw new CliError(`${what} refused by the mail program: ${refused.name} (${refused.code})`);
+    throw new CliError(`${what} failed: ${(err as Error).message ?? JSON.stringify(err)}`);
+  }
+}
+
+export function addChainOptions(cmd: Command): Command {
+  return cmd
+    .option('--config <file>', 'config file (for [chain] rpc_url and program_id)')
+    .option('--rpc <url>', 'JSON-RPC URL (default [chain] rpc_url)', urlOption)
+    .option(
+      '--program-id <base58>',
+      'mail program (default [chain] program_id)',
+      addressOption('program id'),
+    );
+}
