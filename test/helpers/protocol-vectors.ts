@@ -14,8 +14,12 @@ import { type AccountMeta, Keypair, PublicKey, type TransactionInstruction } fro
 import { BEACON_DETAIL_CID_CAPACITY, encodeAccount, type MailAccount } from '../../chain/accounts/index.ts';
 import { aliasNameHash, domainNameHash, fromHash, replyToHash } from '../../chain/hash.ts';
 import {
+  acceptAliasInstruction,
   addStampsInstruction,
+  bidAliasInstruction,
+  buyAliasInstruction,
   buyStampsInstruction,
+  cancelListingInstruction,
   claimBountyInstruction,
   closeBeaconInstruction,
   closePinLeaseInstruction,
@@ -26,18 +30,25 @@ import {
   createPinLeaseInstruction,
   deleteMailInstruction,
   initPostofficeInstruction,
+  listAliasInstruction,
+  offerAliasInstruction,
   pinLeaseCidHash,
   publishBeaconInstruction,
   publishKeyInstruction,
+  reclaimAliasInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
   sendMailInstruction,
   setMailboxFlagsInstruction,
+  settleAuctionInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
 } from '../../chain/instructions.ts';
 import {
   aliasAddress,
+  aliasBidAddress,
+  aliasEscrowAddress,
+  aliasListingAddress,
   beaconAddress,
   domainAddress,
   emailAddress,
@@ -70,6 +81,7 @@ const DOMAIN = 'mail.example';
 const RELAYED_FROM = 'alice@example.org';
 const ALIAS_TYPED = 'Bob.Smith@mail.example';
 const ALIAS = 'bob.smith';
+const ALIAS_KEY = (): PublicKey => aliasAddress(PROGRAM_ID, ALIAS)[0];
 const CID_HELLO = 'bafkreicysg23kiwv34eg2d7qweipxwosdo2py4ldv42nbauguluen5v6am';
 const B3_CID = `b3:${'ab'.repeat(32)}`;
 const EPOCH = 1_767_225_600n; // 2026-01-01T00:00:00Z
@@ -351,6 +363,80 @@ function instructionVectors() {
       ['owner', 'beacon', 'System'],
     ),
     ixVector('CloseBeacon', closeBeaconInstruction({ programId, owner: recipient }), ['owner', 'beacon']),
+    ...marketInstructionVectors(recipient, sender, authority),
+  ];
+}
+
+/** The alias marketplace: `recipient` trades ALIAS; `sender` bids over `authority`, then `authority` gets an offer. */
+function marketInstructionVectors(recipient: PublicKey, sender: PublicKey, authority: PublicKey) {
+  const programId = PROGRAM_ID;
+  const alias = ALIAS;
+  return [
+    ixVector(
+      'ListAlias (fixed price)',
+      listAliasInstruction({ programId, holder: recipient, alias, priceLamports: 2_000_000_000n }),
+      ['holder', 'alias', 'alias_listing', 'System'],
+    ),
+    ixVector(
+      'ListAlias (auction)',
+      listAliasInstruction({
+        programId,
+        holder: recipient,
+        alias,
+        auction: { reserveLamports: 1_000_000_000n, endsAt: EXPIRES_AT, antisnipeSecs: 600n },
+      }),
+      ['holder', 'alias', 'alias_listing', 'System'],
+    ),
+    ixVector(
+      'BidAlias',
+      bidAliasInstruction({
+        programId,
+        bidder: sender,
+        alias,
+        amountLamports: 1_500_000_000n,
+        highBidder: authority,
+      }),
+      ['bidder', 'alias_listing', 'alias_bid', 'System', 'previous alias_bid', 'previous bidder'],
+    ),
+    ixVector('BuyAlias', buyAliasInstruction({ programId, buyer: sender, alias, holder: recipient }), [
+      'buyer',
+      'alias_listing',
+      'alias',
+      'holder',
+      'System',
+    ]),
+    ixVector(
+      'SettleAuction',
+      settleAuctionInstruction({ programId, alias, holder: recipient, highBidder: sender }),
+      ['alias_listing', 'alias', 'holder', 'alias_bid', 'bidder'],
+    ),
+    ixVector('CancelListing', cancelListingInstruction({ programId, holder: recipient, alias }), [
+      'holder',
+      'alias_listing',
+      'alias',
+    ]),
+    ixVector(
+      'OfferAlias',
+      offerAliasInstruction({
+        programId,
+        holder: recipient,
+        alias,
+        recipient: authority,
+        feeLamports: 100_000_000n,
+        expiresAt: EXPIRES_AT,
+      }),
+      ['holder', 'alias', 'alias_escrow', 'System'],
+    ),
+    ixVector(
+      'AcceptAlias',
+      acceptAliasInstruction({ programId, recipient: authority, alias, holder: recipient }),
+      ['recipient', 'alias_escrow', 'alias', 'holder', 'System'],
+    ),
+    ixVector(
+      'ReclaimAlias',
+      reclaimAliasInstruction({ programId, signer: sender, alias, holder: recipient }),
+      ['signer', 'alias_escrow', 'alias', 'holder'],
+    ),
   ];
 }
 
@@ -385,6 +471,21 @@ function pdaVectors() {
       pinLeaseAddress(PROGRAM_ID, pinLeaseCidHash(CID_HELLO), sender),
     ),
     pdaVector('ParticipantBeacon', '["beacon", recipient]', beaconAddress(PROGRAM_ID, recipient)),
+    pdaVector(
+      'AliasListing',
+      `["alias_listing", alias("${ALIAS}")]`,
+      aliasListingAddress(PROGRAM_ID, ALIAS_KEY()),
+    ),
+    pdaVector(
+      'AliasEscrow',
+      `["alias_escrow", alias("${ALIAS}")]`,
+      aliasEscrowAddress(PROGRAM_ID, ALIAS_KEY()),
+    ),
+    pdaVector(
+      'AliasBid',
+      `["alias_bid", alias_listing("${ALIAS}"), sender]`,
+      aliasBidAddress(PROGRAM_ID, aliasListingAddress(PROGRAM_ID, ALIAS_KEY())[0], sender),
+    ),
   ];
 }
 
@@ -514,6 +615,49 @@ function accountVectors() {
       },
     ],
   ];
+  const listing = aliasListingAddress(PROGRAM_ID, ALIAS_KEY());
+  accounts.push(
+    [
+      'AliasListing',
+      {
+        kind: 'AliasListing',
+        alias: ALIAS_KEY(),
+        holder: recipient,
+        priceLamports: 1_000_000_000n,
+        createdAt: EPOCH,
+        expiresAt: EXPIRES_AT,
+        mode: 1,
+        antisnipeWindowSecs: 600n,
+        highBidLamports: 1_500_000_000n,
+        highBidder: sender,
+        bump: listing[1],
+      },
+    ],
+    [
+      'AliasBid',
+      {
+        kind: 'AliasBid',
+        listing: listing[0],
+        bidder: sender,
+        amountLamports: 1_500_000_000n,
+        bidAt: EPOCH + 3_600n,
+        bump: aliasBidAddress(PROGRAM_ID, listing[0], sender)[1],
+      },
+    ],
+    [
+      'AliasEscrow',
+      {
+        kind: 'AliasEscrow',
+        alias: ALIAS_KEY(),
+        holder: recipient,
+        recipient: authority,
+        feeLamports: 100_000_000n,
+        offeredAt: EPOCH,
+        expiresAt: EXPIRES_AT,
+        bump: aliasEscrowAddress(PROGRAM_ID, ALIAS_KEY())[1],
+      },
+    ],
+  );
   return accounts.map(([name, account]) => ({ account: name, data_hex: hex(encodeAccount(account)) }));
 }
 
