@@ -22,7 +22,9 @@ export type AliasRef = { alias: string } | { aliasAccount: Key };
 
 /** The Alias account address of a reference. */
 export function aliasAccountOf(programId: Key, ref: AliasRef): PublicKey {
-  return 'alias' in ref ? aliasAddress(programId, normalizeAlias(ref.alias))[0] : toPublicKey(ref.aliasAccount);
+  return 'alias' in ref
+    ? aliasAddress(programId, normalizeAlias(ref.alias))[0]
+    : toPublicKey(ref.aliasAccount);
 }
 
 /** The AliasListing address of an alias. */
@@ -163,7 +165,12 @@ export type OfferAliasParams = AliasRef & {
 
 export function offerAliasInstruction(p: OfferAliasParams): TransactionInstruction {
   const alias = aliasAccountOf(p.programId, p);
-  const keys = [signerW(p.holder), writable(alias), writable(aliasEscrowAddress(p.programId, alias)[0]), system()];
+  const keys = [
+    signerW(p.holder),
+    writable(alias),
+    writable(aliasEscrowAddress(p.programId, alias)[0]),
+    system(),
+  ];
   return ix(p.programId, keys, {
     kind: 'OfferAlias',
     recipient: toPublicKey(p.recipient),
