@@ -1,4 +1,5 @@
-// web3.js instruction builders for all 20 mail-program instructions, with the
+// web3.js instruction builders for mail-program instructions 0–19 (the alias
+// marketplace's 34–41 are in market-instructions.ts), with the
 // account lists and signer/writable flags of docs/protocol.md. Builders derive
 // every PDA themselves from named parameters.
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';

@@ -1,4 +1,4 @@
-// The Sealpost mail program (docs/protocol.md): accounts, seeds, the 20
+// The Sealpost mail program (docs/protocol.md): accounts, seeds, the 28
 // instructions and their rules, for the SBPFv0 runtime. One translation unit;
 // built by `npm run build:program`.
 //
