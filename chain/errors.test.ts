@@ -6,7 +6,7 @@ import { DEFAULT_PROGRAM_ID } from './program-id.ts';
 describe('mail program errors', () => {
   it('numbers the table as protocol.md does', () => {
     const names = Object.keys(MAIL_ERRORS);
-    expect(names).toHaveLength(20);
+    expect(names).toHaveLength(21);
     names.forEach((n, i) => {
       expect(MAIL_ERRORS[n as keyof typeof MAIL_ERRORS]).toBe(i);
       expect(mailErrorName(i)).toBe(n);
@@ -14,6 +14,7 @@ describe('mail program errors', () => {
     expect(MAIL_ERRORS.PostageRequired).toBe(8);
     expect(MAIL_ERRORS.DomainInactive).toBe(17);
     expect(MAIL_ERRORS.LeaseExpired).toBe(19);
+    expect(MAIL_ERRORS.TimelockNotElapsed).toBe(20);
     expect(mailErrorName(99)).toBeUndefined();
   });
 

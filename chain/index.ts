@@ -22,3 +22,4 @@ export * from './hash.ts';
 export * from './instructions.ts';
 export * from './pda.ts';
 export { DEFAULT_PROGRAM_ID } from './program-id.ts';
+export * from './timelock-client.ts';

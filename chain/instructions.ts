@@ -1,4 +1,4 @@
-// web3.js instruction builders for all 20 mail-program instructions, with the
+// web3.js instruction builders for all 28 mail-program instructions, with the
 // account lists and signer/writable flags of docs/protocol.md. Builders derive
 // every PDA themselves from named parameters.
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
@@ -18,6 +18,7 @@ import {
 export * from './instruction-data.ts';
 export * from './record-instructions.ts';
 export * from './stamp-instructions.ts';
+export * from './timelock-instructions.ts';
 
 /** An Email account named by its address or by (recipient, index). */
 export type EmailRef = { email: Key } | { recipient: Key; index: bigint };
