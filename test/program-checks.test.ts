@@ -13,6 +13,9 @@ import {
   fromboxLayout,
   mailboxLayout,
   mailDomainLayout,
+  pendingDeactivationLayout,
+  pendingMailboxCloseLayout,
+  pendingReclaimLayout,
   pinLeaseLayout,
 } from '../chain/accounts/index.ts';
 import { MAIL_ERRORS, type MailErrorName } from '../chain/errors.ts';
@@ -20,14 +23,19 @@ import { fromHash } from '../chain/hash.ts';
 import {
   addStampsInstruction,
   buyStampsInstruction,
+  cancelDeactivationInstruction,
+  cancelMailboxCloseInstruction,
+  cancelReclaimInstruction,
   claimBountyInstruction,
   closeBeaconInstruction,
+  closeMailboxInstruction,
   closePinLeaseInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
   createMailboxInstruction,
   createPinLeaseInstruction,
+  DEACTIVATION_WINDOW_SECS,
   deleteMailInstruction,
   encodeInstructionOf,
   initPostofficeInstruction,
@@ -35,8 +43,12 @@ import {
   publishKeyInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
+  requestDeactivationInstruction,
+  requestMailboxCloseInstruction,
+  requestReclaimInstruction,
   sendMailInstruction,
   setMailboxFlagsInstruction,
+  settleDomainTimelockInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
 } from '../chain/instructions.ts';
@@ -51,6 +63,10 @@ const MAILBOX_BUMP = mailboxLayout.offsets.bump;
 const FROMBOX_BUMP = fromboxLayout.offsets.bump;
 const DOMAIN_BUMP = mailDomainLayout.offsets.bump;
 const EMAIL_BUMP = emailLayout.offsets.bump;
+// Domains the timelock cases use besides DOMAIN: one with a deactivation and a
+// reclaim waiting, one whose deactivation window is over.
+const PENDING_DOMAIN = 'pending.test';
+const SETTLE_DOMAIN = 'settle.test';
 
 interface Case {
   name: string;
@@ -76,6 +92,22 @@ function fixture() {
   const sender = w.wallet();
   const newcomer = w.wallet();
   const payer = w.wallet();
+  // Timelocks: one mailbox close to cancel, one to complete, and the domain
+  // records; the clock then passes every window (before anything else in the
+  // fixture reads the time).
+  const closer = w.user();
+  const closing = w.user();
+  for (const owner of [closer, closing])
+    expectOk(w.run(requestMailboxCloseInstruction({ programId, owner })));
+  const { delegate, authority } = w;
+  for (const domain of [PENDING_DOMAIN, SETTLE_DOMAIN]) {
+    expectOk(w.run(createDomainInstruction({ programId, delegate, domain, authority })));
+    expectOk(w.run(requestDeactivationInstruction({ programId, authority, domain })));
+  }
+  expectOk(
+    w.run(requestReclaimInstruction({ programId, delegate, newAuthority: newcomer, domain: PENDING_DOMAIN })),
+  );
+  w.advance(DEACTIVATION_WINDOW_SECS);
   expectOk(w.run(publishKeyInstruction({ programId, owner: alice, pubKey: w.address() })));
   expectOk(w.run(buyStampsInstruction({ programId, buyer: sender, recipient: bob, stamps: 3n })));
   expectOk(
@@ -111,11 +143,12 @@ function fixture() {
     ),
   );
   expectOk(w.run(publishBeaconInstruction({ programId, owner: alice, tags: 2n, detailCid: CID })));
-  return { w, programId, alice, bob, sender, newcomer, payer };
+  return { w, programId, alice, bob, sender, newcomer, payer, closer, closing };
 }
 
 function cases(f: ReturnType<typeof fixture>): Case[] {
-  const { w, programId, alice, bob, sender, newcomer, payer } = f;
+  const { w, programId, alice, bob, sender, newcomer, payer, closer, closing } = f;
+  const { delegate, authority } = w;
   const direct = () =>
     sendMailInstruction({
       programId,
@@ -366,6 +399,97 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       replaced: { 1: 'InvalidPda' },
       foreign: { 1: 'InvalidAccount' },
     },
+    // timelocks
+    {
+      name: 'RequestMailboxClose',
+      make: () => requestMailboxCloseInstruction({ programId, owner: bob }),
+      signers: [0],
+      writables: [0, 2],
+      system: 3,
+      replaced: { 1: 'InvalidPda', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists' },
+    },
+    {
+      name: 'CancelMailboxClose',
+      make: () => cancelMailboxCloseInstruction({ programId, owner: closer }),
+      signers: [0],
+      writables: [0, 1],
+      replaced: { 1: 'NotFound' },
+      foreign: { 1: 'InvalidAccount' },
+      bump: { 1: { offset: pendingMailboxCloseLayout.offsets.bump, error: 'InvalidPda' } },
+    },
+    {
+      name: 'CloseMailbox',
+      make: () => closeMailboxInstruction({ programId, owner: closing }),
+      signers: [0],
+      writables: [0, 1, 2],
+      replaced: { 1: 'InvalidPda', 2: 'NotFound' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: { 2: { offset: pendingMailboxCloseLayout.offsets.bump, error: 'InvalidPda' } },
+    },
+    {
+      name: 'RequestDeactivation',
+      make: () => requestDeactivationInstruction({ programId, authority, domain: DOMAIN }),
+      signers: [0],
+      writables: [0, 2],
+      system: 3,
+      replaced: { 1: 'NotFound', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists' },
+      bump: { 1: { offset: DOMAIN_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'CancelDeactivation',
+      make: () => cancelDeactivationInstruction({ programId, authority, domain: PENDING_DOMAIN }),
+      signers: [0],
+      writables: [0, 2],
+      replaced: { 1: 'NotFound', 2: 'NotFound' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: {
+        1: { offset: DOMAIN_BUMP, error: 'InvalidPda' },
+        2: { offset: pendingDeactivationLayout.offsets.bump, error: 'InvalidPda' },
+      },
+    },
+    {
+      name: 'RequestReclaim',
+      make: () => requestReclaimInstruction({ programId, delegate, newAuthority: newcomer, domain: DOMAIN }),
+      signers: [0, 1],
+      writables: [0, 4],
+      system: 5,
+      replaced: { 2: 'InvalidPda', 3: 'NotFound', 4: 'InvalidPda' },
+      foreign: { 2: 'InvalidAccount', 3: 'InvalidAccount', 4: 'AlreadyExists' },
+      bump: { 3: { offset: DOMAIN_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'CancelReclaim',
+      make: () =>
+        cancelReclaimInstruction({ programId, signer: authority, payer: delegate, domain: PENDING_DOMAIN }),
+      signers: [0],
+      writables: [2, 3],
+      replaced: { 1: 'NotFound', 2: 'NotFound', 3: 'InvalidAccount' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: {
+        1: { offset: DOMAIN_BUMP, error: 'InvalidPda' },
+        2: { offset: pendingReclaimLayout.offsets.bump, error: 'InvalidPda' },
+      },
+    },
+    {
+      name: 'SettleDomainTimelock',
+      make: () =>
+        settleDomainTimelockInstruction({
+          programId,
+          domain: SETTLE_DOMAIN,
+          record: 'deactivation',
+          rentTo: authority,
+        }),
+      signers: [],
+      writables: [0, 1, 2],
+      replaced: { 0: 'NotFound', 1: 'NotFound', 2: 'InvalidAccount' },
+      foreign: { 0: 'InvalidAccount', 1: 'InvalidAccount' },
+      bump: {
+        0: { offset: DOMAIN_BUMP, error: 'InvalidPda' },
+        1: { offset: pendingDeactivationLayout.offsets.bump, error: 'InvalidPda' },
+      },
+    },
   ];
 }
 
@@ -391,9 +515,9 @@ describe('account checks of every instruction', () => {
     all = cases(f);
   });
 
-  it('covers all 20 instructions', () => {
+  it('covers all 28 instructions', () => {
     const tags = new Set(all.map((c) => c.make().data[0]));
-    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(20).keys()]);
+    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(28).keys()]);
   });
 
   it('refuses a missing signature and a read-only account', () => {
@@ -516,7 +640,7 @@ describe('account checks of every instruction', () => {
           expectClean(r, `${c.name} account ${j} := account ${i}`);
         }
     }
-    expect(runs).toBe(277);
+    expect(runs).toBe(363);
   });
 
   it('refuses short, trailing and unknown data and wrong account counts', () => {
@@ -536,7 +660,7 @@ describe('account checks of every instruction', () => {
       if (tag !== 6 || n === 8) expectErr(w.run(withKeys(ix, long)), 'InvalidInstruction');
     }
     const keys = all[2]?.make().keys as AccountMeta[];
-    for (const data of [[], [20], [21], [99], [255], [255, 0, 0]])
+    for (const data of [[], [28], [29], [99], [255], [255, 0, 0]])
       expectErr(
         w.run(
           new TransactionInstruction({ programId: new PublicKey(programId), keys, data: Buffer.from(data) }),

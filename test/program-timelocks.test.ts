@@ -398,6 +398,7 @@ describe('domain reclaim', () => {
     // Only the domain service (the postoffice's delegate) may start a reclaim.
     refused(w, request({ delegate: next, newAuthority: w.wallet() }), 'Unauthorized', watch);
     refused(w, request({ newAuthority: authority }), 'InvalidArgument', watch);
+    refused(w, request({ newAuthority: delegate }), 'InvalidArgument', watch);
     refused(w, without(request(), 1, 'isSigner'), 'MissingSigner', watch);
     refused(w, settle(), 'NotFound', watch);
     refused(

@@ -1611,7 +1611,8 @@ static u64 request_reclaim(Ctx *c) {
   if (!eq32(po->data + PO_DELEGATE, delegate->key)) return E_UNAUTHORIZED;
   TRY(require_domain(c, dom));
   if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
-  if (eq32(dom->data + MD_AUTHORITY, next->key)) return E_INVALID_ARGUMENT;
+  /* The new authority is neither the current one nor the service that vouches for it. */
+  if (eq32(dom->data + MD_AUTHORITY, next->key) || eq32(delegate->key, next->key)) return E_INVALID_ARGUMENT;
   SEEDS_PENDING(c, SEED_PENDING_RECLAIM, dom->key);
   TRY(create_pending(c, delegate, pr, PENDING_RECLAIM_SIZE));
   u8 *d = pr->data;
