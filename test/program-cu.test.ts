@@ -162,7 +162,7 @@ describe('compute units', () => {
         under: true,
       });
     expect(rows.filter((r) => r.instruction === 'SendMail').length).toBe(8);
-    expect(new Set(rows.map((r) => r.instruction)).size).toBe(20);
+    expect(new Set(rows.map((r) => r.instruction)).size).toBe(28);
     expect(rows.find((r) => r.instruction === 'SendMail')?.target).toBe(SEND_MAIL_TARGET);
     expect(programSo().length).toBeLessThanOrEqual(PROGRAM_SIZE_TARGET);
   });
