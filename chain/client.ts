@@ -54,7 +54,8 @@ function ours<T>(
   return decode(new Uint8Array(info.data));
 }
 
-async function fetchDecoded<T>(
+/** The record of our program at `address`, decoded, or null. */
+export async function fetchDecoded<T>(
   conn: Connection,
   programId: Key,
   address: PublicKey,

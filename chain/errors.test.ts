@@ -6,10 +6,10 @@ import { DEFAULT_PROGRAM_ID } from './program-id.ts';
 describe('mail program errors', () => {
   it('numbers the table as protocol.md does', () => {
     const names = Object.keys(MAIL_ERRORS);
-    expect(names).toHaveLength(29);
-    // 0..19 in order, then the alias marketplace's block from 40.
+    expect(names).toHaveLength(30);
+    // 0..20 in order, then the alias marketplace's block from 40.
     names.forEach((n, i) => {
-      const code = i < 20 ? i : 40 + (i - 20);
+      const code = i < 21 ? i : 40 + (i - 21);
       expect(MAIL_ERRORS[n as keyof typeof MAIL_ERRORS]).toBe(code);
       expect(mailErrorName(code)).toBe(n);
     });
@@ -18,6 +18,7 @@ describe('mail program errors', () => {
     expect(MAIL_ERRORS.PostageRequired).toBe(8);
     expect(MAIL_ERRORS.DomainInactive).toBe(17);
     expect(MAIL_ERRORS.LeaseExpired).toBe(19);
+    expect(MAIL_ERRORS.TimelockNotElapsed).toBe(20);
     expect(mailErrorName(99)).toBeUndefined();
   });
 

@@ -22,6 +22,8 @@ export const MAIL_ERRORS = {
   DomainInactive: 17,
   LeaseUnpaid: 18,
   LeaseExpired: 19,
+  // timelocks (20-29)
+  TimelockNotElapsed: 20,
   // alias marketplace (40–59)
   AliasLocked: 40,
   BidTooLow: 41,

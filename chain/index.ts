@@ -23,3 +23,4 @@ export * from './instructions.ts';
 export * from './market-client.ts';
 export * from './pda.ts';
 export { DEFAULT_PROGRAM_ID } from './program-id.ts';
+export * from './timelock-client.ts';

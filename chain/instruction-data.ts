@@ -102,6 +102,31 @@ export interface PublishBeaconData {
 export interface CloseBeaconData {
   kind: 'CloseBeacon';
 }
+// Timelocks (docs/protocol.md "Timelocks"): no arguments; the accounts say it all.
+export interface RequestMailboxCloseData {
+  kind: 'RequestMailboxClose';
+}
+export interface CancelMailboxCloseData {
+  kind: 'CancelMailboxClose';
+}
+export interface CloseMailboxData {
+  kind: 'CloseMailbox';
+}
+export interface RequestDeactivationData {
+  kind: 'RequestDeactivation';
+}
+export interface CancelDeactivationData {
+  kind: 'CancelDeactivation';
+}
+export interface RequestReclaimData {
+  kind: 'RequestReclaim';
+}
+export interface CancelReclaimData {
+  kind: 'CancelReclaim';
+}
+export interface SettleDomainTimelockData {
+  kind: 'SettleDomainTimelock';
+}
 
 export type MailInstruction =
   | InitPostofficeData
@@ -124,7 +149,15 @@ export type MailInstruction =
   | ClosePinLeaseData
   | PublishBeaconData
   | CloseBeaconData
-  | MarketInstruction;
+  | MarketInstruction
+  | RequestMailboxCloseData
+  | CancelMailboxCloseData
+  | CloseMailboxData
+  | RequestDeactivationData
+  | CancelDeactivationData
+  | RequestReclaimData
+  | CancelReclaimData
+  | SettleDomainTimelockData;
 
 export type InstructionKind = MailInstruction['kind'];
 
@@ -186,6 +219,14 @@ export const INSTRUCTION_LAYOUTS: LayoutMap = {
   PublishBeacon: defineLayout<PublishBeaconData>('PublishBeacon', 18, { tags: 'u64', detailCid: 'string' }),
   CloseBeacon: defineLayout<CloseBeaconData>('CloseBeacon', 19, {}),
   ...MARKET_INSTRUCTION_LAYOUTS,
+  RequestMailboxClose: defineLayout<RequestMailboxCloseData>('RequestMailboxClose', 20, {}),
+  CancelMailboxClose: defineLayout<CancelMailboxCloseData>('CancelMailboxClose', 21, {}),
+  CloseMailbox: defineLayout<CloseMailboxData>('CloseMailbox', 22, {}),
+  RequestDeactivation: defineLayout<RequestDeactivationData>('RequestDeactivation', 23, {}),
+  CancelDeactivation: defineLayout<CancelDeactivationData>('CancelDeactivation', 24, {}),
+  RequestReclaim: defineLayout<RequestReclaimData>('RequestReclaim', 25, {}),
+  CancelReclaim: defineLayout<CancelReclaimData>('CancelReclaim', 26, {}),
+  SettleDomainTimelock: defineLayout<SettleDomainTimelockData>('SettleDomainTimelock', 27, {}),
 };
 
 export const INSTRUCTION_TAGS = Object.fromEntries(

@@ -84,6 +84,14 @@ const TAGS: Record<InstructionKind, number> = {
   OfferAlias: 39,
   AcceptAlias: 40,
   ReclaimAlias: 41,
+  RequestMailboxClose: 20,
+  CancelMailboxClose: 21,
+  CloseMailbox: 22,
+  RequestDeactivation: 23,
+  CancelDeactivation: 24,
+  RequestReclaim: 25,
+  CancelReclaim: 26,
+  SettleDomainTimelock: 27,
 };
 
 type Flags = [PublicKey, 's' | 'w' | 'sw' | ''];
@@ -134,7 +142,7 @@ describe('instruction data', () => {
 
   it('refuses unknown tags, short, trailing and non-canonical data', () => {
     expect(() => decodeInstruction(new Uint8Array(0))).toThrow(DecodeError);
-    expect(() => decodeInstruction(Uint8Array.of(20))).toThrow(/unknown tag 20/);
+    expect(() => decodeInstruction(Uint8Array.of(28))).toThrow(/unknown tag 28/);
     expect(() => decodeInstruction(Uint8Array.of(4, 0))).toThrow(/trailing/);
     expect(() => decodeInstruction(Uint8Array.of(12, 1, 0, 0))).toThrow(/too short/);
     expect(() => decodeInstruction(Uint8Array.of(2, 2, 0))).toThrow(/option flag/);

@@ -1,5 +1,6 @@
-// web3.js instruction builders for mail-program instructions 0–19 (the alias
-// marketplace's 34–41 are in market-instructions.ts), with the
+// web3.js instruction builders for mail-program instructions 0–27 (the
+// timelocks' 20–27 in timelock-instructions.ts, the alias marketplace's 34–41
+// in market-instructions.ts), with the
 // account lists and signer/writable flags of docs/protocol.md. Builders derive
 // every PDA themselves from named parameters.
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
@@ -20,6 +21,7 @@ export * from './instruction-data.ts';
 export * from './market-instructions.ts';
 export * from './record-instructions.ts';
 export * from './stamp-instructions.ts';
+export * from './timelock-instructions.ts';
 
 /** An Email account named by its address or by (recipient, index). */
 export type EmailRef = { email: Key } | { recipient: Key; index: bigint };

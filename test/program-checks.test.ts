@@ -16,6 +16,9 @@ import {
   fromboxLayout,
   mailboxLayout,
   mailDomainLayout,
+  pendingDeactivationLayout,
+  pendingMailboxCloseLayout,
+  pendingReclaimLayout,
   pinLeaseLayout,
 } from '../chain/accounts/index.ts';
 import { MAIL_ERRORS, type MailErrorName } from '../chain/errors.ts';
@@ -26,15 +29,20 @@ import {
   bidAliasInstruction,
   buyAliasInstruction,
   buyStampsInstruction,
+  cancelDeactivationInstruction,
   cancelListingInstruction,
+  cancelMailboxCloseInstruction,
+  cancelReclaimInstruction,
   claimBountyInstruction,
   closeBeaconInstruction,
+  closeMailboxInstruction,
   closePinLeaseInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
   createMailboxInstruction,
   createPinLeaseInstruction,
+  DEACTIVATION_WINDOW_SECS,
   deleteMailInstruction,
   encodeInstructionOf,
   initPostofficeInstruction,
@@ -45,9 +53,13 @@ import {
   reclaimAliasInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
+  requestDeactivationInstruction,
+  requestMailboxCloseInstruction,
+  requestReclaimInstruction,
   sendMailInstruction,
   setMailboxFlagsInstruction,
   settleAuctionInstruction,
+  settleDomainTimelockInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
 } from '../chain/instructions.ts';
@@ -66,6 +78,10 @@ const ALIAS_BUMP = aliasLayout.offsets.bump;
 const LISTING_BUMP = aliasListingLayout.offsets.bump;
 const ESCROW_BUMP = aliasEscrowLayout.offsets.bump;
 const SOL = 1_000_000_000n;
+// Domains the timelock cases use besides DOMAIN: one with a deactivation and a
+// reclaim waiting, one whose deactivation window is over.
+const PENDING_DOMAIN = 'pending.test';
+const SETTLE_DOMAIN = 'settle.test';
 
 interface Case {
   name: string;
@@ -91,6 +107,22 @@ function fixture() {
   const sender = w.wallet();
   const newcomer = w.wallet();
   const payer = w.wallet();
+  // Timelocks: one mailbox close to cancel, one to complete, and the domain
+  // records; the clock then passes every window (before anything else in the
+  // fixture reads the time).
+  const closer = w.user();
+  const closing = w.user();
+  for (const owner of [closer, closing])
+    expectOk(w.run(requestMailboxCloseInstruction({ programId, owner })));
+  const { delegate, authority } = w;
+  for (const domain of [PENDING_DOMAIN, SETTLE_DOMAIN]) {
+    expectOk(w.run(createDomainInstruction({ programId, delegate, domain, authority })));
+    expectOk(w.run(requestDeactivationInstruction({ programId, authority, domain })));
+  }
+  expectOk(
+    w.run(requestReclaimInstruction({ programId, delegate, newAuthority: newcomer, domain: PENDING_DOMAIN })),
+  );
+  w.advance(DEACTIVATION_WINDOW_SECS);
   expectOk(w.run(publishKeyInstruction({ programId, owner: alice, pubKey: w.address() })));
   expectOk(w.run(buyStampsInstruction({ programId, buyer: sender, recipient: bob, stamps: 3n })));
   expectOk(
@@ -127,7 +159,7 @@ function fixture() {
   );
   expectOk(w.run(publishBeaconInstruction({ programId, owner: alice, tags: 2n, detailCid: CID })));
   marketFixture(w, alice, bob, sender);
-  return { w, programId, alice, bob, sender, newcomer, payer };
+  return { w, programId, alice, bob, sender, newcomer, payer, closer, closing };
 }
 
 /*
@@ -172,7 +204,8 @@ function marketFixture(w: World, alice: PublicKey, bob: PublicKey, sender: Publi
 }
 
 function cases(f: ReturnType<typeof fixture>): Case[] {
-  const { w, programId, alice, bob, sender, newcomer, payer } = f;
+  const { w, programId, alice, bob, sender, newcomer, payer, closer, closing } = f;
+  const { delegate, authority } = w;
   const direct = () =>
     sendMailInstruction({
       programId,
@@ -423,6 +456,97 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       replaced: { 1: 'InvalidPda' },
       foreign: { 1: 'InvalidAccount' },
     },
+    // timelocks
+    {
+      name: 'RequestMailboxClose',
+      make: () => requestMailboxCloseInstruction({ programId, owner: bob }),
+      signers: [0],
+      writables: [0, 2],
+      system: 3,
+      replaced: { 1: 'InvalidPda', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists' },
+    },
+    {
+      name: 'CancelMailboxClose',
+      make: () => cancelMailboxCloseInstruction({ programId, owner: closer }),
+      signers: [0],
+      writables: [0, 1],
+      replaced: { 1: 'NotFound' },
+      foreign: { 1: 'InvalidAccount' },
+      bump: { 1: { offset: pendingMailboxCloseLayout.offsets.bump, error: 'InvalidPda' } },
+    },
+    {
+      name: 'CloseMailbox',
+      make: () => closeMailboxInstruction({ programId, owner: closing }),
+      signers: [0],
+      writables: [0, 1, 2],
+      replaced: { 1: 'InvalidPda', 2: 'NotFound' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: { 2: { offset: pendingMailboxCloseLayout.offsets.bump, error: 'InvalidPda' } },
+    },
+    {
+      name: 'RequestDeactivation',
+      make: () => requestDeactivationInstruction({ programId, authority, domain: DOMAIN }),
+      signers: [0],
+      writables: [0, 2],
+      system: 3,
+      replaced: { 1: 'NotFound', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists' },
+      bump: { 1: { offset: DOMAIN_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'CancelDeactivation',
+      make: () => cancelDeactivationInstruction({ programId, authority, domain: PENDING_DOMAIN }),
+      signers: [0],
+      writables: [0, 2],
+      replaced: { 1: 'NotFound', 2: 'NotFound' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: {
+        1: { offset: DOMAIN_BUMP, error: 'InvalidPda' },
+        2: { offset: pendingDeactivationLayout.offsets.bump, error: 'InvalidPda' },
+      },
+    },
+    {
+      name: 'RequestReclaim',
+      make: () => requestReclaimInstruction({ programId, delegate, newAuthority: newcomer, domain: DOMAIN }),
+      signers: [0, 1],
+      writables: [0, 4],
+      system: 5,
+      replaced: { 2: 'InvalidPda', 3: 'NotFound', 4: 'InvalidPda' },
+      foreign: { 2: 'InvalidAccount', 3: 'InvalidAccount', 4: 'AlreadyExists' },
+      bump: { 3: { offset: DOMAIN_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'CancelReclaim',
+      make: () =>
+        cancelReclaimInstruction({ programId, signer: authority, payer: delegate, domain: PENDING_DOMAIN }),
+      signers: [0],
+      writables: [2, 3],
+      replaced: { 1: 'NotFound', 2: 'NotFound', 3: 'InvalidAccount' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: {
+        1: { offset: DOMAIN_BUMP, error: 'InvalidPda' },
+        2: { offset: pendingReclaimLayout.offsets.bump, error: 'InvalidPda' },
+      },
+    },
+    {
+      name: 'SettleDomainTimelock',
+      make: () =>
+        settleDomainTimelockInstruction({
+          programId,
+          domain: SETTLE_DOMAIN,
+          record: 'deactivation',
+          rentTo: authority,
+        }),
+      signers: [],
+      writables: [0, 1, 2],
+      replaced: { 0: 'NotFound', 1: 'NotFound', 2: 'InvalidAccount' },
+      foreign: { 0: 'InvalidAccount', 1: 'InvalidAccount' },
+      bump: {
+        0: { offset: DOMAIN_BUMP, error: 'InvalidPda' },
+        1: { offset: pendingDeactivationLayout.offsets.bump, error: 'InvalidPda' },
+      },
+    },
     ...marketCases(f),
   ];
 }
@@ -557,10 +681,10 @@ describe('account checks of every instruction', () => {
     all = cases(f);
   });
 
-  it('covers all 28 instructions', () => {
+  it('covers all 36 instructions', () => {
     const tags = new Set(all.map((c) => c.make().data[0]));
     const market = [34, 35, 36, 37, 38, 39, 40, 41];
-    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(20).keys(), ...market]);
+    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(28).keys(), ...market]);
   });
 
   it('refuses a missing signature and a read-only account', () => {
@@ -683,8 +807,8 @@ describe('account checks of every instruction', () => {
           expectClean(r, `${c.name} account ${j} := account ${i}`);
         }
     }
-    // 277 pairs for instructions 0-19; the marketplace's 4+6+5+5+3+4+5+4 accounts add 132.
-    expect(runs).toBe(277 + 132);
+    // 277 pairs for instructions 0-19, 86 for the timelocks' 20-27; the marketplace's 4+6+5+5+3+4+5+4 accounts add 132.
+    expect(runs).toBe(277 + 86 + 132);
   });
 
   it('refuses short, trailing and unknown data and wrong account counts', () => {
@@ -704,7 +828,7 @@ describe('account checks of every instruction', () => {
       if (tag !== 6 || n === 8) expectErr(w.run(withKeys(ix, long)), 'InvalidInstruction');
     }
     const keys = all[2]?.make().keys as AccountMeta[];
-    for (const data of [[], [20], [21], [99], [255], [255, 0, 0]])
+    for (const data of [[], [28], [29], [99], [255], [255, 0, 0]])
       expectErr(
         w.run(
           new TransactionInstruction({ programId: new PublicKey(programId), keys, data: Buffer.from(data) }),

@@ -13,15 +13,20 @@ import {
   bidAliasInstruction,
   buyAliasInstruction,
   buyStampsInstruction,
+  cancelDeactivationInstruction,
   cancelListingInstruction,
+  cancelMailboxCloseInstruction,
+  cancelReclaimInstruction,
   claimBountyInstruction,
   closeBeaconInstruction,
+  closeMailboxInstruction,
   closePinLeaseInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
   createMailboxInstruction,
   createPinLeaseInstruction,
+  DEACTIVATION_WINDOW_SECS,
   deleteMailInstruction,
   initPostofficeInstruction,
   listAliasInstruction,
@@ -31,10 +36,14 @@ import {
   reclaimAliasInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
+  requestDeactivationInstruction,
+  requestMailboxCloseInstruction,
+  requestReclaimInstruction,
   type SendMailParams,
   sendMailInstruction,
   setMailboxFlagsInstruction,
   settleAuctionInstruction,
+  settleDomainTimelockInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
 } from '../instructions.ts';
@@ -249,6 +258,44 @@ export function measureComputeUnits(opts: { runs?: number; seed?: number } = {})
     );
   for (const who of publishers) measure('CloseBeacon', closeBeaconInstruction({ programId, owner: who }));
   measureMarket(w, measure, runs, owner);
+
+  // Timelocks: each request, its cancel, a second request, then every completion after the windows.
+  const closers = Array.from({ length: runs }, () => w.wallet());
+  const closeOf = (owner: PublicKey) => ({ programId, owner });
+  for (const who of closers) expectOk(w.run(createMailboxInstruction({ programId, owner: who })));
+  for (const who of closers) measure('RequestMailboxClose', requestMailboxCloseInstruction(closeOf(who)));
+  for (const who of closers) measure('CancelMailboxClose', cancelMailboxCloseInstruction(closeOf(who)));
+  for (const who of closers) expectOk(w.run(requestMailboxCloseInstruction(closeOf(who))));
+  const { authority, delegate } = w;
+  const claimant = w.wallet();
+  const domains = Array.from({ length: runs - 1 }, (_, i) => `mail${i}.test`);
+  for (const domain of domains)
+    measure('RequestDeactivation', requestDeactivationInstruction({ programId, authority, domain }));
+  for (const domain of domains)
+    measure('CancelDeactivation', cancelDeactivationInstruction({ programId, authority, domain }));
+  for (const domain of domains)
+    expectOk(w.run(requestDeactivationInstruction({ programId, authority, domain })));
+  const reclaim = (domain: string) =>
+    requestReclaimInstruction({ programId, delegate, newAuthority: claimant, domain });
+  for (const domain of domains) measure('RequestReclaim', reclaim(domain));
+  for (const domain of domains)
+    measure(
+      'CancelReclaim',
+      cancelReclaimInstruction({ programId, signer: authority, payer: delegate, domain }),
+    );
+  for (const domain of domains) expectOk(w.run(reclaim(domain)));
+  w.advance(DEACTIVATION_WINDOW_SECS);
+  for (const who of closers) measure('CloseMailbox', closeMailboxInstruction(closeOf(who)));
+  for (const domain of domains)
+    measure(
+      'SettleDomainTimelock (reclaim)',
+      settleDomainTimelockInstruction({ programId, domain, record: 'reclaim', rentTo: delegate }),
+    );
+  for (const domain of domains)
+    measure(
+      'SettleDomainTimelock (deactivation)',
+      settleDomainTimelockInstruction({ programId, domain, record: 'deactivation', rentTo: claimant }),
+    );
   return [...rows.values()];
 }
 

@@ -81,6 +81,16 @@ async function readDomain(chain: ChainDeps, domain: string): Promise<MailDomain 
   }
 }
 
+// Where a reclaim would start (docs/protocol.md "Timelocks", "What is verified
+// where in a reclaim"): a claim for a domain held by another authority is the
+// case RequestReclaim exists for. This service does not start one, because it
+// does not verify DNSSEC proofs yet: that needs the chain of signatures from
+// the root key-signing key whose digest is the Postoffice's root_ksk down to
+// the _solana.authority TXT record, checked here before the delegate signs
+// RequestReclaim (requestReclaimInstruction, co-signed by the new authority).
+// Until then the claim is refused, and an operator who verified a proof by
+// other means runs `sealpost timelock domain reclaim request` with the
+// delegate key.
 function taken(claim: AuthorityClaim, facts: MailDomainFacts): DomaindError {
   return new DomaindError(
     'domain_taken',

@@ -1,15 +1,19 @@
-// The MX's read-only view of the chain: mailboxes, delegated keys, fromboxes
-// and aliases, with a short-lived cache so RCPT handling is not bound by RPC
+// The MX's read-only view of the chain: mailboxes, delegated keys, fromboxes,
+// aliases, domains and pending mailbox closes, with a short-lived cache so RCPT handling is not bound by RPC
 // latency. The chain stays the final arbiter: the pipeline's SendMail re-checks
 // every rule, so a stale cache entry can delay a refusal, never skip one.
 import type { Connection } from '@solana/web3.js';
 import {
   type Frombox,
+  getDomain,
   getFrombox,
   getMailbox,
   getMailboxKey,
+  getPendingMailboxClose,
   type Mailbox,
   type MailboxKey,
+  type MailDomain,
+  type PendingMailboxClose,
   resolveAlias,
 } from '../../chain/index.ts';
 
@@ -73,6 +77,18 @@ export class ChainView {
       `al:${normalized}`,
       async () =>
         (await resolveAlias(this.opts.connection, this.opts.programId, normalized))?.toBase58() ?? null,
+    );
+  }
+
+  /** The MailDomain of a (lowercase) domain name, or null when it is not on chain. */
+  domain(name: string): Promise<MailDomain | null> {
+    return this.cached(`md:${name}`, () => getDomain(this.opts.connection, this.opts.programId, name));
+  }
+
+  /** The wallet's PendingMailboxClose (docs/protocol.md "Timelocks"), or null. */
+  pendingClose(wallet: string): Promise<PendingMailboxClose | null> {
+    return this.cached(`pc:${wallet}`, () =>
+      getPendingMailboxClose(this.opts.connection, this.opts.programId, wallet),
     );
   }
 

@@ -342,6 +342,8 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
       if (!resolved.ok) {
         if (resolved.reason === 'not-local') throw replies.relayDenied();
         if (resolved.reason === 'bad-address') throw replies.badAddress(resolved.detail ?? 'invalid');
+        if (resolved.reason === 'closing') throw replies.mailboxClosing();
+        if (resolved.reason === 'domain-inactive') throw replies.domainInactive(resolved.detail ?? '');
         throw replies.noSuchUser();
       }
       gate = await postageGate(from, resolved.recipient, opts.chain);

@@ -16,7 +16,15 @@ export interface ResolvedRecipient {
 
 export type ResolveResult =
   | { ok: true; recipient: ResolvedRecipient }
-  | { ok: false; reason: 'not-local' | 'unknown' | 'bad-address'; detail?: string };
+  | {
+      ok: false;
+      /**
+       * `closing`: the wallet's mailbox has a PendingMailboxClose; `domain-inactive`:
+       * the address's domain is a MailDomain that was deactivated (docs/inbound.md).
+       */
+      reason: 'not-local' | 'unknown' | 'bad-address' | 'closing' | 'domain-inactive';
+      detail?: string;
+    };
 
 export interface RecipientPolicy {
   localDomains: string[];
@@ -47,6 +55,11 @@ export async function resolveRecipient(
   const isLocalDomain =
     domain === '' ? local.toLowerCase() === 'postmaster' : policy.localDomains.includes(domain);
   if (!isLocalDomain) return { ok: false, reason: 'not-local' };
+  // A local domain deactivated on chain (its notice window over) takes no mail;
+  // one not on chain at all is the operator's configuration (serve warns at start).
+  if (domain !== '' && (await chain.domain(domain))?.isActive === false) {
+    return { ok: false, reason: 'domain-inactive', detail: domain };
+  }
 
   if (local.toLowerCase() === 'postmaster') {
     if (!policy.postmasterWallet) return { ok: false, reason: 'unknown' };
@@ -58,8 +71,9 @@ export async function resolveRecipient(
 
   // A wallet address keeps its case (base58 is case-sensitive).
   if (isBase58Key(local)) {
-    const mailbox = await chain.mailbox(local);
+    const [mailbox, closing] = await Promise.all([chain.mailbox(local), chain.pendingClose(local)]);
     if (!mailbox) return { ok: false, reason: 'unknown' };
+    if (closing) return { ok: false, reason: 'closing' };
     return {
       ok: true,
       recipient: { address, wallet: local, form: 'wallet', exempt: local === policy.postmasterWallet },
@@ -69,7 +83,10 @@ export async function resolveRecipient(
   const alias = local.toLowerCase();
   if (!isNormalizedAlias(alias)) return { ok: false, reason: 'unknown' };
   const wallet = await chain.alias(alias);
-  if (!wallet || !(await chain.mailbox(wallet))) return { ok: false, reason: 'unknown' };
+  if (!wallet) return { ok: false, reason: 'unknown' };
+  const [mailbox, closing] = await Promise.all([chain.mailbox(wallet), chain.pendingClose(wallet)]);
+  if (!mailbox) return { ok: false, reason: 'unknown' };
+  if (closing) return { ok: false, reason: 'closing' };
   return {
     ok: true,
     recipient: { address, wallet, form: 'alias', exempt: wallet === policy.postmasterWallet },

@@ -23,6 +23,16 @@ export const replies = {
   relayDenied: () =>
     new SmtpReply(550, '5.7.1', 'Relaying denied: this server only accepts mail for its own domains'),
   noSuchUser: () => new SmtpReply(550, '5.1.1', 'No such mailbox here'),
+  // RFC 3463 X.2.1: mailbox disabled, not accepting messages.
+  mailboxClosing: () =>
+    new SmtpReply(
+      550,
+      '5.2.1',
+      'Mailbox is closing: its owner has asked to close it and it takes no new mail',
+    ),
+  // RFC 3463 X.1.2: the destination system (domain) does not accept mail.
+  domainInactive: (domain: string) =>
+    new SmtpReply(550, '5.1.2', `Domain ${domain} has been deactivated and takes no mail here`),
   badAddress: (why: string) => new SmtpReply(553, '5.1.3', `Bad address syntax: ${why}`),
   tooManyRecipients: (max: number) =>
     new SmtpReply(452, '4.5.3', `Too many recipients (at most ${max} per message)`),

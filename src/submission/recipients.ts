@@ -90,7 +90,13 @@ export async function classifyRecipient(
   if (!deps.policy.localDomains.includes(parts.domain)) return null;
   const resolved = await lookup(() => resolveRecipient(address, deps.policy, deps.chain));
   if (!resolved.ok) {
-    throw new SubmitError('bad_recipient', `No such mailbox here: <${address}>`, { recipient: address });
+    const why =
+      resolved.reason === 'closing'
+        ? `Mailbox <${address}> is closing and takes no new mail`
+        : resolved.reason === 'domain-inactive'
+          ? `Domain ${parts.domain} has been deactivated: <${address}> takes no mail`
+          : `No such mailbox here: <${address}>`;
+    throw new SubmitError('bad_recipient', why, { recipient: address });
   }
   const gate = await lookup(() => postageGate(envelopeFrom, resolved.recipient, deps.chain));
   if (!gate.ok) {

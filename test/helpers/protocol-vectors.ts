@@ -19,9 +19,13 @@ import {
   bidAliasInstruction,
   buyAliasInstruction,
   buyStampsInstruction,
+  cancelDeactivationInstruction,
   cancelListingInstruction,
+  cancelMailboxCloseInstruction,
+  cancelReclaimInstruction,
   claimBountyInstruction,
   closeBeaconInstruction,
+  closeMailboxInstruction,
   closePinLeaseInstruction,
   createAliasInstruction,
   createDomainInstruction,
@@ -38,9 +42,13 @@ import {
   reclaimAliasInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
+  requestDeactivationInstruction,
+  requestMailboxCloseInstruction,
+  requestReclaimInstruction,
   sendMailInstruction,
   setMailboxFlagsInstruction,
   settleAuctionInstruction,
+  settleDomainTimelockInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
 } from '../../chain/instructions.ts';
@@ -56,6 +64,9 @@ import {
   mailboxAddress,
   mailboxKeyAddress,
   type Pda,
+  pendingCloseAddress,
+  pendingDeactivationAddress,
+  pendingReclaimAddress,
   pinLeaseAddress,
   postofficeAddress,
 } from '../../chain/pda.ts';
@@ -363,6 +374,58 @@ function instructionVectors() {
       ['owner', 'beacon', 'System'],
     ),
     ixVector('CloseBeacon', closeBeaconInstruction({ programId, owner: recipient }), ['owner', 'beacon']),
+    // Timelocks: `recipient` closes its mailbox; `authority` deactivates mail.example; the
+    // delegate reclaims it for `sender`.
+    ixVector('RequestMailboxClose', requestMailboxCloseInstruction({ programId, owner: recipient }), [
+      'owner',
+      'mailbox',
+      'pending_close',
+      'System',
+    ]),
+    ixVector('CancelMailboxClose', cancelMailboxCloseInstruction({ programId, owner: recipient }), [
+      'owner',
+      'pending_close',
+    ]),
+    ixVector('CloseMailbox', closeMailboxInstruction({ programId, owner: recipient }), [
+      'owner',
+      'mailbox',
+      'pending_close',
+    ]),
+    ixVector(
+      'RequestDeactivation',
+      requestDeactivationInstruction({ programId, authority, domain: DOMAIN }),
+      ['authority', 'mail_domain', 'pending_deactivation', 'System'],
+    ),
+    ixVector('CancelDeactivation', cancelDeactivationInstruction({ programId, authority, domain: DOMAIN }), [
+      'authority',
+      'mail_domain',
+      'pending_deactivation',
+    ]),
+    ixVector(
+      'RequestReclaim',
+      requestReclaimInstruction({ programId, delegate, newAuthority: sender, domain: DOMAIN }),
+      ['delegate', 'new_authority', 'postoffice', 'mail_domain', 'pending_reclaim', 'System'],
+    ),
+    ixVector(
+      'CancelReclaim',
+      cancelReclaimInstruction({ programId, signer: authority, payer: delegate, domain: DOMAIN }),
+      ['signer', 'mail_domain', 'pending_reclaim', 'payer'],
+    ),
+    ixVector(
+      'SettleDomainTimelock (deactivation)',
+      settleDomainTimelockInstruction({
+        programId,
+        domain: DOMAIN,
+        record: 'deactivation',
+        rentTo: authority,
+      }),
+      ['mail_domain', 'pending_deactivation', 'rent_to'],
+    ),
+    ixVector(
+      'SettleDomainTimelock (reclaim)',
+      settleDomainTimelockInstruction({ programId, domain: DOMAIN, record: 'reclaim', rentTo: delegate }),
+      ['mail_domain', 'pending_reclaim', 'rent_to'],
+    ),
     ...marketInstructionVectors(recipient, sender, authority),
   ];
 }
@@ -485,6 +548,21 @@ function pdaVectors() {
       'AliasBid',
       `["alias_bid", alias_listing("${ALIAS}"), sender]`,
       aliasBidAddress(PROGRAM_ID, aliasListingAddress(PROGRAM_ID, ALIAS_KEY())[0], sender),
+    ),
+    pdaVector(
+      'PendingMailboxClose',
+      '["pending_close", recipient]',
+      pendingCloseAddress(PROGRAM_ID, recipient),
+    ),
+    pdaVector(
+      'PendingDeactivation',
+      `["pending_deactivation", domain("${DOMAIN}")]`,
+      pendingDeactivationAddress(PROGRAM_ID, domainAddress(PROGRAM_ID, DOMAIN)[0]),
+    ),
+    pdaVector(
+      'PendingReclaim',
+      `["pending_reclaim", domain("${DOMAIN}")]`,
+      pendingReclaimAddress(PROGRAM_ID, domainAddress(PROGRAM_ID, DOMAIN)[0]),
     ),
   ];
 }
@@ -612,6 +690,35 @@ function accountVectors() {
         expiresAt: EXPIRES_AT,
         feeLamports: 1_000_000n,
         bump: pinLeaseAddress(PROGRAM_ID, pinLeaseCidHash(CID_HELLO), sender)[1],
+      },
+    ],
+    [
+      'PendingMailboxClose',
+      {
+        kind: 'PendingMailboxClose',
+        wallet: recipient,
+        requestedAt: EPOCH,
+        bump: pendingCloseAddress(PROGRAM_ID, recipient)[1],
+      },
+    ],
+    [
+      'PendingDeactivation',
+      {
+        kind: 'PendingDeactivation',
+        domain: domain[0],
+        requestedAt: EPOCH,
+        bump: pendingDeactivationAddress(PROGRAM_ID, domain[0])[1],
+      },
+    ],
+    [
+      'PendingReclaim',
+      {
+        kind: 'PendingReclaim',
+        domain: domain[0],
+        requestedAt: EPOCH,
+        authority: sender,
+        payer: delegate,
+        bump: pendingReclaimAddress(PROGRAM_ID, domain[0])[1],
       },
     ],
   ];

@@ -54,6 +54,8 @@
 #define E_DOMAIN_INACTIVE 17ULL
 #define E_LEASE_UNPAID 18ULL
 #define E_LEASE_EXPIRED 19ULL
+/* timelocks (20-29) */
+#define E_TIMELOCK_NOT_ELAPSED 20ULL
 
 /* alias marketplace (codes 40-59; docs/protocol.md "Alias marketplace") */
 #define E_ALIAS_LOCKED 40ULL
@@ -86,6 +88,9 @@
 #define TAG_ALIAS_BID 11
 #define TAG_BEACON 12
 #define TAG_PIN_LEASE 15
+#define TAG_PENDING_CLOSE 16
+#define TAG_PENDING_DEACTIVATION 17
+#define TAG_PENDING_RECLAIM 18
 
 #define MAILBOX_SIZE 83
 #define MB_OWNER 1
@@ -192,6 +197,27 @@
 #define BD_AMOUNT 65
 #define BD_BID_AT 73
 #define BD_BUMP 81
+/* Timelock records (docs/protocol.md "Timelocks") and their windows in seconds. */
+#define PENDING_CLOSE_SIZE 42
+#define PC_WALLET 1
+#define PC_REQUESTED_AT 33
+#define PC_BUMP 41
+
+#define PENDING_DEACTIVATION_SIZE 42
+#define PD_DOMAIN 1
+#define PD_REQUESTED_AT 33
+#define PD_BUMP 41
+
+#define PENDING_RECLAIM_SIZE 106
+#define PR_DOMAIN 1
+#define PR_REQUESTED_AT 33
+#define PR_AUTHORITY 41
+#define PR_PAYER 73
+#define PR_BUMP 105
+
+#define MAILBOX_CLOSE_WINDOW 604800ULL /* 7 days */
+#define DEACTIVATION_WINDOW 2592000ULL /* 30 days */
+#define RECLAIM_WINDOW 1209600ULL      /* 14 days */
 
 #define CID_MAX 128
 #define DOMAIN_MAX 253
@@ -223,7 +249,16 @@ enum {
   IX_CLOSE_PIN_LEASE = 17,
   IX_PUBLISH_BEACON = 18,
   IX_CLOSE_BEACON = 19,
-  IX_COUNT = 20,
+  /* timelocks */
+  IX_REQUEST_MAILBOX_CLOSE = 20,
+  IX_CANCEL_MAILBOX_CLOSE = 21,
+  IX_CLOSE_MAILBOX = 22,
+  IX_REQUEST_DEACTIVATION = 23,
+  IX_CANCEL_DEACTIVATION = 24,
+  IX_REQUEST_RECLAIM = 25,
+  IX_CANCEL_RECLAIM = 26,
+  IX_SETTLE_DOMAIN_TIMELOCK = 27,
+  IX_COUNT = 28,
 };
 
 /* alias marketplace: tags 34-41 (34-49 reserved for it) */
@@ -254,6 +289,10 @@ static const char IX_NAMES[IX_COUNT][36] = {
     "Instruction: BuyStamps",      "Instruction: TopUpStamps",    "Instruction: ReclaimFromboxStamps",
     "Instruction: ClaimBounty",    "Instruction: CreatePinLease", "Instruction: ClosePinLease",
     "Instruction: PublishBeacon",  "Instruction: CloseBeacon",
+    /* timelocks */
+    "Instruction: RequestMailboxClose", "Instruction: CancelMailboxClose", "Instruction: CloseMailbox",
+    "Instruction: RequestDeactivation", "Instruction: CancelDeactivation", "Instruction: RequestReclaim",
+    "Instruction: CancelReclaim",       "Instruction: SettleDomainTimelock",
 };
 
 /* ---- state ------------------------------------------------------------------ */
@@ -337,6 +376,9 @@ static const char SEED_DOMAIN[] = "domain";
 static const char SEED_POSTOFFICE[] = "postoffice";
 static const char SEED_BEACON[] = "beacon";
 static const char SEED_PIN_LEASE[] = "pin_lease";
+static const char SEED_PENDING_CLOSE[] = "pending_close";
+static const char SEED_PENDING_DEACTIVATION[] = "pending_deactivation";
+static const char SEED_PENDING_RECLAIM[] = "pending_reclaim";
 
 /* ---- small checks ----------------------------------------------------------- */
 
@@ -425,6 +467,12 @@ static u64 read_kind(Ctx *c, const Acc *a, u8 tag, int *present) {
     return len == ALIAS_ESCROW_SIZE ? OK : E_INVALID_ACCOUNT;
   case TAG_ALIAS_BID:
     return len == ALIAS_BID_SIZE ? OK : E_INVALID_ACCOUNT;
+  case TAG_PENDING_CLOSE:
+    return len == PENDING_CLOSE_SIZE ? OK : E_INVALID_ACCOUNT;
+  case TAG_PENDING_DEACTIVATION:
+    return len == PENDING_DEACTIVATION_SIZE ? OK : E_INVALID_ACCOUNT;
+  case TAG_PENDING_RECLAIM:
+    return len == PENDING_RECLAIM_SIZE ? OK : E_INVALID_ACCOUNT;
   default:
     return E_INVALID_ACCOUNT;
   }
@@ -498,6 +546,14 @@ static void seeds_pin_lease(Ctx *c, const u8 *cid_hash, const u8 *holder) {
   seeds_add(c, cid_hash, 32);
   seeds_add(c, holder, 32);
 }
+
+/* Timelock records: one per wallet (mailbox close) or per MailDomain account. */
+static void seeds_pending(Ctx *c, const char *prefix, u64 len, const u8 *key) {
+  seeds_begin(c, prefix, len);
+  seeds_add(c, key, 32);
+}
+
+#define SEEDS_PENDING(c, s, key) seeds_pending((c), (s), sizeof(s) - 1, (key))
 
 /*
  * Program-derived addresses, computed here rather than by the
@@ -897,8 +953,8 @@ static u64 decode(Ctx *c, const u8 *data, u64 len) {
   case IX_OFFER_ALIAS:
     market_decode(a, &r);
     break;
-  default: /* RemoveKey, DeleteMail, ReclaimFromboxStamps, ClaimBounty, ClosePinLease, CloseBeacon; the
-              market's BuyAlias, SettleAuction, CancelListing, AcceptAlias, ReclaimAlias */
+  default: /* RemoveKey, DeleteMail, ReclaimFromboxStamps, ClaimBounty, ClosePinLease, CloseBeacon;
+              timelocks 20-27; the market's BuyAlias, SettleAuction, CancelListing, AcceptAlias, ReclaimAlias */
     break;
   }
   if (r.bad || r.left != 0) return E_INVALID_INSTRUCTION;
@@ -1881,6 +1937,223 @@ static u64 market(Ctx *c) {
   }
 }
 
+/* ---- timelocks: mailbox close, domain deactivation, domain reclaim ---------- */
+
+/*
+ * A pending record's window is over: chain time >= requested_at + window
+ * (TimelockNotElapsed before). requested_at is the program's own chain time,
+ * so the difference is taken only when it is not negative.
+ */
+static u64 window_elapsed(Ctx *c, const u8 *requested_at, u64 window) {
+  i64 t = now(c), at = (i64)rd64(requested_at);
+  if (t < at || (u64)t - (u64)at < window) return E_TIMELOCK_NOT_ELAPSED;
+  return OK;
+}
+
+/* Creates the pending record at the current seeds (AlreadyExists: one request at a time), paid by `payer`. */
+static u64 create_pending(Ctx *c, Acc *payer, Acc *pending, u64 size) {
+  TRY(pda_find(c, pending->key));
+  if (!is_absent(pending)) return E_ALREADY_EXISTS;
+  u64 lamports = rent(size);
+  TRY(check_payer(payer, lamports, 0));
+  return create_pda(c, payer, pending, size, lamports);
+}
+
+/* An existing pending record of `tag` whose stored key (at offset 1) and bump (its last byte) give its address. */
+static u64 require_pending(Ctx *c, const Acc *p, u8 tag) {
+  TRY(require_kind(c, p, tag));
+  const u8 *key = p->data + 1;
+  if (tag == TAG_PENDING_CLOSE)
+    SEEDS_PENDING(c, SEED_PENDING_CLOSE, key);
+  else if (tag == TAG_PENDING_DEACTIVATION)
+    SEEDS_PENDING(c, SEED_PENDING_DEACTIVATION, key);
+  else
+    SEEDS_PENDING(c, SEED_PENDING_RECLAIM, key);
+  return pda_with_bump(c, p->data[*p->len - 1], p->key) ? OK : E_INVALID_PDA;
+}
+
+/* RequestMailboxClose: the owner of a mailbox starts its close window. */
+static u64 request_mailbox_close(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *owner = &c->acc[0], *mb = &c->acc[1], *pc = &c->acc[2];
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(pc));
+  TRY(need_system(c, &c->acc[3]));
+  TRY(require_own_mailbox(c, mb, owner->key));
+  SEEDS_PENDING(c, SEED_PENDING_CLOSE, owner->key);
+  TRY(create_pending(c, owner, pc, PENDING_CLOSE_SIZE));
+  u8 *d = pc->data;
+  d[0] = TAG_PENDING_CLOSE;
+  cp32(d + PC_WALLET, owner->key);
+  wr64(d + PC_REQUESTED_AT, (u64)now(c));
+  d[PC_BUMP] = c->bump;
+  return OK;
+}
+
+/* The pending close `pc` exists and is the signer's (Unauthorized: another wallet's). */
+static u64 require_own_pending_close(Ctx *c, const Acc *pc, const Acc *owner) {
+  TRY(require_kind(c, pc, TAG_PENDING_CLOSE));
+  if (!eq32(pc->data + PC_WALLET, owner->key)) return E_UNAUTHORIZED;
+  return require_pending(c, pc, TAG_PENDING_CLOSE);
+}
+
+/* CancelMailboxClose: the owner, at any time before CloseMailbox; the record's rent back to the owner. */
+static u64 cancel_mailbox_close(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *owner = &c->acc[0], *pc = &c->acc[1];
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(pc));
+  TRY(require_own_pending_close(c, pc, owner));
+  TRY(check_credit(owner, *pc->lamports));
+  close_account(pc, owner);
+  return OK;
+}
+
+/* CloseMailbox: after the window, the Mailbox and the pending record close; both rents go to the owner. */
+static u64 close_mailbox(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *owner = &c->acc[0], *mb = &c->acc[1], *pc = &c->acc[2];
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(mb));
+  TRY(need_writable(pc));
+  TRY(require_own_pending_close(c, pc, owner));
+  TRY(require_own_mailbox(c, mb, owner->key));
+  TRY(window_elapsed(c, pc->data + PC_REQUESTED_AT, MAILBOX_CLOSE_WINDOW));
+  u64 total;
+  TRY(add(*mb->lamports, *pc->lamports, &total));
+  TRY(check_credit(owner, total));
+  close_account(mb, owner);
+  close_account(pc, owner);
+  return OK;
+}
+
+/* The domain's authority signs (Unauthorized otherwise). */
+static u64 require_authority(const Acc *dom, const Acc *signer) {
+  return eq32(dom->data + MD_AUTHORITY, signer->key) ? OK : E_UNAUTHORIZED;
+}
+
+/* RequestDeactivation: the authority of an active domain starts its notice window. */
+static u64 request_deactivation(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *auth = &c->acc[0], *dom = &c->acc[1], *pd = &c->acc[2];
+  TRY(need_signer(auth, 1));
+  TRY(need_writable(pd));
+  TRY(need_system(c, &c->acc[3]));
+  TRY(require_domain(c, dom));
+  if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
+  TRY(require_authority(dom, auth));
+  SEEDS_PENDING(c, SEED_PENDING_DEACTIVATION, dom->key);
+  TRY(create_pending(c, auth, pd, PENDING_DEACTIVATION_SIZE));
+  u8 *d = pd->data;
+  d[0] = TAG_PENDING_DEACTIVATION;
+  cp32(d + PD_DOMAIN, dom->key);
+  wr64(d + PD_REQUESTED_AT, (u64)now(c));
+  d[PD_BUMP] = c->bump;
+  return OK;
+}
+
+/* A pending record of `dom` (InvalidAccount: a record of another domain). */
+static u64 require_domain_pending(Ctx *c, const Acc *dom, const Acc *p, u8 tag) {
+  TRY(require_pending(c, p, tag));
+  return eq32(p->data + 1, dom->key) ? OK : E_INVALID_ACCOUNT;
+}
+
+/* CancelDeactivation: the domain's current authority, until the deactivation is settled; rent to it. */
+static u64 cancel_deactivation(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *auth = &c->acc[0], *dom = &c->acc[1], *pd = &c->acc[2];
+  TRY(need_signer(auth, 1));
+  TRY(need_writable(pd));
+  TRY(require_domain(c, dom));
+  TRY(require_domain_pending(c, dom, pd, TAG_PENDING_DEACTIVATION));
+  TRY(require_authority(dom, auth));
+  TRY(check_credit(auth, *pd->lamports));
+  close_account(pd, auth);
+  return OK;
+}
+
+/*
+ * RequestReclaim: the domain service (the postoffice's delegate, which has
+ * checked the DNSSEC proof off chain) names a new authority, which co-signs.
+ */
+static u64 request_reclaim(Ctx *c) {
+  ACCOUNTS(c, 6);
+  Acc *delegate = &c->acc[0], *next = &c->acc[1], *po = &c->acc[2], *dom = &c->acc[3], *pr = &c->acc[4];
+  TRY(need_signer(delegate, 1));
+  TRY(need_signer(next, 0));
+  TRY(need_writable(pr));
+  TRY(need_system(c, &c->acc[5]));
+  TRY(require_postoffice(c, po));
+  if (!eq32(po->data + PO_DELEGATE, delegate->key)) return E_UNAUTHORIZED;
+  TRY(require_domain(c, dom));
+  if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
+  /* The new authority is neither the current one nor the service that vouches for it. */
+  if (eq32(dom->data + MD_AUTHORITY, next->key) || eq32(delegate->key, next->key)) return E_INVALID_ARGUMENT;
+  SEEDS_PENDING(c, SEED_PENDING_RECLAIM, dom->key);
+  TRY(create_pending(c, delegate, pr, PENDING_RECLAIM_SIZE));
+  u8 *d = pr->data;
+  d[0] = TAG_PENDING_RECLAIM;
+  cp32(d + PR_DOMAIN, dom->key);
+  wr64(d + PR_REQUESTED_AT, (u64)now(c));
+  cp32(d + PR_AUTHORITY, next->key);
+  cp32(d + PR_PAYER, delegate->key);
+  d[PR_BUMP] = c->bump;
+  return OK;
+}
+
+/* CancelReclaim: the current authority (or the payer withdrawing), until settled; rent to the payer. */
+static u64 cancel_reclaim(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *signer = &c->acc[0], *dom = &c->acc[1], *pr = &c->acc[2], *payer = &c->acc[3];
+  TRY(need_signer(signer, 0));
+  TRY(need_writable(pr));
+  TRY(need_writable(payer));
+  TRY(require_domain(c, dom));
+  TRY(require_domain_pending(c, dom, pr, TAG_PENDING_RECLAIM));
+  if (!eq32(dom->data + MD_AUTHORITY, signer->key) && !eq32(pr->data + PR_PAYER, signer->key))
+    return E_UNAUTHORIZED;
+  if (!eq32(pr->data + PR_PAYER, payer->key)) return E_INVALID_ACCOUNT;
+  TRY(check_credit(payer, *pr->lamports));
+  close_account(pr, payer);
+  return OK;
+}
+
+/*
+ * SettleDomainTimelock: anyone, once the window of the pending record passed
+ * is over. A PendingDeactivation makes the domain inactive (rent to the
+ * domain's authority); a PendingReclaim makes its authority the domain's
+ * (rent to the reclaim's payer).
+ */
+static u64 settle_domain_timelock(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *dom = &c->acc[0], *p = &c->acc[1], *to = &c->acc[2];
+  TRY(need_writable(dom));
+  TRY(need_writable(p));
+  TRY(need_writable(to));
+  TRY(require_domain(c, dom));
+  if (is_absent(p)) return E_NOT_FOUND;
+  if (!eq32(p->owner, c->program_id) || *p->len < 1) return E_INVALID_ACCOUNT;
+  u8 tag = p->data[0];
+  if (tag != TAG_PENDING_DEACTIVATION && tag != TAG_PENDING_RECLAIM) return E_INVALID_ACCOUNT;
+  TRY(require_domain_pending(c, dom, p, tag));
+  int deactivate = tag == TAG_PENDING_DEACTIVATION;
+  const u8 *receiver = deactivate ? dom->data + MD_AUTHORITY : p->data + PR_PAYER;
+  if (!eq32(to->key, receiver)) return E_INVALID_ACCOUNT;
+  if (deactivate) {
+    TRY(window_elapsed(c, p->data + PD_REQUESTED_AT, DEACTIVATION_WINDOW));
+  } else {
+    TRY(window_elapsed(c, p->data + PR_REQUESTED_AT, RECLAIM_WINDOW));
+    if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
+  }
+  TRY(check_credit(to, *p->lamports));
+  if (deactivate)
+    dom->data[MD_IS_ACTIVE] = 0;
+  else
+    cp32(dom->data + MD_AUTHORITY, p->data + PR_AUTHORITY);
+  close_account(p, to);
+  return OK;
+}
+
 /* ---- entrypoint ------------------------------------------------------------- */
 
 /* Walks the input buffer: accounts (duplicates alias their first occurrence), data, program id. */
@@ -1975,6 +2248,23 @@ u64 entrypoint(u8 *input) {
   case IX_ACCEPT_ALIAS:
   case IX_RECLAIM_ALIAS:
     return market(c);
+  /* timelocks */
+  case IX_REQUEST_MAILBOX_CLOSE:
+    return request_mailbox_close(c);
+  case IX_CANCEL_MAILBOX_CLOSE:
+    return cancel_mailbox_close(c);
+  case IX_CLOSE_MAILBOX:
+    return close_mailbox(c);
+  case IX_REQUEST_DEACTIVATION:
+    return request_deactivation(c);
+  case IX_CANCEL_DEACTIVATION:
+    return cancel_deactivation(c);
+  case IX_REQUEST_RECLAIM:
+    return request_reclaim(c);
+  case IX_CANCEL_RECLAIM:
+    return cancel_reclaim(c);
+  case IX_SETTLE_DOMAIN_TIMELOCK:
+    return settle_domain_timelock(c);
   default:
     return claim_bounty(c);
   }

@@ -33,6 +33,7 @@ export const commandEntries: CommandEntry[] = [
   { names: ['program'], load: () => import('./program.ts') },
   { names: ['beacon'], load: () => import('./beacon.ts') },
   { names: ['market'], load: () => import('./market.ts') },
+  { names: ['timelock'], load: () => import('./timelock.ts') },
 ];
 
 /**
