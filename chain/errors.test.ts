@@ -6,11 +6,14 @@ import { DEFAULT_PROGRAM_ID } from './program-id.ts';
 describe('mail program errors', () => {
   it('numbers the table as protocol.md does', () => {
     const names = Object.keys(MAIL_ERRORS);
-    expect(names).toHaveLength(20);
-    names.forEach((n, i) => {
+    expect(names).toHaveLength(21);
+    // 0-19 in order, then each slice's own block (30-39: attestations and reputation).
+    names.slice(0, 20).forEach((n, i) => {
       expect(MAIL_ERRORS[n as keyof typeof MAIL_ERRORS]).toBe(i);
       expect(mailErrorName(i)).toBe(n);
     });
+    expect(MAIL_ERRORS.NotDomainAuthority).toBe(30);
+    expect(mailErrorName(30)).toBe('NotDomainAuthority');
     expect(MAIL_ERRORS.PostageRequired).toBe(8);
     expect(MAIL_ERRORS.DomainInactive).toBe(17);
     expect(MAIL_ERRORS.LeaseExpired).toBe(19);

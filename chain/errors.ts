@@ -22,6 +22,8 @@ export const MAIL_ERRORS = {
   DomainInactive: 17,
   LeaseUnpaid: 18,
   LeaseExpired: 19,
+  // Sender attestations and reputation: 30-39.
+  NotDomainAuthority: 30,
 } as const;
 
 export type MailErrorName = keyof typeof MAIL_ERRORS;

@@ -102,6 +102,22 @@ export interface CloseBeaconData {
   kind: 'CloseBeacon';
 }
 
+export interface AttestSenderData {
+  kind: 'AttestSender';
+  wallet: PublicKey;
+}
+export interface RevokeAttestationData {
+  kind: 'RevokeAttestation';
+}
+export interface SetRecipientRuleData {
+  kind: 'SetRecipientRule';
+  minReputationLamports: bigint;
+  postageLamports: bigint;
+}
+export interface CloseRecipientRuleData {
+  kind: 'CloseRecipientRule';
+}
+
 export type MailInstruction =
   | InitPostofficeData
   | CreateMailboxData
@@ -122,7 +138,11 @@ export type MailInstruction =
   | CreatePinLeaseData
   | ClosePinLeaseData
   | PublishBeaconData
-  | CloseBeaconData;
+  | CloseBeaconData
+  | AttestSenderData
+  | RevokeAttestationData
+  | SetRecipientRuleData
+  | CloseRecipientRuleData;
 
 export type InstructionKind = MailInstruction['kind'];
 
@@ -183,6 +203,14 @@ export const INSTRUCTION_LAYOUTS: LayoutMap = {
   ClosePinLease: defineLayout<ClosePinLeaseData>('ClosePinLease', 17, {}),
   PublishBeacon: defineLayout<PublishBeaconData>('PublishBeacon', 18, { tags: 'u64', detailCid: 'string' }),
   CloseBeacon: defineLayout<CloseBeaconData>('CloseBeacon', 19, {}),
+  // Sender attestations and recipient rules: tags 28-31.
+  AttestSender: defineLayout<AttestSenderData>('AttestSender', 28, { wallet: 'key' }),
+  RevokeAttestation: defineLayout<RevokeAttestationData>('RevokeAttestation', 29, {}),
+  SetRecipientRule: defineLayout<SetRecipientRuleData>('SetRecipientRule', 30, {
+    minReputationLamports: 'u64',
+    postageLamports: 'u64',
+  }),
+  CloseRecipientRule: defineLayout<CloseRecipientRuleData>('CloseRecipientRule', 31, {}),
 };
 
 export const INSTRUCTION_TAGS = Object.fromEntries(

@@ -76,6 +76,10 @@ const TAGS: Record<InstructionKind, number> = {
   ClosePinLease: 17,
   PublishBeacon: 18,
   CloseBeacon: 19,
+  AttestSender: 28,
+  RevokeAttestation: 29,
+  SetRecipientRule: 30,
+  CloseRecipientRule: 31,
 };
 
 type Flags = [PublicKey, 's' | 'w' | 'sw' | ''];

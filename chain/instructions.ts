@@ -15,6 +15,7 @@ import {
   postofficeAddress,
 } from './pda.ts';
 
+export * from './attest-instructions.ts';
 export * from './instruction-data.ts';
 export * from './record-instructions.ts';
 export * from './stamp-instructions.ts';

@@ -14,15 +14,18 @@ import {
   mailboxLayout,
   mailDomainLayout,
   pinLeaseLayout,
+  senderAttestationLayout,
 } from '../chain/accounts/index.ts';
 import { MAIL_ERRORS, type MailErrorName } from '../chain/errors.ts';
 import { fromHash } from '../chain/hash.ts';
 import {
   addStampsInstruction,
+  attestSenderInstruction,
   buyStampsInstruction,
   claimBountyInstruction,
   closeBeaconInstruction,
   closePinLeaseInstruction,
+  closeRecipientRuleInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
@@ -35,10 +38,13 @@ import {
   publishKeyInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
+  revokeAttestationInstruction,
   sendMailInstruction,
   setMailboxFlagsInstruction,
+  setRecipientRuleInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
+  withReputation,
 } from '../chain/instructions.ts';
 import { mailboxKeyAddress } from '../chain/pda.ts';
 import type { RunResult } from '../chain/program/runtime.ts';
@@ -111,6 +117,21 @@ function fixture() {
     ),
   );
   expectOk(w.run(publishBeaconInstruction({ programId, owner: alice, tags: 2n, detailCid: CID })));
+  expectOk(
+    w.run(
+      attestSenderInstruction({ programId, authority: w.authority, payer, domain: DOMAIN, wallet: alice }),
+    ),
+  );
+  expectOk(
+    w.run(
+      setRecipientRuleInstruction({
+        programId,
+        owner: alice,
+        minReputationLamports: 1n,
+        postageLamports: 0n,
+      }),
+    ),
+  );
   return { w, programId, alice, bob, sender, newcomer, payer };
 }
 
@@ -215,6 +236,31 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
         1: { offset: MAILBOX_BUMP, error: 'InvalidPda' },
         3: { offset: FROMBOX_BUMP, error: 'InvalidPda' },
       },
+    },
+    {
+      name: 'SendMail (direct, reputation and rule)',
+      make: () => withReputation(direct(), { programId, sender, recipient: bob, applyRule: true }),
+      signers: [0],
+      writables: [0, 1, 2, 3, 4, 7],
+      system: 6,
+      replaced: {
+        1: 'NotFound',
+        2: 'InvalidPda',
+        3: 'InvalidPda',
+        4: 'InvalidAccount',
+        5: 'InvalidPda',
+        7: 'InvalidPda',
+        8: 'InvalidPda',
+      },
+      foreign: {
+        1: 'InvalidAccount',
+        2: 'AlreadyExists',
+        3: 'InvalidAccount',
+        5: 'InvalidAccount',
+        7: 'InvalidPda',
+        8: 'InvalidAccount',
+      },
+      bump: { 3: { offset: FROMBOX_BUMP, error: 'InvalidPda' } },
     },
     {
       name: 'SendMail (relayed)',
@@ -366,6 +412,65 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
       replaced: { 1: 'InvalidPda' },
       foreign: { 1: 'InvalidAccount' },
     },
+    {
+      name: 'AttestSender',
+      make: () =>
+        attestSenderInstruction({
+          programId,
+          authority: w.authority,
+          payer,
+          domain: DOMAIN,
+          wallet: newcomer,
+        }),
+      signers: [0, 1],
+      writables: [1, 3],
+      system: 4,
+      replaced: { 2: 'NotFound', 3: 'InvalidPda' },
+      foreign: { 2: 'InvalidAccount', 3: 'AlreadyExists' },
+      bump: { 2: { offset: DOMAIN_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'RevokeAttestation',
+      make: () =>
+        revokeAttestationInstruction({
+          programId,
+          signer: w.authority,
+          domain: DOMAIN,
+          wallet: alice,
+          rentPayer: payer,
+        }),
+      signers: [0],
+      writables: [1, 2],
+      replaced: { 1: 'NotFound', 2: 'InvalidAccount', 3: 'InvalidAccount' },
+      foreign: { 1: 'InvalidAccount', 3: 'InvalidAccount' },
+      bump: {
+        1: { offset: senderAttestationLayout.offsets.bump, error: 'InvalidPda' },
+        3: { offset: DOMAIN_BUMP, error: 'InvalidPda' },
+      },
+    },
+    {
+      name: 'SetRecipientRule',
+      make: () =>
+        setRecipientRuleInstruction({
+          programId,
+          owner: bob,
+          minReputationLamports: 9n,
+          postageLamports: 1n,
+        }),
+      signers: [0],
+      writables: [0, 2],
+      system: 3,
+      replaced: { 1: 'InvalidPda', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+    },
+    {
+      name: 'CloseRecipientRule',
+      make: () => closeRecipientRuleInstruction({ programId, owner: alice }),
+      signers: [0],
+      writables: [0, 1],
+      replaced: { 1: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount' },
+    },
   ];
 }
 
@@ -391,9 +496,15 @@ describe('account checks of every instruction', () => {
     all = cases(f);
   });
 
-  it('covers all 20 instructions', () => {
+  it('covers all 24 instructions', () => {
     const tags = new Set(all.map((c) => c.make().data[0]));
-    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(20).keys()]);
+    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([
+      ...Array(20).keys(),
+      28,
+      29,
+      30,
+      31,
+    ]);
   });
 
   it('refuses a missing signature and a read-only account', () => {
@@ -500,8 +611,9 @@ describe('account checks of every instruction', () => {
       const n = c.make().keys.length;
       for (let i = 0; i < n; i++)
         for (let j = 0; j < n; j++) {
-          // The payer may be the owner itself: that is the builder's default, not a mix-up.
+          // The payer may be the owner (or the attesting authority) itself: not a mix-up.
           if (i === j || (c.name === 'CreateMailbox' && i === 1 && j === 0)) continue;
+          if (c.name === 'AttestSender' && i === 0 && j === 1) continue;
           const ix = c.make();
           const src = ix.keys[i] as AccountMeta;
           const dst = ix.keys[j] as AccountMeta;
@@ -516,7 +628,7 @@ describe('account checks of every instruction', () => {
           expectClean(r, `${c.name} account ${j} := account ${i}`);
         }
     }
-    expect(runs).toBe(277);
+    expect(runs).toBe(394);
   });
 
   it('refuses short, trailing and unknown data and wrong account counts', () => {
@@ -531,12 +643,13 @@ describe('account checks of every instruction', () => {
       const short = ix.keys.slice(0, n - 1);
       const tag = data[0];
       const long = [...ix.keys, { pubkey: w.address(), isSigner: false, isWritable: false }];
-      // SendMail takes 7 (direct) or 8 (relayed) accounts; CreateMailbox 4 or 5 by its domain field.
+      // SendMail takes 7 (direct), 8 (relayed, or direct with reputation) or 9 (direct with reputation
+      // and rule) accounts; CreateMailbox 4 or 5 by its domain field.
       if (tag !== 6 || n === 7) expectErr(w.run(withKeys(ix, short)), 'InvalidInstruction');
       if (tag !== 6 || n === 8) expectErr(w.run(withKeys(ix, long)), 'InvalidInstruction');
     }
     const keys = all[2]?.make().keys as AccountMeta[];
-    for (const data of [[], [20], [21], [99], [255], [255, 0, 0]])
+    for (const data of [[], [20], [21], [27], [32], [99], [255], [255, 0, 0]])
       expectErr(
         w.run(
           new TransactionInstruction({ programId: new PublicKey(programId), keys, data: Buffer.from(data) }),

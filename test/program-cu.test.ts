@@ -161,8 +161,8 @@ describe('compute units', () => {
       }).toMatchObject({
         under: true,
       });
-    expect(rows.filter((r) => r.instruction === 'SendMail').length).toBe(8);
-    expect(new Set(rows.map((r) => r.instruction)).size).toBe(20);
+    expect(rows.filter((r) => r.instruction === 'SendMail').length).toBe(11);
+    expect(new Set(rows.map((r) => r.instruction)).size).toBe(24);
     expect(rows.find((r) => r.instruction === 'SendMail')?.target).toBe(SEND_MAIL_TARGET);
     expect(programSo().length).toBeLessThanOrEqual(PROGRAM_SIZE_TARGET);
   });

@@ -9,10 +9,12 @@ import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { fromHash, replyToHash } from '../hash.ts';
 import {
   addStampsInstruction,
+  attestSenderInstruction,
   buyStampsInstruction,
   claimBountyInstruction,
   closeBeaconInstruction,
   closePinLeaseInstruction,
+  closeRecipientRuleInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
@@ -24,11 +26,14 @@ import {
   publishKeyInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
+  revokeAttestationInstruction,
   type SendMailParams,
   sendMailInstruction,
   setMailboxFlagsInstruction,
+  setRecipientRuleInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
+  withReputation,
 } from '../instructions.ts';
 import { mailboxAddress } from '../pda.ts';
 import { DOMAIN, expectOk, World } from './world.ts';
@@ -240,5 +245,47 @@ export function measureComputeUnits(opts: { runs?: number; seed?: number } = {})
       publishBeaconInstruction({ programId, owner: who, tags: 1n << 63n, detailCid: 'c'.repeat(96) }),
     );
   for (const who of publishers) measure('CloseBeacon', closeBeaconInstruction({ programId, owner: who }));
+
+  // Sender attestations, reputation and recipient rules.
+  const attested = Array.from({ length: runs }, () => w.wallet());
+  const attest = { programId, authority: w.authority, payer: sender, domain: DOMAIN };
+  for (const wallet of attested) measure('AttestSender', attestSenderInstruction({ ...attest, wallet }));
+  for (const wallet of attested)
+    measure(
+      'RevokeAttestation',
+      revokeAttestationInstruction({
+        programId,
+        signer: w.authority,
+        domain: DOMAIN,
+        wallet,
+        rentPayer: sender,
+      }),
+    );
+  const rule = { programId, owner: recipient, minReputationLamports: 10_000n, postageLamports: 0n };
+  measure('SetRecipientRule (create)', setRecipientRuleInstruction(rule));
+  measure('SetRecipientRule (replace)', setRecipientRuleInstruction({ ...rule, postageLamports: 1_000n }));
+  const reputed = Array.from({ length: runs }, () => w.wallet());
+  const reputedSend = (label: string, who: PublicKey, applyRule: boolean) => {
+    const index = w.mailbox(recipient).mailCount;
+    const ix = sendMailInstruction({
+      programId,
+      sender: who,
+      recipient,
+      index,
+      fromHash: fromHash(who),
+      cid: CID,
+    });
+    measure(`SendMail (${label})`, withReputation(ix, { programId, sender: who, recipient, applyRule }));
+  };
+  for (const who of reputed) {
+    measure(
+      'BuyStamps (creates the frombox)',
+      buyStampsInstruction({ programId, buyer: who, recipient, stamps: 2n }),
+    );
+    reputedSend('direct, stamp, new reputation', who, false);
+    reputedSend('direct, stamp, reputation', who, false);
+    reputedSend('direct, recipient rule', who, true);
+  }
+  measure('CloseRecipientRule', closeRecipientRuleInstruction({ programId, owner: recipient }));
   return [...rows.values()];
 }
