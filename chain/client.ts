@@ -54,7 +54,7 @@ function ours<T>(
   return decode(new Uint8Array(info.data));
 }
 
-async function fetchDecoded<T>(
+export async function fetchDecoded<T>(
   conn: Connection,
   programId: Key,
   address: PublicKey,
@@ -248,7 +248,7 @@ export interface Located<T> {
 }
 
 /** getProgramAccounts for one kind: memcmp on the kind tag plus `extra` filters, and the exact size. */
-async function listKind<T>(
+export async function listKind<T>(
   conn: Connection,
   programId: Key,
   tag: number,

@@ -15,7 +15,7 @@ import {
 import { CliError, EXIT_USAGE, loadCliConfig } from '../common.ts';
 import { addressOption, connect, intOption, loadKeypair, urlOption } from './program-common.ts';
 
-interface ChainOpts {
+export interface ChainOpts {
   config?: string;
   rpc?: string;
   programId?: string;
@@ -28,23 +28,27 @@ function tagsOption(value: string): number[] {
   return [...new Set(tags.map(Number))].sort((a, b) => a - b);
 }
 
-async function chainOf(opts: ChainOpts): Promise<{ conn: Connection; programId: string }> {
+export async function chainOf(opts: ChainOpts): Promise<{ conn: Connection; programId: string }> {
   const { config } = loadCliConfig(opts);
   const conn = await connect(opts.rpc ?? config.chain.rpc_url);
   return { conn, programId: opts.programId ?? config.chain.program_id };
 }
 
-/** Sends one instruction paid and signed by `key`; a program refusal becomes one CLI line. */
-async function send(
+/**
+ * Sends one instruction paid and signed by `key` (and co-signed by `also`);
+ * a program refusal becomes one CLI line.
+ */
+export async function send(
   conn: Connection,
   key: Keypair,
   ix: TransactionInstruction,
   what: string,
+  also: Keypair[] = [],
 ): Promise<string> {
   try {
     const latest = await conn.getLatestBlockhash('confirmed');
     const tx = new Transaction({ feePayer: key.publicKey, ...latest }).add(ix);
-    tx.sign(key);
+    tx.sign(key, ...also.filter((k) => !k.publicKey.equals(key.publicKey)));
     const signature = await conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
     const { value } = await conn.confirmTransaction({ signature, ...latest }, 'confirmed');
     if (value.err) throw value;
@@ -56,7 +60,7 @@ async function send(
   }
 }
 
-function addChainOptions(cmd: Command): Command {
+export function addChainOptions(cmd: Command): Command {
   return cmd
     .option('--config <file>', 'config file (for [chain] rpc_url and program_id)')
     .option('--rpc <url>', 'JSON-RPC URL (default [chain] rpc_url)', urlOption)

@@ -32,6 +32,7 @@ export const commandEntries: CommandEntry[] = [
   { names: ['config'], load: () => import('./config.ts') },
   { names: ['program'], load: () => import('./program.ts') },
   { names: ['beacon'], load: () => import('./beacon.ts') },
+  { names: ['attest', 'reputation'], load: () => import('./attest.ts') },
 ];
 
 /**
