@@ -15,10 +15,12 @@ import { BEACON_DETAIL_CID_CAPACITY, encodeAccount, type MailAccount } from '../
 import { aliasNameHash, domainNameHash, fromHash, replyToHash } from '../../chain/hash.ts';
 import {
   addStampsInstruction,
+  attestSenderInstruction,
   buyStampsInstruction,
   claimBountyInstruction,
   closeBeaconInstruction,
   closePinLeaseInstruction,
+  closeRecipientRuleInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
@@ -31,13 +33,16 @@ import {
   publishKeyInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
+  revokeAttestationInstruction,
   sendMailInstruction,
   setMailboxFlagsInstruction,
+  setRecipientRuleInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
 } from '../../chain/instructions.ts';
 import {
   aliasAddress,
+  attestationAddress,
   beaconAddress,
   domainAddress,
   emailAddress,
@@ -47,6 +52,8 @@ import {
   type Pda,
   pinLeaseAddress,
   postofficeAddress,
+  recipientRuleAddress,
+  reputationAddress,
 } from '../../chain/pda.ts';
 import { DEFAULT_PROGRAM_ID } from '../../chain/program-id.ts';
 import { b3Marker, CHUNK_SIZE, computeCid, importUnixfs } from '../../pinning/cid.ts';
@@ -351,6 +358,36 @@ function instructionVectors() {
       ['owner', 'beacon', 'System'],
     ),
     ixVector('CloseBeacon', closeBeaconInstruction({ programId, owner: recipient }), ['owner', 'beacon']),
+    ixVector(
+      'AttestSender',
+      attestSenderInstruction({ programId, authority, payer: admin, domain: DOMAIN, wallet: sender }),
+      ['authority', 'payer', 'mail_domain', 'attestation', 'System'],
+    ),
+    ixVector(
+      'RevokeAttestation',
+      revokeAttestationInstruction({
+        programId,
+        signer: authority,
+        domain: DOMAIN,
+        wallet: sender,
+        rentPayer: admin,
+      }),
+      ['signer', 'attestation', 'rent_payer', 'mail_domain'],
+    ),
+    ixVector(
+      'SetRecipientRule',
+      setRecipientRuleInstruction({
+        programId,
+        owner: recipient,
+        minReputationLamports: 1_000_000n,
+        postageLamports: 0n,
+      }),
+      ['owner', "owner's mailbox", 'recipient_rule', 'System'],
+    ),
+    ixVector('CloseRecipientRule', closeRecipientRuleInstruction({ programId, owner: recipient }), [
+      'owner',
+      'recipient_rule',
+    ]),
   ];
 }
 
@@ -385,6 +422,13 @@ function pdaVectors() {
       pinLeaseAddress(PROGRAM_ID, pinLeaseCidHash(CID_HELLO), sender),
     ),
     pdaVector('ParticipantBeacon', '["beacon", recipient]', beaconAddress(PROGRAM_ID, recipient)),
+    pdaVector(
+      'SenderAttestation',
+      `["attestation", domain("${DOMAIN}"), sender]`,
+      attestationAddress(PROGRAM_ID, domainAddress(PROGRAM_ID, DOMAIN)[0], sender),
+    ),
+    pdaVector('SenderReputation', '["reputation", sender]', reputationAddress(PROGRAM_ID, sender)),
+    pdaVector('RecipientRule', '["recipient_rule", recipient]', recipientRuleAddress(PROGRAM_ID, recipient)),
   ];
 }
 
