@@ -6,15 +6,17 @@ import { DEFAULT_PROGRAM_ID } from './program-id.ts';
 describe('mail program errors', () => {
   it('numbers the table as protocol.md does', () => {
     const names = Object.keys(MAIL_ERRORS);
-    expect(names).toHaveLength(30);
-    // 0..20 in order, then the alias marketplace's block from 40.
+    expect(names).toHaveLength(31);
+    // 0..20 in order, then each slice's own block: 30 (attestations), 40–48 (alias marketplace).
     names.forEach((n, i) => {
-      const code = i < 21 ? i : 40 + (i - 21);
+      const code = i < 21 ? i : i === 21 ? 30 : 40 + (i - 22);
       expect(MAIL_ERRORS[n as keyof typeof MAIL_ERRORS]).toBe(code);
       expect(mailErrorName(code)).toBe(n);
     });
     expect(MAIL_ERRORS.AliasLocked).toBe(40);
     expect(MAIL_ERRORS.EscrowNotExpired).toBe(48);
+    expect(MAIL_ERRORS.NotDomainAuthority).toBe(30);
+    expect(mailErrorName(30)).toBe('NotDomainAuthority');
     expect(MAIL_ERRORS.PostageRequired).toBe(8);
     expect(MAIL_ERRORS.DomainInactive).toBe(17);
     expect(MAIL_ERRORS.LeaseExpired).toBe(19);

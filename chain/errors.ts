@@ -24,6 +24,8 @@ export const MAIL_ERRORS = {
   LeaseExpired: 19,
   // timelocks (20-29)
   TimelockNotElapsed: 20,
+  // Sender attestations and reputation: 30-39.
+  NotDomainAuthority: 30,
   // alias marketplace (40–59)
   AliasLocked: 40,
   BidTooLow: 41,

@@ -128,6 +128,22 @@ export interface SettleDomainTimelockData {
   kind: 'SettleDomainTimelock';
 }
 
+export interface AttestSenderData {
+  kind: 'AttestSender';
+  wallet: PublicKey;
+}
+export interface RevokeAttestationData {
+  kind: 'RevokeAttestation';
+}
+export interface SetRecipientRuleData {
+  kind: 'SetRecipientRule';
+  minReputationLamports: bigint;
+  postageLamports: bigint;
+}
+export interface CloseRecipientRuleData {
+  kind: 'CloseRecipientRule';
+}
+
 export type MailInstruction =
   | InitPostofficeData
   | CreateMailboxData
@@ -157,7 +173,11 @@ export type MailInstruction =
   | CancelDeactivationData
   | RequestReclaimData
   | CancelReclaimData
-  | SettleDomainTimelockData;
+  | SettleDomainTimelockData
+  | AttestSenderData
+  | RevokeAttestationData
+  | SetRecipientRuleData
+  | CloseRecipientRuleData;
 
 export type InstructionKind = MailInstruction['kind'];
 
@@ -227,6 +247,14 @@ export const INSTRUCTION_LAYOUTS: LayoutMap = {
   RequestReclaim: defineLayout<RequestReclaimData>('RequestReclaim', 25, {}),
   CancelReclaim: defineLayout<CancelReclaimData>('CancelReclaim', 26, {}),
   SettleDomainTimelock: defineLayout<SettleDomainTimelockData>('SettleDomainTimelock', 27, {}),
+  // Sender attestations and recipient rules: tags 28-31.
+  AttestSender: defineLayout<AttestSenderData>('AttestSender', 28, { wallet: 'key' }),
+  RevokeAttestation: defineLayout<RevokeAttestationData>('RevokeAttestation', 29, {}),
+  SetRecipientRule: defineLayout<SetRecipientRuleData>('SetRecipientRule', 30, {
+    minReputationLamports: 'u64',
+    postageLamports: 'u64',
+  }),
+  CloseRecipientRule: defineLayout<CloseRecipientRuleData>('CloseRecipientRule', 31, {}),
 };
 
 export const INSTRUCTION_TAGS = Object.fromEntries(

@@ -92,6 +92,10 @@ const TAGS: Record<InstructionKind, number> = {
   RequestReclaim: 25,
   CancelReclaim: 26,
   SettleDomainTimelock: 27,
+  AttestSender: 28,
+  RevokeAttestation: 29,
+  SetRecipientRule: 30,
+  CloseRecipientRule: 31,
 };
 
 type Flags = [PublicKey, 's' | 'w' | 'sw' | ''];

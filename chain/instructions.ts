@@ -17,6 +17,7 @@ import {
   postofficeAddress,
 } from './pda.ts';
 
+export * from './attest-instructions.ts';
 export * from './instruction-data.ts';
 export * from './market-instructions.ts';
 export * from './record-instructions.ts';

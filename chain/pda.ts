@@ -26,6 +26,7 @@ export const SEED = {
   pendingClose: 'pending_close',
   pendingDeactivation: 'pending_deactivation',
   pendingReclaim: 'pending_reclaim',
+  recipientRule: 'recipient_rule',
 } as const;
 
 // The seed lists, shared with the devnet program so both sides derive alike.
@@ -108,6 +109,10 @@ export function attestationAddress(programId: Key, domain: Key, wallet: Key): Pd
 
 export function reputationAddress(programId: Key, wallet: Key): Pda {
   return find(programId, [utf8(SEED.reputation), keyBytes(wallet)]);
+}
+
+export function recipientRuleAddress(programId: Key, owner: Key): Pda {
+  return find(programId, [utf8(SEED.recipientRule), keyBytes(owner)]);
 }
 
 export function pinLeaseAddress(programId: Key, cidHash: Uint8Array, holder: Key): Pda {

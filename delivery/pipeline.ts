@@ -14,6 +14,7 @@ import type { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
 import { bounce } from './bounce.ts';
 import { PendingError, PermanentDeliveryError } from './errors.ts';
 import type { DeliverJobData, OutboundJobData, RecipientPinJobData, StageResults } from './jobs.ts';
+import { attestedSenderOf } from './stages/attest.ts';
 import { pinStage } from './stages/pin.ts';
 import { resolveStage } from './stages/resolve.ts';
 import { type ReaderKey, sealStage } from './stages/seal.ts';
@@ -84,8 +85,10 @@ export async function runDelivery(
   }
   if (!stages.seal) {
     const resolved = stages.resolve;
+    const attested = await attestedSenderOf(deps, data.envelope.from, data.trace);
     stages.seal = await timeStage(deps.metrics, 'seal', () =>
       sealStage(deps, {
+        attested,
         spoolKey: data.spoolKey,
         wallet: data.wallet,
         envelope: data.envelope,

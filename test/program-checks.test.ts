@@ -20,12 +20,14 @@ import {
   pendingMailboxCloseLayout,
   pendingReclaimLayout,
   pinLeaseLayout,
+  senderAttestationLayout,
 } from '../chain/accounts/index.ts';
 import { MAIL_ERRORS, type MailErrorName } from '../chain/errors.ts';
 import { fromHash } from '../chain/hash.ts';
 import {
   acceptAliasInstruction,
   addStampsInstruction,
+  attestSenderInstruction,
   bidAliasInstruction,
   buyAliasInstruction,
   buyStampsInstruction,
@@ -37,6 +39,7 @@ import {
   closeBeaconInstruction,
   closeMailboxInstruction,
   closePinLeaseInstruction,
+  closeRecipientRuleInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
@@ -56,12 +59,15 @@ import {
   requestDeactivationInstruction,
   requestMailboxCloseInstruction,
   requestReclaimInstruction,
+  revokeAttestationInstruction,
   sendMailInstruction,
   setMailboxFlagsInstruction,
+  setRecipientRuleInstruction,
   settleAuctionInstruction,
   settleDomainTimelockInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
+  withReputation,
 } from '../chain/instructions.ts';
 import { mailboxKeyAddress } from '../chain/pda.ts';
 import type { RunResult } from '../chain/program/runtime.ts';
@@ -158,6 +164,21 @@ function fixture() {
     ),
   );
   expectOk(w.run(publishBeaconInstruction({ programId, owner: alice, tags: 2n, detailCid: CID })));
+  expectOk(
+    w.run(
+      attestSenderInstruction({ programId, authority: w.authority, payer, domain: DOMAIN, wallet: alice }),
+    ),
+  );
+  expectOk(
+    w.run(
+      setRecipientRuleInstruction({
+        programId,
+        owner: alice,
+        minReputationLamports: 1n,
+        postageLamports: 0n,
+      }),
+    ),
+  );
   marketFixture(w, alice, bob, sender);
   return { w, programId, alice, bob, sender, newcomer, payer, closer, closing };
 }
@@ -305,6 +326,31 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
         1: { offset: MAILBOX_BUMP, error: 'InvalidPda' },
         3: { offset: FROMBOX_BUMP, error: 'InvalidPda' },
       },
+    },
+    {
+      name: 'SendMail (direct, reputation and rule)',
+      make: () => withReputation(direct(), { programId, sender, recipient: bob, applyRule: true }),
+      signers: [0],
+      writables: [0, 1, 2, 3, 4, 7],
+      system: 6,
+      replaced: {
+        1: 'NotFound',
+        2: 'InvalidPda',
+        3: 'InvalidPda',
+        4: 'InvalidAccount',
+        5: 'InvalidPda',
+        7: 'InvalidPda',
+        8: 'InvalidPda',
+      },
+      foreign: {
+        1: 'InvalidAccount',
+        2: 'AlreadyExists',
+        3: 'InvalidAccount',
+        5: 'InvalidAccount',
+        7: 'InvalidPda',
+        8: 'InvalidAccount',
+      },
+      bump: { 3: { offset: FROMBOX_BUMP, error: 'InvalidPda' } },
     },
     {
       name: 'SendMail (relayed)',
@@ -547,6 +593,65 @@ function cases(f: ReturnType<typeof fixture>): Case[] {
         1: { offset: pendingDeactivationLayout.offsets.bump, error: 'InvalidPda' },
       },
     },
+    {
+      name: 'AttestSender',
+      make: () =>
+        attestSenderInstruction({
+          programId,
+          authority: w.authority,
+          payer,
+          domain: DOMAIN,
+          wallet: newcomer,
+        }),
+      signers: [0, 1],
+      writables: [1, 3],
+      system: 4,
+      replaced: { 2: 'NotFound', 3: 'InvalidPda' },
+      foreign: { 2: 'InvalidAccount', 3: 'AlreadyExists' },
+      bump: { 2: { offset: DOMAIN_BUMP, error: 'InvalidPda' } },
+    },
+    {
+      name: 'RevokeAttestation',
+      make: () =>
+        revokeAttestationInstruction({
+          programId,
+          signer: w.authority,
+          domain: DOMAIN,
+          wallet: alice,
+          rentPayer: payer,
+        }),
+      signers: [0],
+      writables: [1, 2],
+      replaced: { 1: 'NotFound', 2: 'InvalidAccount', 3: 'InvalidAccount' },
+      foreign: { 1: 'InvalidAccount', 3: 'InvalidAccount' },
+      bump: {
+        1: { offset: senderAttestationLayout.offsets.bump, error: 'InvalidPda' },
+        3: { offset: DOMAIN_BUMP, error: 'InvalidPda' },
+      },
+    },
+    {
+      name: 'SetRecipientRule',
+      make: () =>
+        setRecipientRuleInstruction({
+          programId,
+          owner: bob,
+          minReputationLamports: 9n,
+          postageLamports: 1n,
+        }),
+      signers: [0],
+      writables: [0, 2],
+      system: 3,
+      replaced: { 1: 'InvalidPda', 2: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+    },
+    {
+      name: 'CloseRecipientRule',
+      make: () => closeRecipientRuleInstruction({ programId, owner: alice }),
+      signers: [0],
+      writables: [0, 1],
+      replaced: { 1: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount' },
+    },
     ...marketCases(f),
   ];
 }
@@ -681,10 +786,10 @@ describe('account checks of every instruction', () => {
     all = cases(f);
   });
 
-  it('covers all 36 instructions', () => {
+  it('covers all 40 instructions', () => {
     const tags = new Set(all.map((c) => c.make().data[0]));
     const market = [34, 35, 36, 37, 38, 39, 40, 41];
-    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(28).keys(), ...market]);
+    expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(32).keys(), ...market]);
   });
 
   it('refuses a missing signature and a read-only account', () => {
@@ -791,8 +896,9 @@ describe('account checks of every instruction', () => {
       const n = c.make().keys.length;
       for (let i = 0; i < n; i++)
         for (let j = 0; j < n; j++) {
-          // The payer may be the owner itself: that is the builder's default, not a mix-up.
+          // The payer may be the owner (or the attesting authority) itself: not a mix-up.
           if (i === j || (c.name === 'CreateMailbox' && i === 1 && j === 0)) continue;
+          if (c.name === 'AttestSender' && i === 0 && j === 1) continue;
           const ix = c.make();
           const src = ix.keys[i] as AccountMeta;
           const dst = ix.keys[j] as AccountMeta;
@@ -807,8 +913,9 @@ describe('account checks of every instruction', () => {
           expectClean(r, `${c.name} account ${j} := account ${i}`);
         }
     }
-    // 277 pairs for instructions 0-19, 86 for the timelocks' 20-27; the marketplace's 4+6+5+5+3+4+5+4 accounts add 132.
-    expect(runs).toBe(277 + 86 + 132);
+    // 277 pairs for instructions 0-19, 86 for the timelocks' 20-27, 117 for the attestation block's 28-31;
+    // the marketplace's 4+6+5+5+3+4+5+4 accounts add 132.
+    expect(runs).toBe(277 + 86 + 117 + 132);
   });
 
   it('refuses short, trailing and unknown data and wrong account counts', () => {
@@ -823,12 +930,13 @@ describe('account checks of every instruction', () => {
       const short = ix.keys.slice(0, n - 1);
       const tag = data[0];
       const long = [...ix.keys, { pubkey: w.address(), isSigner: false, isWritable: false }];
-      // SendMail takes 7 (direct) or 8 (relayed) accounts; CreateMailbox 4 or 5 by its domain field.
+      // SendMail takes 7 (direct), 8 (relayed, or direct with reputation) or 9 (direct with reputation
+      // and rule) accounts; CreateMailbox 4 or 5 by its domain field.
       if (tag !== 6 || n === 7) expectErr(w.run(withKeys(ix, short)), 'InvalidInstruction');
       if (tag !== 6 || n === 8) expectErr(w.run(withKeys(ix, long)), 'InvalidInstruction');
     }
     const keys = all[2]?.make().keys as AccountMeta[];
-    for (const data of [[], [28], [29], [99], [255], [255, 0, 0]])
+    for (const data of [[], [32], [33], [42], [99], [255], [255, 0, 0]])
       expectErr(
         w.run(
           new TransactionInstruction({ programId: new PublicKey(programId), keys, data: Buffer.from(data) }),

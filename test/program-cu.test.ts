@@ -161,9 +161,9 @@ describe('compute units', () => {
       }).toMatchObject({
         under: true,
       });
-    expect(rows.filter((r) => r.instruction === 'SendMail').length).toBe(8);
-    // 28 instructions (0–27) and the alias marketplace's 8.
-    expect(new Set(rows.map((r) => r.instruction)).size).toBe(36);
+    expect(rows.filter((r) => r.instruction === 'SendMail').length).toBe(11);
+    // 28 instructions (0–27), the attestation block's 4 (28–31) and the alias marketplace's 8.
+    expect(new Set(rows.map((r) => r.instruction)).size).toBe(40);
     expect(rows.find((r) => r.instruction === 'SendMail')?.target).toBe(SEND_MAIL_TARGET);
     expect(programSo().length).toBeLessThanOrEqual(PROGRAM_SIZE_TARGET);
   });

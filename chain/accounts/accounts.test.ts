@@ -51,12 +51,13 @@ const EXPECTED: Record<AccountKind, [tag: number, size: number]> = {
   AliasEscrow: [10, 122],
   AliasBid: [11, 82],
   ParticipantBeacon: [12, 155],
-  SenderAttestation: [13, 74],
+  SenderAttestation: [13, 138],
   SenderReputation: [14, 50],
   PinLease: [15, 122],
   PendingMailboxClose: [16, 42],
   PendingDeactivation: [17, 42],
   PendingReclaim: [18, 106],
+  RecipientRule: [19, 50],
 };
 
 describe('account codecs', () => {
@@ -161,7 +162,7 @@ describe('account codecs', () => {
     expect(() => decodeMailbox(Uint8Array.of(...bytes, 0))).toThrow(/1 trailing bytes/);
     expect(() => decodeMailbox(new Uint8Array(0))).toThrow(/empty/);
     expect(() => decodeAccount(Uint8Array.of(0, 1, 2))).toThrow(/unknown kind tag 0/);
-    expect(() => decodeAccount(Uint8Array.of(19))).toThrow(/unknown kind tag 19/);
+    expect(() => decodeAccount(Uint8Array.of(20))).toThrow(/unknown kind tag 20/);
     const email = emailLayout.encode(sampleOf(emailLayout, 2));
     expect(() => decodeEmail(email.subarray(0, email.length - 1))).toThrow(/too short/);
     expect(() => decodeEmail(Uint8Array.of(...email, 7))).toThrow(/trailing/);

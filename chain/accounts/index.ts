@@ -39,6 +39,8 @@ import {
   pendingMailboxCloseLayout,
   pendingReclaimLayout,
   pinLeaseLayout,
+  type RecipientRule,
+  recipientRuleLayout,
   type SenderAttestation,
   type SenderReputation,
   senderAttestationLayout,
@@ -67,7 +69,8 @@ export type MailAccount =
   | PinLease
   | PendingMailboxClose
   | PendingDeactivation
-  | PendingReclaim;
+  | PendingReclaim
+  | RecipientRule;
 
 export type AccountKind = MailAccount['kind'];
 
@@ -93,6 +96,7 @@ export const ACCOUNT_LAYOUTS: LayoutMap = {
   PendingMailboxClose: pendingMailboxCloseLayout,
   PendingDeactivation: pendingDeactivationLayout,
   PendingReclaim: pendingReclaimLayout,
+  RecipientRule: recipientRuleLayout,
 };
 
 export const ACCOUNT_TAGS = Object.fromEntries(
@@ -168,6 +172,8 @@ export const decodePendingDeactivation = (data: Uint8Array): PendingDeactivation
   pendingDeactivationLayout.decode(data);
 export const encodePendingReclaim = (v: Input<PendingReclaim>): Uint8Array => pendingReclaimLayout.encode(v);
 export const decodePendingReclaim = (data: Uint8Array): PendingReclaim => pendingReclaimLayout.decode(data);
+export const encodeRecipientRule = (v: Input<RecipientRule>): Uint8Array => recipientRuleLayout.encode(v);
+export const decodeRecipientRule = (data: Uint8Array): RecipientRule => recipientRuleLayout.decode(data);
 
 // Sizes (tag included). Accounts with a trailing string have a fixed part plus 4 + its byte length.
 export const MAILBOX_SIZE = 83;
@@ -182,12 +188,13 @@ export const DOMAIN_LISTING_SIZE = 90;
 export const ALIAS_ESCROW_SIZE = 122;
 export const ALIAS_BID_SIZE = 82;
 export const PARTICIPANT_BEACON_SIZE = 155;
-export const SENDER_ATTESTATION_SIZE = 74;
+export const SENDER_ATTESTATION_SIZE = 138;
 export const SENDER_REPUTATION_SIZE = 50;
 export const PIN_LEASE_SIZE = 122;
 export const PENDING_MAILBOX_CLOSE_SIZE = 42;
 export const PENDING_DEACTIVATION_SIZE = 42;
 export const PENDING_RECLAIM_SIZE = 106;
+export const RECIPIENT_RULE_SIZE = 50;
 
 export const CID_MAX_BYTES = 128;
 export const DOMAIN_MAX_BYTES = 253;

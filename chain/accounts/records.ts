@@ -1,6 +1,9 @@
-// Accounts 8–18 of docs/protocol.md: marketplace, beacon, attestation, lease
-// and pending records. The program writes ParticipantBeacon (PublishBeacon)
-// and PinLease (CreatePinLease); the others are layouts only so far.
+// Accounts 8–19 of docs/protocol.md: marketplace, beacon, attestation,
+// reputation, lease, pending and recipient-rule records. The program writes
+// ParticipantBeacon (PublishBeacon), PinLease (CreatePinLease),
+// SenderAttestation (AttestSender), SenderReputation (SendMail with the
+// reputation account) and RecipientRule (SetRecipientRule); the others are
+// layouts only so far.
 import type { PublicKey } from '@solana/web3.js';
 import { defineLayout } from './layout.ts';
 
@@ -123,8 +126,14 @@ export function beaconDetailCid(beacon: ParticipantBeacon): string {
 
 export interface SenderAttestation {
   kind: 'SenderAttestation';
+  /** The MailDomain account. */
   domain: PublicKey;
+  /** The attested sender wallet. */
   wallet: PublicKey;
+  /** The domain authority that signed AttestSender; the record counts only while it is still the domain's. */
+  authority: PublicKey;
+  /** Paid the rent; RevokeAttestation returns it here. */
+  rentPayer: PublicKey;
   attestedAt: bigint;
   bump: number;
 }
@@ -132,6 +141,8 @@ export interface SenderAttestation {
 export const senderAttestationLayout = defineLayout<SenderAttestation>('SenderAttestation', 13, {
   domain: 'key',
   wallet: 'key',
+  authority: 'key',
+  rentPayer: 'key',
   attestedAt: 'i64',
   bump: 'u8',
 });
@@ -148,6 +159,24 @@ export const senderReputationLayout = defineLayout<SenderReputation>('SenderRepu
   wallet: 'key',
   cumulativeSpendLamports: 'u64',
   updatedAt: 'i64',
+  bump: 'u8',
+});
+
+export interface RecipientRule {
+  kind: 'RecipientRule';
+  /** The recipient wallet (its Mailbox's owner). */
+  owner: PublicKey;
+  /** A direct sender whose cumulative_spend_lamports reaches this skips the stamp. */
+  minReputationLamports: bigint;
+  /** What such a sender pays the recipient per message instead; 0 = waived. */
+  postageLamports: bigint;
+  bump: number;
+}
+
+export const recipientRuleLayout = defineLayout<RecipientRule>('RecipientRule', 19, {
+  owner: 'key',
+  minReputationLamports: 'u64',
+  postageLamports: 'u64',
   bump: 'u8',
 });
 

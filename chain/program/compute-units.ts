@@ -10,6 +10,7 @@ import { fromHash, replyToHash } from '../hash.ts';
 import {
   acceptAliasInstruction,
   addStampsInstruction,
+  attestSenderInstruction,
   bidAliasInstruction,
   buyAliasInstruction,
   buyStampsInstruction,
@@ -21,6 +22,7 @@ import {
   closeBeaconInstruction,
   closeMailboxInstruction,
   closePinLeaseInstruction,
+  closeRecipientRuleInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
@@ -39,13 +41,16 @@ import {
   requestDeactivationInstruction,
   requestMailboxCloseInstruction,
   requestReclaimInstruction,
+  revokeAttestationInstruction,
   type SendMailParams,
   sendMailInstruction,
   setMailboxFlagsInstruction,
+  setRecipientRuleInstruction,
   settleAuctionInstruction,
   settleDomainTimelockInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
+  withReputation,
 } from '../instructions.ts';
 import { mailboxAddress } from '../pda.ts';
 import { DOMAIN, expectOk, World } from './world.ts';
@@ -296,6 +301,48 @@ export function measureComputeUnits(opts: { runs?: number; seed?: number } = {})
       'SettleDomainTimelock (deactivation)',
       settleDomainTimelockInstruction({ programId, domain, record: 'deactivation', rentTo: claimant }),
     );
+
+  // Sender attestations, reputation and recipient rules.
+  const attested = Array.from({ length: runs }, () => w.wallet());
+  const attest = { programId, authority: w.authority, payer: sender, domain: DOMAIN };
+  for (const wallet of attested) measure('AttestSender', attestSenderInstruction({ ...attest, wallet }));
+  for (const wallet of attested)
+    measure(
+      'RevokeAttestation',
+      revokeAttestationInstruction({
+        programId,
+        signer: w.authority,
+        domain: DOMAIN,
+        wallet,
+        rentPayer: sender,
+      }),
+    );
+  const rule = { programId, owner: recipient, minReputationLamports: 10_000n, postageLamports: 0n };
+  measure('SetRecipientRule (create)', setRecipientRuleInstruction(rule));
+  measure('SetRecipientRule (replace)', setRecipientRuleInstruction({ ...rule, postageLamports: 1_000n }));
+  const reputed = Array.from({ length: runs }, () => w.wallet());
+  const reputedSend = (label: string, who: PublicKey, applyRule: boolean) => {
+    const index = w.mailbox(recipient).mailCount;
+    const ix = sendMailInstruction({
+      programId,
+      sender: who,
+      recipient,
+      index,
+      fromHash: fromHash(who),
+      cid: CID,
+    });
+    measure(`SendMail (${label})`, withReputation(ix, { programId, sender: who, recipient, applyRule }));
+  };
+  for (const who of reputed) {
+    measure(
+      'BuyStamps (creates the frombox)',
+      buyStampsInstruction({ programId, buyer: who, recipient, stamps: 2n }),
+    );
+    reputedSend('direct, stamp, new reputation', who, false);
+    reputedSend('direct, stamp, reputation', who, false);
+    reputedSend('direct, recipient rule', who, true);
+  }
+  measure('CloseRecipientRule', closeRecipientRuleInstruction({ programId, owner: recipient }));
   return [...rows.values()];
 }
 

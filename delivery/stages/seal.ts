@@ -5,7 +5,7 @@
 // sealed) reach the job data, never the content key.
 import bs58 from 'bs58';
 import type { BlobStore } from '../../src/blobs/blob-store.ts';
-import { deliveredMessage, type MxTrace } from '../../src/mail/trace.ts';
+import { type AttestedSenderFact, deliveredMessage, type MxTrace } from '../../src/mail/trace.ts';
 import { sealMessage, wrapContentKey } from '../../src/seal/index.ts';
 import type { Envelope, StageResults } from '../jobs.ts';
 
@@ -30,6 +30,8 @@ export interface SealInput {
   queueId: string;
   hostname: string;
   mx?: MxTrace;
+  /** The envelope sender is an attested wallet (delivery/stages/attest.ts). */
+  attested?: AttestedSenderFact;
 }
 
 export async function sealStage(
@@ -44,6 +46,7 @@ export async function sealStage(
     receivedAt: input.receivedAt,
     hostname: input.hostname,
     mx: input.mx,
+    attested: input.attested,
   });
   const { sealed, contentKey } = await sealMessage({
     envelope: { version: 1, from: input.envelope.from, to: input.envelope.to, receivedAt: input.receivedAt },

@@ -22,6 +22,22 @@ export interface MxTrace {
   tls?: { version: string; cipher: string };
   /** Value of the Authentication-Results field: `<authserv-id>; <results>`. */
   authResults: string;
+  /** The MAIL FROM domain when SPF passed for it (the attested-sender check needs it). */
+  spfPassDomain?: string;
+}
+
+/** An envelope sender `<wallet>@<domain>` whose domain authority attested that wallet on chain. */
+export interface AttestedSenderFact {
+  wallet: string;
+  domain: string;
+}
+
+/**
+ * Our Authentication-Results clause for an attested sender
+ * (docs/inbound.md, "Attested senders"): an extension method of RFC 8601.
+ */
+export function attestResult(a: AttestedSenderFact): string {
+  return `x-sealpost-attest=pass (sender attested by the domain authority on chain) smtp.mailfrom=${a.wallet}@${a.domain}`;
 }
 
 /**
@@ -169,6 +185,8 @@ export function deliveredMessage(
     hostname: string;
     /** Absent for submitted mail and for jobs queued before trace facts existed. */
     mx?: MxTrace;
+    /** MX mail whose envelope sender is an attested wallet of its (SPF-passed) domain. */
+    attested?: AttestedSenderFact;
   },
 ): Buffer {
   const { message } = withoutOwnAuthResults(raw, copy.hostname);
@@ -176,7 +194,8 @@ export function deliveredMessage(
   // (the order of RFC 8601 appendix B).
   let fields = returnPathField(copy.envelopeFrom);
   if (copy.mx) {
-    fields += `Authentication-Results: ${copy.mx.authResults}\r\n`;
+    const attest = copy.attested ? `;\r\n ${attestResult(copy.attested)}` : '';
+    fields += `Authentication-Results: ${copy.mx.authResults}${attest}\r\n`;
     fields += receivedField(copy.mx, {
       id: copy.id,
       recipient: copy.recipient,

@@ -247,6 +247,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
             by: opts.hostname,
             reverseName: await reverseNames.get(session),
             authResults: s.authResults ?? noAuthResults(opts.hostname),
+            spfPassDomain: s.spf?.result === 'pass' ? s.spf.domain : undefined,
           }),
         // Stopping early (too big, disk error) must not destroy the SMTP data
         // stream: it has to run to the end of DATA before the reply is sent.

@@ -8,7 +8,7 @@ type Cipher = ReturnType<TLSSocket['getCipher']>;
 
 export function sessionTrace(
   session: SMTPServerSession,
-  facts: { by: string; reverseName?: string; authResults: string },
+  facts: { by: string; reverseName?: string; authResults: string; spfPassDomain?: string },
 ): MxTrace {
   // smtp-server's typings call it TlsOptions; it holds the socket's getCipher().
   const cipher = (session.secure ? session.tlsOptions : undefined) as Cipher | false | undefined;
@@ -26,5 +26,6 @@ export function sessionTrace(
     }),
     ...(cipher ? { tls: { version: cipher.version, cipher: cipher.name } } : {}),
     authResults: facts.authResults,
+    ...(facts.spfPassDomain ? { spfPassDomain: facts.spfPassDomain } : {}),
   };
 }

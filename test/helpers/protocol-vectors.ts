@@ -16,6 +16,7 @@ import { aliasNameHash, domainNameHash, fromHash, replyToHash } from '../../chai
 import {
   acceptAliasInstruction,
   addStampsInstruction,
+  attestSenderInstruction,
   bidAliasInstruction,
   buyAliasInstruction,
   buyStampsInstruction,
@@ -27,6 +28,7 @@ import {
   closeBeaconInstruction,
   closeMailboxInstruction,
   closePinLeaseInstruction,
+  closeRecipientRuleInstruction,
   createAliasInstruction,
   createDomainInstruction,
   createFromboxInstruction,
@@ -45,8 +47,10 @@ import {
   requestDeactivationInstruction,
   requestMailboxCloseInstruction,
   requestReclaimInstruction,
+  revokeAttestationInstruction,
   sendMailInstruction,
   setMailboxFlagsInstruction,
+  setRecipientRuleInstruction,
   settleAuctionInstruction,
   settleDomainTimelockInstruction,
   topUpStampsInstruction,
@@ -57,6 +61,7 @@ import {
   aliasBidAddress,
   aliasEscrowAddress,
   aliasListingAddress,
+  attestationAddress,
   beaconAddress,
   domainAddress,
   emailAddress,
@@ -69,6 +74,8 @@ import {
   pendingReclaimAddress,
   pinLeaseAddress,
   postofficeAddress,
+  recipientRuleAddress,
+  reputationAddress,
 } from '../../chain/pda.ts';
 import { DEFAULT_PROGRAM_ID } from '../../chain/program-id.ts';
 import { b3Marker, CHUNK_SIZE, computeCid, importUnixfs } from '../../pinning/cid.ts';
@@ -426,6 +433,36 @@ function instructionVectors() {
       settleDomainTimelockInstruction({ programId, domain: DOMAIN, record: 'reclaim', rentTo: delegate }),
       ['mail_domain', 'pending_reclaim', 'rent_to'],
     ),
+    ixVector(
+      'AttestSender',
+      attestSenderInstruction({ programId, authority, payer: admin, domain: DOMAIN, wallet: sender }),
+      ['authority', 'payer', 'mail_domain', 'attestation', 'System'],
+    ),
+    ixVector(
+      'RevokeAttestation',
+      revokeAttestationInstruction({
+        programId,
+        signer: authority,
+        domain: DOMAIN,
+        wallet: sender,
+        rentPayer: admin,
+      }),
+      ['signer', 'attestation', 'rent_payer', 'mail_domain'],
+    ),
+    ixVector(
+      'SetRecipientRule',
+      setRecipientRuleInstruction({
+        programId,
+        owner: recipient,
+        minReputationLamports: 1_000_000n,
+        postageLamports: 0n,
+      }),
+      ['owner', "owner's mailbox", 'recipient_rule', 'System'],
+    ),
+    ixVector('CloseRecipientRule', closeRecipientRuleInstruction({ programId, owner: recipient }), [
+      'owner',
+      'recipient_rule',
+    ]),
     ...marketInstructionVectors(recipient, sender, authority),
   ];
 }
@@ -564,6 +601,13 @@ function pdaVectors() {
       `["pending_reclaim", domain("${DOMAIN}")]`,
       pendingReclaimAddress(PROGRAM_ID, domainAddress(PROGRAM_ID, DOMAIN)[0]),
     ),
+    pdaVector(
+      'SenderAttestation',
+      `["attestation", domain("${DOMAIN}"), sender]`,
+      attestationAddress(PROGRAM_ID, domainAddress(PROGRAM_ID, DOMAIN)[0], sender),
+    ),
+    pdaVector('SenderReputation', '["reputation", sender]', reputationAddress(PROGRAM_ID, sender)),
+    pdaVector('RecipientRule', '["recipient_rule", recipient]', recipientRuleAddress(PROGRAM_ID, recipient)),
   ];
 }
 

@@ -67,6 +67,8 @@
 #define E_WRONG_LISTING_MODE 46ULL
 #define E_ESCROW_EXPIRED 47ULL
 #define E_ESCROW_NOT_EXPIRED 48ULL
+/* sender attestations and reputation: codes 30-39 */
+#define E_NOT_DOMAIN_AUTHORITY 30ULL
 
 #define TRY(x)                                                                                         \
   do {                                                                                                 \
@@ -218,6 +220,30 @@
 #define MAILBOX_CLOSE_WINDOW 604800ULL /* 7 days */
 #define DEACTIVATION_WINDOW 2592000ULL /* 30 days */
 #define RECLAIM_WINDOW 1209600ULL      /* 14 days */
+/* sender attestations, reputation and recipient rules */
+#define TAG_ATTESTATION 13
+#define TAG_REPUTATION 14
+#define TAG_RECIPIENT_RULE 19
+
+#define ATTESTATION_SIZE 138
+#define SA_DOMAIN 1
+#define SA_WALLET 33
+#define SA_AUTHORITY 65
+#define SA_RENT_PAYER 97
+#define SA_ATTESTED_AT 129
+#define SA_BUMP 137
+
+#define REPUTATION_SIZE 50
+#define SR_WALLET 1
+#define SR_SPEND 33
+#define SR_UPDATED_AT 41
+#define SR_BUMP 49
+
+#define RECIPIENT_RULE_SIZE 50
+#define RR_OWNER 1
+#define RR_MIN_REPUTATION 33
+#define RR_POSTAGE 41
+#define RR_BUMP 49
 
 #define CID_MAX 128
 #define DOMAIN_MAX 253
@@ -281,6 +307,22 @@ static const char MARKET_NAMES[IX_MARKET_END - IX_MARKET_FIRST][36] = {
     "Instruction: AcceptAlias",   "Instruction: ReclaimAlias",
 };
 
+/* Sender attestations and recipient rules: tags 28-31 (names in ATTEST_NAMES). */
+enum {
+  IX_ATTEST_SENDER = 28,
+  IX_REVOKE_ATTESTATION = 29,
+  IX_SET_RECIPIENT_RULE = 30,
+  IX_CLOSE_RECIPIENT_RULE = 31,
+  IX_ATTEST_END = 32,
+};
+
+static const char ATTEST_NAMES[IX_ATTEST_END - IX_ATTEST_SENDER][36] = {
+    "Instruction: AttestSender",
+    "Instruction: RevokeAttestation",
+    "Instruction: SetRecipientRule",
+    "Instruction: CloseRecipientRule",
+};
+
 static const char IX_NAMES[IX_COUNT][36] = {
     "Instruction: InitPostoffice", "Instruction: CreateMailbox",  "Instruction: SetMailboxFlags",
     "Instruction: PublishKey",     "Instruction: RemoveKey",      "Instruction: CreateDomain",
@@ -297,7 +339,7 @@ static const char IX_NAMES[IX_COUNT][36] = {
 
 /* ---- state ------------------------------------------------------------------ */
 
-#define MAX_ACCOUNTS 8
+#define MAX_ACCOUNTS 9
 
 /* One account of the input buffer; pointers are into the buffer (written in place). */
 typedef struct {
@@ -338,6 +380,22 @@ typedef struct {
   u64 fees_collected;
 } Purchase;
 
+/*
+ * SendMail's optional trailing accounts (a direct send's SenderReputation and
+ * the recipient's RecipientRule), worked out before anything moves.
+ */
+typedef struct {
+  u8 relayed;
+  Acc *rep;     /* the signer's SenderReputation, or NULL */
+  Acc *rule;    /* the recipient's RecipientRule PDA (may be absent), or NULL */
+  u8 rep_bump;
+  u8 rep_present;
+  u8 by_rule;       /* the rule replaces the stamp */
+  u64 rule_postage; /* lamports the signer pays the recipient under the rule */
+  u64 credited;     /* postage this send pays the recipient: the reputation's increment */
+  u64 cumulative;   /* the reputation's new cumulative_spend_lamports */
+} SendExtras;
+
 /* Everything an invocation works with; it lives at the start of the heap. */
 typedef struct {
   Acc acc[MAX_ACCOUNTS];
@@ -364,6 +422,7 @@ typedef struct {
   SolSignerSeeds signer;
   u8 cpi_data[64];
   Purchase purchase;
+  SendExtras sx;
   B3Work b3;
 } Ctx;
 
@@ -473,6 +532,12 @@ static u64 read_kind(Ctx *c, const Acc *a, u8 tag, int *present) {
     return len == PENDING_DEACTIVATION_SIZE ? OK : E_INVALID_ACCOUNT;
   case TAG_PENDING_RECLAIM:
     return len == PENDING_RECLAIM_SIZE ? OK : E_INVALID_ACCOUNT;
+  case TAG_ATTESTATION:
+    return len == ATTESTATION_SIZE ? OK : E_INVALID_ACCOUNT;
+  case TAG_REPUTATION:
+    return len == REPUTATION_SIZE ? OK : E_INVALID_ACCOUNT;
+  case TAG_RECIPIENT_RULE:
+    return len == RECIPIENT_RULE_SIZE ? OK : E_INVALID_ACCOUNT;
   default:
     return E_INVALID_ACCOUNT;
   }
@@ -884,10 +949,12 @@ static void rd_string(Reader *r, Args *a) {
 }
 
 static void market_decode(Args *a, Reader *r);
+static u64 decode_attest(Ctx *c, const u8 *data, u64 len);
 
 static int is_market_tag(u8 tag) { return tag >= IX_MARKET_FIRST && tag < IX_MARKET_END; }
 
 static u64 decode(Ctx *c, const u8 *data, u64 len) {
+  if (len >= 1 && data[0] >= IX_ATTEST_SENDER && data[0] < IX_ATTEST_END) return decode_attest(c, data, len);
   if (len < 1 || (data[0] >= IX_COUNT && !is_market_tag(data[0]))) return E_INVALID_INSTRUCTION;
   Args *a = &c->a;
   Reader r = {data + 1, len - 1, 0};
@@ -1140,10 +1207,15 @@ static u64 create_alias(Ctx *c) {
 
 /* ---- SendMail, DeleteMail, ClaimBounty -------------------------------------- */
 
+static u64 send_extras(Ctx *c, const Acc *sender, const u8 *recipient);
+static u64 send_rule(Ctx *c);
+static u64 send_extras_cost(Ctx *c, const Acc *wallet, u64 lamports, u64 *total);
+static u64 send_extras_pay(Ctx *c, Acc *sender, Acc *wallet);
+
 /* The relayed sender's domain (eighth account) or the direct sender's from_hash. */
 static u64 check_sender(Ctx *c, const Acc *sender) {
   const Args *a = &c->a;
-  if (c->n == 8) {
+  if (c->sx.relayed) {
     const Acc *dom = &c->acc[7];
     TRY(require_domain(c, dom));
     if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
@@ -1172,7 +1244,7 @@ static u64 check_send_frombox(Ctx *c, const Acc *fb, const u8 *recipient, int *p
 }
 
 static u64 send_mail(Ctx *c) {
-  if (c->n != 7 && c->n != 8) return E_INVALID_INSTRUCTION;
+  if (c->n < 7 || c->n > 9) return E_INVALID_INSTRUCTION;
   Acc *sender = &c->acc[0], *mb = &c->acc[1], *em = &c->acc[2], *fb = &c->acc[3];
   Acc *wallet = &c->acc[4], *po = &c->acc[5];
   const Args *a = &c->a;
@@ -1186,6 +1258,7 @@ static u64 send_mail(Ctx *c) {
   const u8 *recipient = mb->data + MB_OWNER;
   if (!eq32(wallet->key, recipient)) return E_INVALID_ACCOUNT;
   TRY(require_postoffice(c, po));
+  TRY(send_extras(c, sender, recipient));
   TRY(check_sender(c, sender));
   TRY(check_cid(a->str, a->str_len, mb->data[MB_NO_IPFS]));
   i64 t = now(c);
@@ -1204,8 +1277,11 @@ static u64 send_mail(Ctx *c) {
   TRY(check_send_frombox(c, fb, recipient, &fb_present));
   int free_send = eq32(sender->key, recipient) ||
                   (fb_present ? rd64(fb->data + FB_REQUIRED) == 0 : rd64(mb->data + MB_DEFAULT_POSTAGE) == 0);
+  if (!free_send) TRY(send_rule(c));
+  if (c->sx.by_rule && c->sx.rule_postage == 0) free_send = 1;
+  int stamp = !free_send && !c->sx.by_rule;
   u64 share = 0, surcharge = 0, stamps = 0;
-  if (!free_send) {
+  if (stamp) {
     stamps = fb_present ? rd64(fb->data + FB_STAMPS) : 0;
     if (stamps == 0) return E_POSTAGE_REQUIRED;
     share = rd64(fb->data + FB_ESCROW) / stamps;
@@ -1216,13 +1292,15 @@ static u64 send_mail(Ctx *c) {
     if (have < out || have - out < rent(*fb->len)) return E_INSUFFICIENT_FUNDS;
     TRY(check_credit(wallet, share));
   }
+  c->sx.credited = stamp ? share : (free_send ? 0 : c->sx.rule_postage);
   u64 size = EMAIL_FIXED + 4 + a->str_len;
-  u64 lamports, next_count;
+  u64 lamports, next_count, total;
   TRY(add(rent(size), a->u1, &lamports));
-  TRY(check_payer(sender, lamports, surcharge));
+  TRY(send_extras_cost(c, wallet, lamports, &total));
+  TRY(check_payer(sender, total, surcharge));
   TRY(add(index, 1, &next_count));
 
-  if (!free_send) {
+  if (stamp) {
     /* The spent stamp pays out first, as in the reference: the surcharge may fund the Email. */
     move_lamports(fb, wallet, share);
     move_lamports(fb, sender, surcharge);
@@ -1233,7 +1311,7 @@ static u64 send_mail(Ctx *c) {
   seeds_email(c, recipient, mb->data + MB_MAIL_COUNT);
   c->bump = email_bump;
   TRY(create_pda(c, sender, em, size, lamports));
-  if (!free_send) {
+  if (stamp) {
     wr64(fb->data + FB_STAMPS, stamps - 1);
     wr64(fb->data + FB_ESCROW, rd64(fb->data + FB_ESCROW) - share);
   }
@@ -1252,7 +1330,7 @@ static u64 send_mail(Ctx *c) {
   wr32(d + EM_CID, (u32)a->str_len);
   memcpy(d + EM_CID + 4, a->str, a->str_len);
   wr64(mb->data + MB_MAIL_COUNT, next_count);
-  return OK;
+  return send_extras_pay(c, sender, wallet);
 }
 
 static u64 delete_mail(Ctx *c) {
@@ -2154,6 +2232,235 @@ static u64 settle_domain_timelock(Ctx *c) {
   return OK;
 }
 
+/* ---- sender attestations, reputation and recipient rules (tags 28-31) ------- */
+
+static const char SEED_ATTESTATION[] = "attestation";
+static const char SEED_REPUTATION[] = "reputation";
+static const char SEED_RECIPIENT_RULE[] = "recipient_rule";
+
+static void seeds_attestation(Ctx *c, const u8 *domain, const u8 *wallet) {
+  SEEDS(c, SEED_ATTESTATION);
+  seeds_add(c, domain, 32);
+  seeds_add(c, wallet, 32);
+}
+
+static void seeds_reputation(Ctx *c, const u8 *wallet) {
+  SEEDS(c, SEED_REPUTATION);
+  seeds_add(c, wallet, 32);
+}
+
+static void seeds_recipient_rule(Ctx *c, const u8 *owner) {
+  SEEDS(c, SEED_RECIPIENT_RULE);
+  seeds_add(c, owner, 32);
+}
+
+/* AttestSender: k1 wallet. SetRecipientRule: u1 min_reputation, u2 postage. The others carry no data. */
+static u64 decode_attest(Ctx *c, const u8 *data, u64 len) {
+  Args *a = &c->a;
+  Reader r = {data + 1, len - 1, 0};
+  a->tag = data[0];
+  if (a->tag == IX_ATTEST_SENDER) {
+    a->k1 = rd_key(&r);
+  } else if (a->tag == IX_SET_RECIPIENT_RULE) {
+    a->u1 = rd_u64(&r);
+    a->u2 = rd_u64(&r);
+  }
+  if (r.bad || r.left != 0) return E_INVALID_INSTRUCTION;
+  return OK;
+}
+
+/*
+ * AttestSender: the domain's authority vouches for `wallet` as a sender of
+ * its domain. Anyone else signing is a forged attestation (NotDomainAuthority);
+ * an inactive domain attests nobody. One record per (domain, wallet).
+ */
+static u64 attest_sender(Ctx *c) {
+  ACCOUNTS(c, 5);
+  Acc *authority = &c->acc[0], *payer = &c->acc[1], *dom = &c->acc[2], *att = &c->acc[3];
+  const Args *a = &c->a;
+  TRY(need_signer(authority, 0));
+  TRY(need_signer(payer, 1));
+  TRY(need_writable(att));
+  TRY(need_system(c, &c->acc[4]));
+  TRY(require_domain(c, dom));
+  if (!eq32(dom->data + MD_AUTHORITY, authority->key)) return E_NOT_DOMAIN_AUTHORITY;
+  if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
+  if (is_zero32(a->k1)) return E_INVALID_ARGUMENT;
+  seeds_attestation(c, dom->key, a->k1);
+  TRY(pda_find(c, att->key));
+  if (!is_absent(att)) return E_ALREADY_EXISTS;
+  u64 lamports = rent(ATTESTATION_SIZE);
+  TRY(check_payer(payer, lamports, 0));
+  u8 bump = c->bump;
+  TRY(create_pda(c, payer, att, ATTESTATION_SIZE, lamports));
+  u8 *d = att->data;
+  d[0] = TAG_ATTESTATION;
+  cp32(d + SA_DOMAIN, dom->key);
+  cp32(d + SA_WALLET, a->k1);
+  cp32(d + SA_AUTHORITY, authority->key);
+  cp32(d + SA_RENT_PAYER, payer->key);
+  wr64(d + SA_ATTESTED_AT, (u64)now(c));
+  d[SA_BUMP] = bump;
+  return OK;
+}
+
+/*
+ * RevokeAttestation: the domain's current authority, or the attested wallet
+ * itself, closes the record; its rent goes back to the rent payer.
+ */
+static u64 revoke_attestation(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *signer = &c->acc[0], *att = &c->acc[1], *payer = &c->acc[2], *dom = &c->acc[3];
+  TRY(need_signer(signer, 0));
+  TRY(need_writable(att));
+  TRY(need_writable(payer));
+  TRY(require_kind(c, att, TAG_ATTESTATION));
+  seeds_attestation(c, att->data + SA_DOMAIN, att->data + SA_WALLET);
+  if (!pda_with_bump(c, att->data[SA_BUMP], att->key)) return E_INVALID_PDA;
+  if (!eq32(dom->key, att->data + SA_DOMAIN)) return E_INVALID_ACCOUNT;
+  if (!eq32(signer->key, att->data + SA_WALLET)) {
+    TRY(require_domain(c, dom));
+    if (!eq32(dom->data + MD_AUTHORITY, signer->key)) return E_UNAUTHORIZED;
+  }
+  if (!eq32(payer->key, att->data + SA_RENT_PAYER)) return E_INVALID_ACCOUNT;
+  TRY(check_credit(payer, *att->lamports));
+  close_account(att, payer);
+  return OK;
+}
+
+/* SetRecipientRule: creates or replaces the owner's rule (a Mailbox is needed). */
+static u64 set_recipient_rule(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *owner = &c->acc[0], *mb = &c->acc[1], *rule = &c->acc[2];
+  const Args *a = &c->a;
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(rule));
+  TRY(need_system(c, &c->acc[3]));
+  TRY(require_own_mailbox(c, mb, owner->key));
+  if (a->u1 == 0) return E_INVALID_ARGUMENT;
+  seeds_recipient_rule(c, owner->key);
+  TRY(expect_pda(c, rule, TAG_RECIPIENT_RULE, RR_BUMP));
+  u8 bump = c->bump;
+  int present;
+  TRY(read_kind(c, rule, TAG_RECIPIENT_RULE, &present));
+  if (!present) {
+    u64 lamports = rent(RECIPIENT_RULE_SIZE);
+    TRY(check_payer(owner, lamports, 0));
+    TRY(create_pda(c, owner, rule, RECIPIENT_RULE_SIZE, lamports));
+  }
+  u8 *d = rule->data;
+  d[0] = TAG_RECIPIENT_RULE;
+  cp32(d + RR_OWNER, owner->key);
+  wr64(d + RR_MIN_REPUTATION, a->u1);
+  wr64(d + RR_POSTAGE, a->u2);
+  d[RR_BUMP] = bump;
+  return OK;
+}
+
+/* CloseRecipientRule: the owner's own rule; its rent back to the owner. */
+static u64 close_recipient_rule(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *owner = &c->acc[0], *rule = &c->acc[1];
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(rule));
+  seeds_recipient_rule(c, owner->key);
+  TRY(expect_pda(c, rule, TAG_RECIPIENT_RULE, RR_BUMP));
+  TRY(require_kind(c, rule, TAG_RECIPIENT_RULE));
+  TRY(check_credit(owner, *rule->lamports));
+  close_account(rule, owner);
+  return OK;
+}
+
+/* `a` is the signer's SenderReputation address (existing or not); sets rep_bump / rep_present. */
+static int is_reputation_of(Ctx *c, const Acc *a, const u8 *wallet) {
+  int present;
+  if (read_kind(c, a, TAG_REPUTATION, &present) != OK) return 0;
+  seeds_reputation(c, wallet);
+  if (present ? !pda_with_bump(c, a->data[SR_BUMP], a->key) : pda_find(c, a->key) != OK) return 0;
+  c->sx.rep_bump = c->bump;
+  c->sx.rep_present = (u8)present;
+  return 1;
+}
+
+/*
+ * SendMail's account forms: 7 (direct), 8 with a MailDomain (relayed), 8 with
+ * the signer's SenderReputation (direct, recorded), 9 with the reputation and
+ * the recipient's RecipientRule PDA (direct, recorded, rule applied when it
+ * exists). An eighth account that is not the signer's reputation address is
+ * read as the relayed form's MailDomain, so its errors are the relayed ones.
+ */
+static u64 send_extras(Ctx *c, const Acc *sender, const u8 *recipient) {
+  SendExtras *x = &c->sx;
+  memset(x, 0, sizeof(*x));
+  if (c->n == 7) return OK;
+  Acc *a7 = &c->acc[7];
+  if (c->n == 8 && !is_reputation_of(c, a7, sender->key)) {
+    x->relayed = 1;
+    return OK;
+  }
+  if (c->n == 9) {
+    int domain;
+    if (read_kind(c, a7, TAG_MAIL_DOMAIN, &domain) == OK && domain) return E_INVALID_INSTRUCTION;
+    if (!is_reputation_of(c, a7, sender->key)) return E_INVALID_PDA;
+    Acc *rule = &c->acc[8];
+    seeds_recipient_rule(c, recipient);
+    TRY(expect_pda(c, rule, TAG_RECIPIENT_RULE, RR_BUMP));
+    x->rule = rule;
+  }
+  TRY(need_writable(a7));
+  x->rep = a7;
+  return OK;
+}
+
+/* A send that needs postage: the recipient's rule replaces the stamp when the signer's reputation reaches it. */
+static u64 send_rule(Ctx *c) {
+  SendExtras *x = &c->sx;
+  if (!x->rule) return OK;
+  int present;
+  TRY(read_kind(c, x->rule, TAG_RECIPIENT_RULE, &present));
+  if (!present) return OK;
+  u64 reputation = x->rep_present ? rd64(x->rep->data + SR_SPEND) : 0;
+  if (reputation < rd64(x->rule->data + RR_MIN_REPUTATION)) return OK;
+  x->by_rule = 1;
+  x->rule_postage = rd64(x->rule->data + RR_POSTAGE);
+  return OK;
+}
+
+/* What the signer pays beyond the Email (`lamports`): postage under a rule, and a new reputation's rent. */
+static u64 send_extras_cost(Ctx *c, const Acc *wallet, u64 lamports, u64 *total) {
+  SendExtras *x = &c->sx;
+  TRY(add(lamports, x->by_rule ? x->rule_postage : 0, total));
+  if (x->by_rule) TRY(check_credit(wallet, x->rule_postage));
+  if (x->rep && x->credited > 0) {
+    if (!x->rep_present) TRY(add(*total, rent(REPUTATION_SIZE), total));
+    TRY(add(x->rep_present ? rd64(x->rep->data + SR_SPEND) : 0, x->credited, &x->cumulative));
+  }
+  return OK;
+}
+
+/*
+ * After the Email: postage under a rule moves from the signer to the
+ * recipient, and the postage this send paid (a spent stamp's share or the
+ * rule's postage) is added to the signer's reputation, created on first use.
+ */
+static u64 send_extras_pay(Ctx *c, Acc *sender, Acc *wallet) {
+  SendExtras *x = &c->sx;
+  if (x->by_rule) TRY(cpi_transfer(c, sender, wallet, x->rule_postage));
+  if (!x->rep || x->credited == 0) return OK;
+  Acc *rep = x->rep;
+  if (!x->rep_present) {
+    seeds_reputation(c, sender->key);
+    c->bump = x->rep_bump;
+    TRY(create_pda(c, sender, rep, REPUTATION_SIZE, rent(REPUTATION_SIZE)));
+    rep->data[0] = TAG_REPUTATION;
+    cp32(rep->data + SR_WALLET, sender->key);
+    rep->data[SR_BUMP] = x->rep_bump;
+  }
+  wr64(rep->data + SR_SPEND, x->cumulative);
+  wr64(rep->data + SR_UPDATED_AT, (u64)now(c));
+  return OK;
+}
+
 /* ---- entrypoint ------------------------------------------------------------- */
 
 /* Walks the input buffer: accounts (duplicates alias their first occurrence), data, program id. */
@@ -2198,7 +2505,10 @@ u64 entrypoint(u8 *input) {
   __asm__("" : "+r"(heap));
   Ctx *c = (Ctx *)heap;
   TRY(parse(c, input));
-  const char *name = is_market_tag(c->a.tag) ? MARKET_NAMES[c->a.tag - IX_MARKET_FIRST] : IX_NAMES[c->a.tag];
+  u8 tag = c->a.tag;
+  const char *name = is_market_tag(tag)           ? MARKET_NAMES[tag - IX_MARKET_FIRST]
+                     : tag >= IX_ATTEST_SENDER ? ATTEST_NAMES[tag - IX_ATTEST_SENDER]
+                                               : IX_NAMES[tag];
   u64 name_len = 0;
   while (name[name_len]) name_len++;
   sol_log_(name, name_len);
@@ -2265,6 +2575,14 @@ u64 entrypoint(u8 *input) {
     return cancel_reclaim(c);
   case IX_SETTLE_DOMAIN_TIMELOCK:
     return settle_domain_timelock(c);
+  case IX_ATTEST_SENDER:
+    return attest_sender(c);
+  case IX_REVOKE_ATTESTATION:
+    return revoke_attestation(c);
+  case IX_SET_RECIPIENT_RULE:
+    return set_recipient_rule(c);
+  case IX_CLOSE_RECIPIENT_RULE:
+    return close_recipient_rule(c);
   default:
     return claim_bounty(c);
   }

@@ -20,17 +20,21 @@ export async function chainOf(opts: ChainOpts): Promise<{ conn: Connection; prog
   return { conn, programId: opts.programId ?? config.chain.program_id };
 }
 
-/** Sends one instruction paid and signed by `key`; a program refusal becomes one CLI line. */
+/**
+ * Sends one instruction paid and signed by `key` (and co-signed by `also`);
+ * a program refusal becomes one CLI line.
+ */
 export async function send(
   conn: Connection,
   key: Keypair,
   ix: TransactionInstruction,
   what: string,
+  also: Keypair[] = [],
 ): Promise<string> {
   try {
     const latest = await conn.getLatestBlockhash('confirmed');
     const tx = new Transaction({ feePayer: key.publicKey, ...latest }).add(ix);
-    tx.sign(key);
+    tx.sign(key, ...also.filter((k) => !k.publicKey.equals(key.publicKey)));
     const signature = await conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
     const { value } = await conn.confirmTransaction({ signature, ...latest }, 'confirmed');
     if (value.err) throw value;

@@ -34,6 +34,7 @@ export const commandEntries: CommandEntry[] = [
   { names: ['beacon'], load: () => import('./beacon.ts') },
   { names: ['market'], load: () => import('./market.ts') },
   { names: ['timelock'], load: () => import('./timelock.ts') },
+  { names: ['attest', 'reputation'], load: () => import('./attest.ts') },
 ];
 
 /**

@@ -9,6 +9,7 @@ import { ReadMarks } from '../inbox-state.ts';
 import { replySubject } from '../mail/build-message.ts';
 import { inboxEntries, type LoadedMessage, loadChainMessage } from '../messages.ts';
 import { useApp } from '../session.ts';
+import { AttestedBadge } from './attested-badge.tsx';
 import { MailBody } from './mail-body.tsx';
 import { ErrorText, formatTime } from './widgets.tsx';
 
@@ -125,6 +126,7 @@ export function ReaderView({ address }: { address: string }) {
       {notice && <p role="status">{notice}</p>}
       {!loaded && <h1 tabIndex={-1}>Message</h1>}
       {!loaded && !error && <p aria-busy="true">Fetching and opening the message…</p>}
+      {loaded && <AttestedBadge envelopeFrom={loaded.opened.envelope.from} />}
       {loaded && <MailBody mail={loaded.parsed} />}
       {email && (
         <details class="chain-facts">

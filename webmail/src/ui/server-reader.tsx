@@ -10,6 +10,7 @@ import { localPart } from '../chain/recipient.ts';
 import { replySubject } from '../mail/build-message.ts';
 import { type LoadedMessage, loadServerMessage } from '../messages.ts';
 import { useApp } from '../session.ts';
+import { AttestedBadge } from './attested-badge.tsx';
 import type { ComposeDraft } from './compose.tsx';
 import { MailBody } from './mail-body.tsx';
 import { replyDraft } from './reader.tsx';
@@ -77,6 +78,7 @@ export function ServerReaderView({ id, emailAddress }: { id: string; emailAddres
       </div>
       <ErrorText text={error} />
       {!loaded && !error && <p aria-busy="true">Opening the message…</p>}
+      {loaded && <AttestedBadge envelopeFrom={loaded.opened.envelope.from} />}
       {loaded && <MailBody mail={loaded.parsed} />}
     </section>
   );

@@ -1,0 +1,109 @@
+// Builders for sender attestations, recipient rules and SendMail's
+// reputation accounts (docs/protocol.md, "Sender attestations and
+// reputation"), with their account lists.
+import type { TransactionInstruction } from '@solana/web3.js';
+import { type Key, toPublicKey } from './bytes.ts';
+import { normalizeDomain } from './hash.ts';
+import { ix, readonly, signer, signerW, system, writable } from './ix-helpers.ts';
+import {
+  attestationAddress,
+  domainAddress,
+  mailboxAddress,
+  recipientRuleAddress,
+  reputationAddress,
+} from './pda.ts';
+import type { DomainRef } from './timelock-instructions.ts';
+
+function domainOf(programId: Key, ref: DomainRef) {
+  return 'domain' in ref
+    ? domainAddress(programId, normalizeDomain(ref.domain))[0]
+    : toPublicKey(ref.mailDomain);
+}
+
+export type AttestSenderParams = DomainRef & {
+  programId: Key;
+  /** Signer: the domain's authority (the key at `_solana.authority.<domain>`). */
+  authority: Key;
+  /** Signer; pays the record's rent (defaults to the authority). */
+  payer?: Key;
+  /** The wallet attested as a sender of the domain. */
+  wallet: Key;
+};
+
+export function attestSenderInstruction(p: AttestSenderParams): TransactionInstruction {
+  const domain = domainOf(p.programId, p);
+  const payer = p.payer ?? p.authority;
+  const keys = [
+    signer(p.authority),
+    signerW(payer),
+    readonly(domain),
+    writable(attestationAddress(p.programId, domain, p.wallet)[0]),
+    system(),
+  ];
+  return ix(p.programId, keys, { kind: 'AttestSender', wallet: toPublicKey(p.wallet) });
+}
+
+export type RevokeAttestationParams = DomainRef & {
+  programId: Key;
+  /** Signer: the domain's current authority, or the attested wallet itself. */
+  signer: Key;
+  wallet: Key;
+  /** The record's rent_payer, which gets the rent back. */
+  rentPayer: Key;
+};
+
+export function revokeAttestationInstruction(p: RevokeAttestationParams): TransactionInstruction {
+  const domain = domainOf(p.programId, p);
+  const keys = [
+    signer(p.signer),
+    writable(attestationAddress(p.programId, domain, p.wallet)[0]),
+    writable(p.rentPayer),
+    readonly(domain),
+  ];
+  return ix(p.programId, keys, { kind: 'RevokeAttestation' });
+}
+
+export interface SetRecipientRuleParams {
+  programId: Key;
+  /** Signer and rent payer: the mailbox owner. */
+  owner: Key;
+  /** Reputation (cumulative first-contact postage, lamports) a direct sender needs; at least 1. */
+  minReputationLamports: bigint;
+  /** Postage such a sender pays per message instead of a stamp; 0 waives it. */
+  postageLamports: bigint;
+}
+
+export function setRecipientRuleInstruction(p: SetRecipientRuleParams): TransactionInstruction {
+  const keys = [
+    signerW(p.owner),
+    readonly(mailboxAddress(p.programId, p.owner)[0]),
+    writable(recipientRuleAddress(p.programId, p.owner)[0]),
+    system(),
+  ];
+  return ix(p.programId, keys, {
+    kind: 'SetRecipientRule',
+    minReputationLamports: p.minReputationLamports,
+    postageLamports: p.postageLamports,
+  });
+}
+
+export function closeRecipientRuleInstruction(p: { programId: Key; owner: Key }): TransactionInstruction {
+  const keys = [signerW(p.owner), writable(recipientRuleAddress(p.programId, p.owner)[0])];
+  return ix(p.programId, keys, { kind: 'CloseRecipientRule' });
+}
+
+/**
+ * Appends SendMail's optional accounts to a direct send (built by
+ * sendMailInstruction without `domain`): the sender's SenderReputation, where
+ * the postage this send pays is recorded, and with `applyRule` the
+ * recipient's RecipientRule (which may not exist), which can replace the stamp.
+ */
+export function withReputation(
+  sendMail: TransactionInstruction,
+  p: { programId: Key; sender: Key; recipient: Key; applyRule?: boolean },
+): TransactionInstruction {
+  if (sendMail.keys.length !== 7) throw new TypeError('withReputation takes a direct SendMail (7 accounts)');
+  sendMail.keys.push(writable(reputationAddress(p.programId, p.sender)[0]));
+  if (p.applyRule) sendMail.keys.push(readonly(recipientRuleAddress(p.programId, p.recipient)[0]));
+  return sendMail;
+}
