@@ -146,7 +146,7 @@ describe('instruction data', () => {
 
   it('refuses unknown tags, short, trailing and non-canonical data', () => {
     expect(() => decodeInstruction(new Uint8Array(0))).toThrow(DecodeError);
-    expect(() => decodeInstruction(Uint8Array.of(28))).toThrow(/unknown tag 28/);
+    expect(() => decodeInstruction(Uint8Array.of(32))).toThrow(/unknown tag 32/);
     expect(() => decodeInstruction(Uint8Array.of(4, 0))).toThrow(/trailing/);
     expect(() => decodeInstruction(Uint8Array.of(12, 1, 0, 0))).toThrow(/too short/);
     expect(() => decodeInstruction(Uint8Array.of(2, 2, 0))).toThrow(/option flag/);
