@@ -15,6 +15,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most test time is waiting on sockets, slots and timers, not CPU: vitest's
+    // default (cores - 1) would run one file at a time on a 2-core machine.
+    maxWorkers: 3,
     reporters: ['default'],
   },
 });
