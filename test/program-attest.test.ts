@@ -2,7 +2,7 @@
 // reputation and recipient rules: AttestSender, RevokeAttestation,
 // SetRecipientRule, CloseRecipientRule, SendMail with its reputation
 // accounts, and every refusal leaving balances and accounts as they were.
-import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
+import { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import {
   decodeRecipientRule,
@@ -24,22 +24,10 @@ import {
   withReputation,
 } from '../chain/instructions.ts';
 import { attestationAddress, recipientRuleAddress, reputationAddress } from '../chain/pda.ts';
-import { DOMAIN, expectErr, expectOk, rent, SURCHARGE, swap, World, without } from './program-world.ts';
+import { DOMAIN, expectOk, refused, rent, SURCHARGE, swap, World, without } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
 const POSTAGE = 20_000n;
-
-/** Runs `ix` expecting `name`, and checks that no listed balance or account changed. */
-function refused(
-  w: World,
-  ix: TransactionInstruction,
-  name: Parameters<typeof expectErr>[1],
-  watch: PublicKey[],
-) {
-  const before = watch.map((k) => [w.balance(k), w.data(k)] as const);
-  expectErr(w.run(ix), name);
-  expect(watch.map((k) => [w.balance(k), w.data(k)] as const)).toEqual(before);
-}
 
 describe('AttestSender / RevokeAttestation', () => {
   it('records an attestation signed by the domain authority and paid by a payer; revoking returns the rent', () => {

@@ -32,7 +32,7 @@ import {
   settleAuctionInstruction,
 } from '../chain/instructions.ts';
 import { aliasBidAddress } from '../chain/pda.ts';
-import { expectErr, expectOk, rent, SOL, swap, World, without } from './program-world.ts';
+import { expectOk, refused, rent, SOL, swap, World, without } from './program-world.ts';
 
 const NAME = 'shop';
 const DAY = 86_400n;
@@ -62,18 +62,6 @@ function market(seed = 1): Market {
 const aliasOf = (m: Market): Alias => decodeAlias(m.w.data(m.alias) as Uint8Array);
 const listing = (m: Market): AliasListing => decodeAliasListing(m.w.data(m.listing) as Uint8Array);
 const bidAccount = (m: Market, bidder: PublicKey) => aliasBidAddress(m.w.programId, m.listing, bidder)[0];
-
-/** Runs `ix` expecting `name`; no watched balance or account changes. */
-function refused(
-  w: World,
-  ix: TransactionInstruction,
-  name: Parameters<typeof expectErr>[1],
-  watch: PublicKey[],
-) {
-  const before = watch.map((k) => [k.toBase58(), w.balance(k), w.data(k)] as const);
-  expectErr(w.run(ix), name);
-  expect(watch.map((k) => [k.toBase58(), w.balance(k), w.data(k)] as const)).toEqual(before);
-}
 
 /** Runs one transaction and returns each watched account's balance change in it. */
 function deltas(w: World, ix: TransactionInstruction, watch: PublicKey[]): bigint[] {

@@ -1,7 +1,3 @@
-// The real mail program against the rules of pin leases and participant
-// beacons: CreatePinLease, ClosePinLease, PublishBeacon, CloseBeacon, and
-// every refusal leaving balances and accounts as they were.
-import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import {
   beaconDetailCid,
@@ -20,23 +16,11 @@ import {
   publishBeaconInstruction,
 } from '../chain/instructions.ts';
 import { beaconAddress, pinLeaseAddress } from '../chain/pda.ts';
-import { expectErr, expectOk, rent, swap, World, without } from './program-world.ts';
+import { expectOk, refused, rent, swap, World, without } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
 const FEE = 250_000n;
 const DAY = 86_400n;
-
-/** Runs `ix` expecting `name`, and checks that no listed balance or account changed. */
-function refused(
-  w: World,
-  ix: TransactionInstruction,
-  name: Parameters<typeof expectErr>[1],
-  watch: PublicKey[],
-) {
-  const before = watch.map((k) => [w.balance(k), w.data(k)] as const);
-  expectErr(w.run(ix), name);
-  expect(watch.map((k) => [w.balance(k), w.data(k)] as const)).toEqual(before);
-}
 
 describe('CreatePinLease / ClosePinLease', () => {
   it('records a paid lease: the fee goes to the operator, the rent into the lease, only blake3(cid) is stored', () => {

@@ -2,7 +2,7 @@
 // "Timelocks"): closing a mailbox, deactivating a domain and reclaiming a
 // domain, each through its window on the runtime's clock, and every refusal
 // leaving balances and accounts as they were.
-import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
+import type { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import {
   decodePendingDeactivation,
@@ -36,21 +36,9 @@ import {
   pendingDeactivationAddress,
   pendingReclaimAddress,
 } from '../chain/pda.ts';
-import { DOMAIN, expectErr, expectOk, rent, swap, World, without } from './program-world.ts';
+import { DOMAIN, expectOk, refused, rent, swap, World, without } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
-
-/** Runs `ix` expecting `name`, and checks that no listed balance or account changed. */
-function refused(
-  w: World,
-  ix: TransactionInstruction,
-  name: Parameters<typeof expectErr>[1],
-  watch: PublicKey[],
-) {
-  const before = watch.map((k) => [w.balance(k), w.data(k)] as const);
-  expectErr(w.run(ix), name);
-  expect(watch.map((k) => [w.balance(k), w.data(k)] as const)).toEqual(before);
-}
 
 function directSend(w: World, sender: PublicKey, recipient: PublicKey) {
   return sendMailInstruction({
