@@ -1,11 +1,3 @@
-// Attested senders over real sockets: nodemailer → MX (sender_auth = "spf",
-// DNS double) → Redis → pipeline → pind → devnet. A MAIL FROM of
-// `<wallet>@remote.example`, SPF passing for remote.example, and a
-// SenderAttestation by remote.example's authority on chain: the delivered
-// copy's Authentication-Results carries `x-sealpost-attest=pass`. Not for an
-// unattested wallet, not without an SPF pass, not after revocation, and a
-// forged clause under our authserv-id is removed.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Keypair } from '@solana/web3.js';
 import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
@@ -13,37 +5,22 @@ import { describe, expect, it } from 'vitest';
 import {
   attestSenderInstruction,
   createDomainInstruction,
-  listInbox,
   revokeAttestationInstruction,
 } from '../chain/index.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
-import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
+import { deliveredTexts, RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 
 const HOST = 'mx.mail.test';
 
 /** Our Authentication-Results value of each delivered copy, oldest first. */
 async function ourResults(rig: ServeRig, owner: Keypair, count: number): Promise<string[]> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const inbox = await listInbox(rig.chain.connection, rig.chain.programId, owner.publicKey);
-    if (inbox.length >= count) {
-      const out: string[] = [];
-      for (const entry of [...inbox].reverse()) {
-        const res = await fetch(`${rig.gatewayUrl}/ipfs/${entry.email.cid}`);
-        const opened = await openSealed(
-          new Uint8Array(await res.arrayBuffer()),
-          walletEncryptionKeypair(owner.secretKey),
-        );
-        const parsed = await simpleParser(Buffer.from(opened.raw));
-        const all = [parsed.headers.get('authentication-results') ?? []].flat().map(String);
-        out.push(all.filter((v) => v.toLowerCase().startsWith(HOST)).join('\n'));
-      }
-      return out;
-    }
-    if (Date.now() > deadline) throw new Error(`inbox has ${inbox.length} of ${count}`);
-    await sleep(100);
+  const out: string[] = [];
+  for (const text of await deliveredTexts(rig, owner, count)) {
+    const parsed = await simpleParser(text);
+    const all = [parsed.headers.get('authentication-results') ?? []].flat().map(String);
+    out.push(all.filter((v) => v.toLowerCase().startsWith(HOST)).join('\n'));
   }
+  return out;
 }
 
 describe('attested senders in delivered mail', () => {

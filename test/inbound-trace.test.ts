@@ -9,46 +9,20 @@
 // signed header, a forged A-R with our authserv-id removed.
 import { generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Keypair } from '@solana/web3.js';
 import { FlowProducer } from 'bullmq';
 import { dkimSign } from 'mailauth';
 import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
 import { BlobStore } from '../src/blobs/blob-store.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
 import { ChainView } from '../src/smtp/chain-view.ts';
 import { submitDepsFromConfig } from '../src/submission/from-config.ts';
 import { submitMessage } from '../src/submission/submit.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
-import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
+import { deliveredTexts, RIG_DOMAIN, startServeRig } from './helpers/serve-rig.ts';
 
 const HOST = 'mx.mail.test';
-
-async function delivered(rig: ServeRig, owner: Keypair, count: number): Promise<string[]> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const inbox = await listInbox(rig.chain.connection, rig.chain.programId, owner.publicKey);
-    if (inbox.length >= count) {
-      const texts: string[] = [];
-      // Oldest first.
-      for (const entry of [...inbox].reverse()) {
-        const res = await fetch(`${rig.gatewayUrl}/ipfs/${entry.email.cid}`);
-        const opened = await openSealed(
-          new Uint8Array(await res.arrayBuffer()),
-          walletEncryptionKeypair(owner.secretKey),
-        );
-        texts.push(Buffer.from(opened.raw).toString('utf8'));
-      }
-      return texts;
-    }
-    if (Date.now() > deadline) throw new Error(`inbox has ${inbox.length} of ${count}`);
-    await sleep(100);
-  }
-}
 
 /** mailparser's header values, each field as its own string. */
 async function fields(text: string) {
@@ -139,8 +113,8 @@ describe('trace fields in delivered mail', () => {
           raw: raw.replace('Subject: traced', 'Subject: traceD'),
         });
 
-      const [bobFirst, bobSecond, bobThird] = await delivered(rig, bob, 3);
-      const [carolFirst] = await delivered(rig, carol, 1);
+      const [bobFirst, bobSecond, bobThird] = await deliveredTexts(rig, bob, 3);
+      const [carolFirst] = await deliveredTexts(rig, carol, 1);
       if (!bobFirst || !bobSecond || !bobThird || !carolFirst) throw new Error('missing copies');
 
       for (const [text, rcpt, other] of [
@@ -224,7 +198,7 @@ describe('trace fields in delivered mail', () => {
         recipients: [bobAddr],
         remoteIp: '198.51.100.23',
       });
-      const [text] = await delivered(rig, bob, 1);
+      const [text] = await deliveredTexts(rig, bob, 1);
       if (!text) throw new Error('no copy');
       const { all } = await fields(text);
       expect(text.startsWith(`Return-Path: <${aliceAddr}>\r\nReceived: from ${HOST} (`)).toBe(true);

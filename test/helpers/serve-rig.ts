@@ -4,14 +4,17 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Keypair } from '@solana/web3.js';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
+import { listInbox } from '../../chain/index.ts';
 import { startPind } from '../../pinning/pind/server.ts';
 import { type Config, parseConfig } from '../../src/config/index.ts';
 import { createCredentialKeyFile } from '../../src/crypto/credential-seal.ts';
 import { keypairFromSeed, writeKeypairFile } from '../../src/keys/keypair-file.ts';
+import { openSealed, walletEncryptionKeypair } from '../../src/seal/index.ts';
 import { type ServeOptions, type Serving, startServe } from '../../src/serve/serve.ts';
 import { ensureSelfSignedFiles } from '../../src/tls/self-signed.ts';
 import { startTestChain, type TestChain } from './devnet.ts';
@@ -175,4 +178,30 @@ ${opts.resolver ? `[dns]\nresolvers = ["${opts.resolver}"]\n` : ''}${opts.extraT
     pop3Port: serving.mailAccessListeners?.find((l) => l.name === 'pop3s')?.port,
     stop,
   };
+}
+
+/**
+ * The first `count` messages delivered to `owner`'s inbox, oldest first, as
+ * the recipient reads them: fetched from the rig's gateway and unsealed with
+ * the wallet key. Waits up to 30 s for them to arrive.
+ */
+export async function deliveredTexts(rig: ServeRig, owner: Keypair, count: number): Promise<string[]> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const inbox = await listInbox(rig.chain.connection, rig.chain.programId, owner.publicKey);
+    if (inbox.length >= count) {
+      const texts: string[] = [];
+      for (const entry of [...inbox].reverse()) {
+        const res = await fetch(`${rig.gatewayUrl}/ipfs/${entry.email.cid}`);
+        const opened = await openSealed(
+          new Uint8Array(await res.arrayBuffer()),
+          walletEncryptionKeypair(owner.secretKey),
+        );
+        texts.push(Buffer.from(opened.raw).toString('utf8'));
+      }
+      return texts;
+    }
+    if (Date.now() > deadline) throw new Error(`inbox has ${inbox.length} of ${count}`);
+    await sleep(100);
+  }
 }
