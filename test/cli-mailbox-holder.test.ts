@@ -390,7 +390,7 @@ describe('send, read, claim, delete, stamps', () => {
       ],
       [
         priced.publicKey.toBase58(),
-        `error: ${priced.publicKey.toBase58()} asks 0.001 SOL postage per message from this wallet and it holds no stamp toward them: buy one first with "sealpost mailbox stamps buy --to ${priced.publicKey.toBase58()} --count 1 --max-price 1000000" (${formatSol(1_000_000n + rentExemptLamports(FROMBOX_SIZE))} SOL with fees); nothing was sealed, pinned or sent`,
+        `error: ${priced.publicKey.toBase58()} asks 0.001 SOL postage per message from this wallet and it holds no stamp toward them: buy one first with "sealpost mailbox stamps buy --to ${priced.publicKey.toBase58()} --count 1 --max-price 1000000" (${formatSol(1_000_000n + rentExemptLamports(FROMBOX_SIZE))} SOL with the postoffice fees and the frombox rent, plus the network fee); nothing was sealed, pinned or sent`,
       ],
     ];
     for (const [to, line] of cases) {

@@ -91,7 +91,7 @@ function heldMessage(to: string, postage: bigint, total: bigint): string {
   return (
     `${to} asks ${formatSol(postage)} SOL postage per message from this wallet and it holds no stamp toward them: ` +
     `buy one first with "sealpost mailbox stamps buy --to ${to} --count 1 --max-price ${postage}" ` +
-    `(${formatSol(total)} SOL with fees); nothing was sealed, pinned or sent`
+    `(${formatSol(total)} SOL with the postoffice fees and the frombox rent, plus the network fee); nothing was sealed, pinned or sent`
   );
 }
 
