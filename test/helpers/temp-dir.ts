@@ -1,18 +1,37 @@
-// Temporary directories for tests, removed after each test that made one.
+// Temporary directories for tests. One made inside a test is removed after
+// that test; one made outside any test (in beforeAll, for a server the whole
+// file shares) is removed after the file's last test — removing it earlier
+// would pull the directory from under a server still using it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach, beforeEach } from 'vitest';
 
-const made: string[] = [];
+const perTest: string[] = [];
+const perFile: string[] = [];
+let inTest = false;
 
-afterEach(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+function removeAll(dirs: string[]): void {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+beforeEach(() => {
+  inTest = true;
 });
 
-/** A fresh directory under the OS temp dir, deleted after the current test. */
+afterEach(() => {
+  inTest = false;
+  removeAll(perTest);
+});
+
+afterAll(() => {
+  removeAll(perTest);
+  removeAll(perFile);
+});
+
+/** A fresh directory under the OS temp dir, deleted after the current test (or, made outside a test, after the file). */
 export function tempDir(prefix = 'sealpost-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
+  (inTest ? perTest : perFile).push(dir);
   return dir;
 }
