@@ -3,21 +3,13 @@
 // reputation"), with their account lists.
 import type { TransactionInstruction } from '@solana/web3.js';
 import { type Key, toPublicKey } from './bytes.ts';
-import { normalizeDomain } from './hash.ts';
 import { ix, readonly, signer, signerW, system, writable } from './ix-helpers.ts';
-import {
-  attestationAddress,
-  domainAddress,
-  mailboxAddress,
-  recipientRuleAddress,
-  reputationAddress,
-} from './pda.ts';
-import type { DomainRef } from './timelock-instructions.ts';
+import { attestationAddress, mailboxAddress, recipientRuleAddress, reputationAddress } from './pda.ts';
+import { type DomainRef, domainAccount } from './timelock-instructions.ts';
 
+/** The MailDomain account of `ref` (the same resolution as the timelocks'). */
 function domainOf(programId: Key, ref: DomainRef) {
-  return 'domain' in ref
-    ? domainAddress(programId, normalizeDomain(ref.domain))[0]
-    : toPublicKey(ref.mailDomain);
+  return toPublicKey(domainAccount(programId, ref));
 }
 
 export type AttestSenderParams = DomainRef & {

@@ -40,7 +40,7 @@ export function timelockEndsAt(record: { kind: TimelockKind; requestedAt: bigint
 /** The MailDomain account of a domain given by name, or the account itself. */
 export type DomainRef = { domain: string } | { mailDomain: Key };
 
-function domainAccount(programId: Key, ref: DomainRef): Key {
+export function domainAccount(programId: Key, ref: DomainRef): Key {
   return 'domain' in ref ? domainAddress(programId, normalizeDomain(ref.domain))[0] : ref.mailDomain;
 }
 

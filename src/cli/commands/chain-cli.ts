@@ -21,6 +21,25 @@ export async function chainOf(opts: ChainOpts): Promise<{ conn: Connection; prog
 }
 
 /**
+ * Signs `ix` with `signers` (the first pays the fee), sends it and waits for
+ * `confirmed`; throws the RPC's error or the failed status as they come, for
+ * the caller to word.
+ */
+export async function signAndConfirm(
+  conn: Connection,
+  signers: Keypair[],
+  ix: TransactionInstruction,
+): Promise<string> {
+  const latest = await conn.getLatestBlockhash('confirmed');
+  const tx = new Transaction({ feePayer: signers[0]?.publicKey, ...latest }).add(ix);
+  tx.sign(...signers);
+  const signature = await conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
+  const { value } = await conn.confirmTransaction({ signature, ...latest }, 'confirmed');
+  if (value.err) throw value;
+  return signature;
+}
+
+/**
  * Sends one instruction paid and signed by `key` (and co-signed by `also`);
  * a program refusal becomes one CLI line.
  */
@@ -32,13 +51,7 @@ export async function send(
   also: Keypair[] = [],
 ): Promise<string> {
   try {
-    const latest = await conn.getLatestBlockhash('confirmed');
-    const tx = new Transaction({ feePayer: key.publicKey, ...latest }).add(ix);
-    tx.sign(key, ...also.filter((k) => !k.publicKey.equals(key.publicKey)));
-    const signature = await conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
-    const { value } = await conn.confirmTransaction({ signature, ...latest }, 'confirmed');
-    if (value.err) throw value;
-    return signature;
+    return await signAndConfirm(conn, [key, ...also.filter((k) => !k.publicKey.equals(key.publicKey))], ix);
   } catch (err) {
     const refused = parseMailProgramError(err);
     if (refused) throw new CliError(`${what} refused by the mail program: ${refused.name} (${refused.code})`);

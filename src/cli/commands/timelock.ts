@@ -2,7 +2,7 @@
 // ("Timelocks"): closing a mailbox, deactivating a domain, reclaiming a
 // domain for a new authority. Each request prints when its window ends;
 // cancel and complete send the matching instruction; status reads the record.
-import { type Connection, type Keypair, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import type { Connection, Keypair, TransactionInstruction } from '@solana/web3.js';
 import type { Command } from 'commander';
 import {
   type PendingDeactivation,
@@ -38,6 +38,7 @@ import {
   getPendingReclaim,
 } from '../../../chain/timelock-client.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
+import { signAndConfirm } from './chain-cli.ts';
 import {
   addChainOptions,
   type ChainOptions,
@@ -112,13 +113,7 @@ async function send(
 ): Promise<string> {
   const what = decodeInstruction(new Uint8Array(ix.data)).kind;
   try {
-    const latest = await ctx.conn.getLatestBlockhash('confirmed');
-    const tx = new Transaction({ feePayer: signers[0]?.publicKey, ...latest }).add(ix);
-    tx.sign(...signers);
-    const signature = await ctx.conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
-    const { value } = await ctx.conn.confirmTransaction({ signature, ...latest }, 'confirmed');
-    if (value.err) throw value;
-    return signature;
+    return await signAndConfirm(ctx.conn, signers, ix);
   } catch (err) {
     const refused = parseMailProgramError(err);
     if (refused) {
