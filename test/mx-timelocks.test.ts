@@ -106,7 +106,19 @@ async function rig() {
     const r = await c.cmd(`RCPT TO:<${address}>`);
     return `${r.code} ${r.text}`;
   };
-  return { chain, mail, p, passTime, session, rcpt };
+  /** An address of a new mailbox in OLD, and one in DOMAIN. */
+  const addresses = async () => {
+    const owner = await chain.funded();
+    await chain.send(
+      [createMailboxInstruction({ programId: p, owner: owner.publicKey, domain: OLD })],
+      [owner],
+    );
+    return {
+      inOld: `${owner.publicKey.toBase58()}@${OLD}`,
+      inMain: `${(await mail.mailbox()).publicKey.toBase58()}@${DOMAIN}`,
+    };
+  };
+  return { chain, mail, p, passTime, session, rcpt, addresses };
 }
 
 describe('MX and the timelocks', () => {
@@ -142,14 +154,8 @@ describe('MX and the timelocks', () => {
   });
 
   it('takes mail for a domain during its notice window and refuses it with 550 5.1.2 once deactivated', async () => {
-    const { chain, mail, p, passTime, session, rcpt } = await rig();
-    const owner = await chain.funded();
-    await chain.send(
-      [createMailboxInstruction({ programId: p, owner: owner.publicKey, domain: OLD })],
-      [owner],
-    );
-    const inOld = `${owner.publicKey.toBase58()}@${OLD}`;
-    const inMain = `${(await mail.mailbox()).publicKey.toBase58()}@${DOMAIN}`;
+    const { chain, mail, p, passTime, session, rcpt, addresses } = await rig();
+    const { inOld, inMain } = await addresses();
     await chain.send(
       [requestDeactivationInstruction({ programId: p, authority: mail.authority.publicKey, domain: OLD })],
       [mail.authority],
@@ -179,14 +185,8 @@ describe('MX and the timelocks', () => {
   });
 
   it('defers mail for a domain listed for sale with 451 4.2.0, and takes it again once the listing is cancelled', async () => {
-    const { chain, mail, p, session, rcpt } = await rig();
-    const owner = await chain.funded();
-    await chain.send(
-      [createMailboxInstruction({ programId: p, owner: owner.publicKey, domain: OLD })],
-      [owner],
-    );
-    const inOld = `${owner.publicKey.toBase58()}@${OLD}`;
-    const inMain = `${(await mail.mailbox()).publicKey.toBase58()}@${DOMAIN}`;
+    const { chain, mail, p, session, rcpt, addresses } = await rig();
+    const { inOld, inMain } = await addresses();
     const holder = mail.authority.publicKey;
     await chain.send(
       [

@@ -29,7 +29,7 @@ import {
   settleDomainTimelockInstruction,
 } from '../chain/instructions.ts';
 import { pendingDeactivationAddress, pendingReclaimAddress } from '../chain/pda.ts';
-import { DOMAIN, expectOk, refused, rent, SOL, World, without } from './program-world.ts';
+import { DOMAIN, deltas, expectOk, refused, rent, SOL, World, without } from './program-world.ts';
 
 const DAY = 86_400n;
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
@@ -86,13 +86,6 @@ function relayed(m: Market, sender: PublicKey): TransactionInstruction {
     cid: CID,
     domain: DOMAIN,
   });
-}
-
-/** Runs one transaction and returns each watched account's balance change in it. */
-function deltas(w: World, ix: TransactionInstruction, watch: PublicKey[]): bigint[] {
-  const before = watch.map((k) => w.balance(k));
-  expectOk(w.run(ix));
-  return watch.map((k, i) => w.balance(k) - (before[i] as bigint));
 }
 
 function authorityIs(m: Market, wallet: PublicKey): void {
