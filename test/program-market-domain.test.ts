@@ -8,7 +8,13 @@
 // party.
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { DOMAIN_LISTING_SIZE, decodeDomainListing, type MailDomain } from '../chain/accounts/index.ts';
+import {
+  DOMAIN_LISTING_SIZE,
+  decodeDomainListing,
+  decodeSenderAttestation,
+  type MailDomain,
+} from '../chain/accounts/index.ts';
+import { attestationCounts } from '../chain/attest-client.ts';
 import { fromHash } from '../chain/hash.ts';
 import {
   attestSenderInstruction,
@@ -28,7 +34,7 @@ import {
   sendMailInstruction,
   settleDomainTimelockInstruction,
 } from '../chain/instructions.ts';
-import { pendingDeactivationAddress, pendingReclaimAddress } from '../chain/pda.ts';
+import { attestationAddress, pendingDeactivationAddress, pendingReclaimAddress } from '../chain/pda.ts';
 import { DOMAIN, deltas, expectOk, refused, rent, SOL, World, without } from './program-world.ts';
 
 const DAY = 86_400n;
@@ -199,9 +205,26 @@ describe('domain listing for anyone', () => {
   it('the holder cancels at any time; the domain and the rent come back, nobody else pays or gains', () => {
     const m = market(12);
     const { w, holder } = m;
+    const attested = w.wallet();
+    expectOk(
+      w.run(
+        attestSenderInstruction({
+          programId: w.programId,
+          authority: holder,
+          domain: DOMAIN,
+          wallet: attested,
+        }),
+      ),
+    );
+    const attestation = () =>
+      decodeSenderAttestation(w.data(attestationAddress(w.programId, m.domain, attested)[0]) as Uint8Array);
     const before = w.balance(holder);
     expectOk(w.run(list(m)));
+    // The holder's attestations do not count while the listing holds the authority...
+    expect(attestationCounts(attestation(), domainOf(m))).toBe(false);
     expectOk(w.run(cancel(m, holder)));
+    // ...and count again once it has the domain back.
+    expect(attestationCounts(attestation(), domainOf(m))).toBe(true);
     expect(w.balance(holder)).toBe(before);
     expect(w.exists(m.listing)).toBe(false);
     authorityIs(m, holder);
