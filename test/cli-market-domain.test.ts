@@ -118,6 +118,17 @@ describe('sealpost market domain', () => {
       expect(offered).toMatchObject([
         { domain: DOMAIN, buyer: carol.publicKey.toBase58(), price_lamports: '0' },
       ]);
+      const byHolder = async (who: Keypair) =>
+        JSON.parse(
+          (
+            await sealpost(
+              ['market', 'domain', 'list', '--json', '--holder', who.publicKey.toBase58(), ...at],
+              cwd,
+            )
+          ).stdout,
+        );
+      expect(await byHolder(bob)).toHaveLength(1);
+      expect(await byHolder(mail.authority)).toEqual([]);
       const aliceNow = await bal(mail.authority);
       expect((await market(['buy', DOMAIN], 'alice')).stderr).toMatch(/Unauthorized \(6\)/);
       expect(await bal(mail.authority)).toBe(aliceNow);
