@@ -94,6 +94,19 @@ function relayed(m: Market, sender: PublicKey): TransactionInstruction {
   });
 }
 
+/** A new wallet the domain's authority attests as a sender of the domain. */
+function attest(m: Market): PublicKey {
+  const wallet = m.w.wallet();
+  const ix = attestSenderInstruction({
+    programId: m.w.programId,
+    authority: m.holder,
+    domain: DOMAIN,
+    wallet,
+  });
+  expectOk(m.w.run(ix));
+  return wallet;
+}
+
 function authorityIs(m: Market, wallet: PublicKey): void {
   expect(domainOf(m).authority.toBase58()).toBe(wallet.toBase58());
 }
@@ -104,17 +117,7 @@ describe('domain listing for anyone', () => {
     const { w, holder } = m;
     const buyer = w.wallet();
     const stranger = w.wallet();
-    const attested = w.wallet();
-    expectOk(
-      w.run(
-        attestSenderInstruction({
-          programId: w.programId,
-          authority: holder,
-          domain: DOMAIN,
-          wallet: attested,
-        }),
-      ),
-    );
+    const attested = attest(m);
     const watch = [holder, buyer, stranger, m.domain, m.listing];
 
     // Bad terms and the wrong signer: named errors, nothing moves.
@@ -205,17 +208,7 @@ describe('domain listing for anyone', () => {
   it('the holder cancels at any time; the domain and the rent come back, nobody else pays or gains', () => {
     const m = market(12);
     const { w, holder } = m;
-    const attested = w.wallet();
-    expectOk(
-      w.run(
-        attestSenderInstruction({
-          programId: w.programId,
-          authority: holder,
-          domain: DOMAIN,
-          wallet: attested,
-        }),
-      ),
-    );
+    const attested = attest(m);
     const attestation = () =>
       decodeSenderAttestation(w.data(attestationAddress(w.programId, m.domain, attested)[0]) as Uint8Array);
     const before = w.balance(holder);
