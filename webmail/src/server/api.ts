@@ -75,6 +75,54 @@ export type PinProviderBody =
   | { kind: 's3_bucket'; access_key: string; secret_key: string; bucket: string; endpoint?: string }
   | { kind: 'remote'; endpoint?: string; auth_token?: string };
 
+/** A row of GET /v1/market/listings (the server's off-chain index). */
+export interface MarketListing {
+  address: string;
+  kind: string;
+  item: string;
+  name: string | null;
+  holder: string;
+  mode: 'fixed' | 'auction';
+  price_lamports: string;
+  created_at: number;
+  ends_at: number | null;
+  antisnipe_window_secs: number;
+  high_bid_lamports: string;
+  high_bidder: string | null;
+  min_bid_lamports: string | null;
+  ended: boolean;
+}
+
+export interface MarketOffer {
+  address: string;
+  alias: string;
+  name: string | null;
+  holder: string;
+  recipient: string;
+  fee_lamports: string;
+  offered_at: number;
+  expires_at: number;
+  expired: boolean;
+}
+
+export interface TimelockRow {
+  kind: 'mailbox_close' | 'domain_deactivation' | 'domain_reclaim';
+  address: string;
+  subject: string;
+  domain: string | null;
+  requested_at: number;
+  ends_at: number;
+  can_complete: boolean;
+  new_authority?: string;
+  payer?: string;
+  role: 'owner' | 'authority' | 'new_authority';
+}
+
+export interface Freshness {
+  refreshed_at: number;
+  chain_time: number;
+}
+
 export const STEP_UP_HEADER = 'x-sealpost-step-up';
 
 export class ApiClient {
@@ -220,5 +268,26 @@ export class ApiClient {
     return this.json<{ msgid: string; local: number; remote: number }>('POST', '/v1/mail/send', {
       json: { raw: btoa(bin), to },
     });
+  }
+
+  marketListings(opts: { fresh?: boolean; cursor?: string } = {}) {
+    const q = new URLSearchParams();
+    if (opts.fresh) q.set('fresh', 'true');
+    if (opts.cursor) q.set('cursor', opts.cursor);
+    return this.json<{ listings: MarketListing[]; next_cursor: string | null } & Freshness>(
+      'GET',
+      `/v1/market/listings${q.size > 0 ? `?${q}` : ''}`,
+    );
+  }
+
+  marketOffers(fresh = false) {
+    return this.json<{ received: MarketOffer[]; made: MarketOffer[] } & Freshness>(
+      'GET',
+      `/v1/market/offers${fresh ? '?fresh=true' : ''}`,
+    );
+  }
+
+  timelocks() {
+    return this.json<{ timelocks: TimelockRow[]; chain_time: number }>('GET', '/v1/timelocks');
   }
 }

@@ -1,0 +1,104 @@
+// The confirmation sheet of a marketplace or timelock action, the same
+// pattern as the send confirmation: what moves, item by item (amounts that
+// come back are shown as returned), the total and the balance afterwards.
+// Nothing is signed until "Confirm"; Cancel (or Escape) spends nothing. The
+// wallet signs in the page and the program's refusal shows in words here.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { formatSol } from '../chain/compose.ts';
+import type { PreparedAction } from '../chain/market.ts';
+import { sendInstructions } from '../chain/tx.ts';
+import { useApp } from '../session.ts';
+import { ErrorText } from './widgets.tsx';
+
+function Sol({ lamports }: { lamports: bigint }) {
+  return lamports < 0n ? (
+    <span>{formatSol(-lamports)} SOL back</span>
+  ) : (
+    <span>{formatSol(lamports)} SOL</span>
+  );
+}
+
+interface Props {
+  action: PreparedAction;
+  onDone: (message: string) => void;
+  onCancel: () => void;
+}
+
+export function ActionSheet({ action, onDone, onCancel }: Props) {
+  const app = useApp();
+  const s = app.session;
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    confirmRef.current?.focus();
+  }, []);
+  const confirm = async () => {
+    if (busy) return;
+    setBusy(true);
+    setError('');
+    try {
+      const out = await sendInstructions(s.conn, s.wallet, action.instructions);
+      onDone(
+        out.status === 'confirmed'
+          ? action.done
+          : `Still waiting for the network (transaction ${out.signature}); check again shortly and do not repeat it.`,
+      );
+    } catch (err) {
+      setError(app.errorText(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <section
+      class="card sheet"
+      role="dialog"
+      aria-modal="true"
+      aria-labelledby="action-title"
+      data-testid="action-confirm"
+      onKeyDown={(e) => {
+        if (e.key === 'Escape' && !busy) onCancel();
+      }}
+    >
+      <h2 id="action-title">{action.title}</h2>
+      <p>{action.summary}</p>
+      <table class="math">
+        <tbody>
+          {action.rows.map((r) => (
+            <tr key={r.testId}>
+              <th scope="row">{r.label}</th>
+              <td data-testid={r.testId}>
+                <Sol lamports={r.lamports} />
+              </td>
+            </tr>
+          ))}
+          <tr class="total">
+            <th scope="row">{action.net < 0n ? 'Total (comes back to you)' : 'Total'}</th>
+            <td data-testid="cost-total">
+              <Sol lamports={action.net} />
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Balance afterwards</th>
+            <td data-testid="cost-after">{formatSol(action.after)} SOL</td>
+          </tr>
+        </tbody>
+      </table>
+      <ErrorText text={error} />
+      <p class="actions">
+        <button
+          type="button"
+          class="primary"
+          ref={confirmRef}
+          onClick={confirm}
+          disabled={busy || error !== ''}
+        >
+          {busy ? 'Waiting for the network…' : action.confirmLabel}
+        </button>
+        <button type="button" onClick={onCancel} disabled={busy}>
+          {error ? 'Close' : 'Cancel'}
+        </button>
+      </p>
+    </section>
+  );
+}
