@@ -26,6 +26,8 @@ export interface PageKit {
   smtpSend(from: string, to: string, subject: string, text: string, headerFrom?: string): Promise<unknown>;
   waitForInbox(owner: PublicKey, count: number): Promise<void>;
   openMessage(page: Page, subject: string): Promise<void>;
+  /** A new page in server mode: the wallet imported, logged in, its account created. */
+  serverLogIn(kp: Keypair): Promise<Page>;
   /** Confirms the pending on-chain send on the confirmation sheet. */
   confirmSend(page: Page): Promise<void>;
   closeAll(): Promise<void>;
@@ -83,6 +85,15 @@ export function pageKit(stack: WebmailStack, browser: Browser): PageKit {
       await row.waitFor();
       await row.click();
       await expect.poll(() => page.getByTestId('mail-subject').textContent()).toBe(subject);
+    },
+    async serverLogIn(kp) {
+      const page = await this.newPage();
+      await page.goto(stack.url);
+      await this.importKey(page, kp);
+      await page.getByRole('button', { name: 'Log in with my wallet' }).click();
+      await page.getByRole('button', { name: 'Create my account' }).click();
+      await expect.poll(() => page.getByTestId('mode').textContent()).toBe('server');
+      return page;
     },
     async confirmSend(page) {
       await page.getByTestId('send-confirm').waitFor();

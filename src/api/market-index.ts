@@ -3,9 +3,10 @@
 // listing, its high bid, and every pending alias escrow, read from chain
 // state with getProgramAccounts (memcmp on the kind tag, exact size) and
 // kept as one snapshot. A snapshot older than `ttlMs` is rebuilt on the next
-// read; a read asking for fresh data rebuilds it unless it is younger than
-// `minRefreshMs`, so clients cannot turn the index into an RPC amplifier.
-// Concurrent reads share one rebuild.
+// read. A read asking for fresh data gets a snapshot whose chain read began
+// after it arrived, but rebuilds start at most once per `minRefreshMs`, so
+// clients cannot turn the index into an RPC amplifier. Concurrent reads
+// share one rebuild.
 //
 // Listing kinds are rows of LISTING_SOURCES: the program writes AliasListing
 // today; a DomainListing source is one more row (tag 9, its size, decoder
@@ -140,7 +141,7 @@ export interface MarketIndexOptions {
   programId: Key;
   /** A snapshot older than this is rebuilt on the next read; default 5000 ms. */
   ttlMs?: number;
-  /** A read asking for fresh data reuses a snapshot younger than this; default 1000 ms. */
+  /** Least time between two rebuilds that fresh reads start; default 1000 ms. */
   minRefreshMs?: number;
   now?: () => number;
 }
@@ -150,7 +151,8 @@ export const MARKET_INDEX_MIN_REFRESH_MS = 1_000;
 
 export class MarketIndex {
   private snapshot: MarketSnapshot | null = null;
-  private building: Promise<MarketSnapshot> | null = null;
+  private building: { startedAt: number; promise: Promise<MarketSnapshot> } | null = null;
+  private lastStart = Number.NEGATIVE_INFINITY;
   /** Alias account → name (or null when its creation could not be read); an account's name never changes. */
   private readonly names = new Map<string, string | null>();
   private readonly ttlMs: number;
@@ -163,20 +165,47 @@ export class MarketIndex {
     this.now = opts.now ?? Date.now;
   }
 
-  /** The current snapshot: cached while younger than the TTL (or than minRefreshMs when `fresh`). */
+  /**
+   * The current snapshot. Cached while younger than the TTL; with `fresh`,
+   * one whose chain read began after this call (so a transaction confirmed
+   * before it is in), built at most once per minRefreshMs: a fresh read
+   * that comes sooner waits for that slot and shares the rebuild.
+   */
   async read(opts: { fresh?: boolean } = {}): Promise<MarketSnapshot> {
-    const limit = opts.fresh ? this.minRefreshMs : this.ttlMs;
-    const s = this.snapshot;
-    if (s && this.now() - s.refreshedAt < limit) return s;
-    this.building ??= this.build().finally(() => {
-      this.building = null;
-    });
-    return this.building;
+    if (!opts.fresh) {
+      const s = this.snapshot;
+      if (s && this.now() - s.refreshedAt < this.ttlMs) return s;
+      return this.building?.promise ?? this.start();
+    }
+    const asked = this.now();
+    for (;;) {
+      if (this.snapshot && this.snapshot.refreshedAt >= asked) return this.snapshot;
+      if (this.building && this.building.startedAt >= asked) return this.building.promise;
+      if (this.building) {
+        await this.building.promise.catch(() => {});
+        continue;
+      }
+      const wait = this.lastStart + this.minRefreshMs - this.now();
+      if (wait > 0) {
+        await new Promise((r) => setTimeout(r, wait));
+        continue;
+      }
+      return this.start();
+    }
   }
 
-  private async build(): Promise<MarketSnapshot> {
+  private start(): Promise<MarketSnapshot> {
+    const startedAt = this.now();
+    this.lastStart = startedAt;
+    const promise = this.build(startedAt).finally(() => {
+      this.building = null;
+    });
+    this.building = { startedAt, promise };
+    return promise;
+  }
+
+  private async build(refreshedAt: number): Promise<MarketSnapshot> {
     const { connection: conn, programId } = this.opts;
-    const refreshedAt = this.now();
     try {
       const [chainTime, listingSets, escrows, bids] = await Promise.all([
         chainNow(conn),

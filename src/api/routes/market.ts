@@ -40,7 +40,7 @@ const NULLABLE_WALLET = { type: ['string', 'null'] } as const;
 const FRESH = {
   type: 'string',
   enum: ['true', 'false'],
-  description: 'true: read the chain now unless the snapshot is under a second old',
+  description: 'true: answer from a chain read that began after this request (at most one read a second is started)',
 } as const;
 
 const LISTING_ROW = {
@@ -179,7 +179,7 @@ export function marketRoutes(deps: MarketRouteDeps): FastifyPluginAsync {
           doc: {
             summary: 'Open marketplace listings from the off-chain index, newest first',
             description:
-              'Built from chain state (getProgramAccounts by kind tag) and cached: refreshed_at says when the chain was read (at most 5 s old, or 1 s with fresh=true). Pass next_cursor as cursor for the next page.',
+              'Built from chain state (getProgramAccounts by kind tag) and cached: refreshed_at says when the chain was read (at most 5 s before; with fresh=true, after the request arrived). Pass next_cursor as cursor for the next page.',
             tags: ['market'],
             errors: [400, 429, 503],
           },
