@@ -312,6 +312,26 @@ describe('marketplace index and timelocks over the API', () => {
     TEST_MS,
   );
 
+  it('fresh reads share one chain read begun after them, at most one a second; plain reads use the cache', async () => {
+    const chain = await startTestChain();
+    const rig = await startRig('sqlite', {
+      plugins: [
+        marketRoutes({ connection: chain.connection, programId: chain.programId, minRefreshMs: 1_000 }),
+      ],
+    });
+    rigs.push(rig);
+    const at = async (path: string) => (await rig.request('GET', path)).body.refreshed_at as number;
+    const first = await at('/v1/market/listings');
+    expect(await at('/v1/market/listings')).toBe(first); // within the 5 s TTL
+    const asked = Date.now();
+    const together = await Promise.all([1, 2, 3].map(() => at('/v1/market/listings?fresh=true')));
+    expect(new Set(together).size).toBe(1);
+    expect(together[0]).toBeGreaterThanOrEqual(asked);
+    expect(together[0] as number).toBeGreaterThanOrEqual(first + 1_000);
+    const next = await at('/v1/market/listings?fresh=true');
+    expect(next).toBeGreaterThanOrEqual((together[0] as number) + 1_000);
+  });
+
   it('answers 503 chain_unavailable when the chain RPC does not answer', async () => {
     const dead = new Connection('http://127.0.0.1:9', 'confirmed');
     const rig = await startRig('sqlite', {

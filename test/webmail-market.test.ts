@@ -7,32 +7,19 @@
 // and moves nothing. A mailbox close is started and cancelled with its window
 // shown. Trustless mode has no Market.
 import type { Keypair } from '@solana/web3.js';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { getAlias } from '../chain/client.ts';
 import { createAliasInstruction } from '../chain/instructions.ts';
 import { getListing } from '../chain/market-client.ts';
 import { getPendingMailboxClose } from '../chain/timelock-client.ts';
 import { formatSol } from '../src/trustless/send.ts';
-import { type PageKit, pageKit } from './webmail-page.ts';
-import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';
+import { webmailSuite } from './webmail-page.ts';
 
-let stack: WebmailStack;
-let browser: Browser;
-let kit: PageKit;
+const suite = webmailSuite();
 
-beforeAll(async () => {
-  [stack, browser] = await Promise.all([startWebmailStack(), launchChromium()]);
-  kit = pageKit(stack, browser);
-}, 120_000);
-
-afterAll(async () => {
-  await kit?.closeAll();
-  await browser?.close();
-  await stack?.close();
-}, 60_000);
-
-const balance = async (kp: Keypair) => BigInt(await stack.connection.getBalance(kp.publicKey, 'confirmed'));
+const balance = async (kp: Keypair) =>
+  BigInt(await suite.stack.connection.getBalance(kp.publicKey, 'confirmed'));
 const shownSol = (lamports: bigint) => `${formatSol(lamports)} SOL`;
 
 async function openMarket(page: Page): Promise<void> {
@@ -55,16 +42,16 @@ async function notice(page: Page, text: RegExp): Promise<void> {
 
 describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
   it('lists, buys, bids, refuses a low bid, settles, hands over by offer, cancels; balances move as shown', async () => {
-    const alice = await stack.newMailbox();
-    const [bob, carol] = [await stack.newMailbox(), await stack.newMailbox()];
+    const alice = await suite.stack.newMailbox();
+    const [bob, carol] = [await suite.stack.newMailbox(), await suite.stack.newMailbox()];
     for (const name of ['shop', 'auc', 'gift', 'spare'])
-      await stack.send(
-        [createAliasInstruction({ programId: stack.programId, owner: alice.publicKey, name })],
+      await suite.stack.send(
+        [createAliasInstruction({ programId: suite.stack.programId, owner: alice.publicKey, name })],
         [alice],
       );
-    const p = stack.programId;
+    const p = suite.stack.programId;
 
-    const a = await kit.serverLogIn(alice);
+    const a = await suite.kit.serverLogIn(alice);
     await openMarket(a);
     await a.getByTestId('no-listings').waitFor();
 
@@ -79,7 +66,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     await sheet.getByRole('button', { name: 'Cancel' }).click();
     await sheet.waitFor({ state: 'detached' });
     expect(await balance(alice)).toBe(before);
-    expect(await getListing(stack.connection, p, { alias: 'shop' })).toBeNull();
+    expect(await getListing(suite.stack.connection, p, { alias: 'shop' })).toBeNull();
 
     // Fixed price, confirmed: the balance afterwards is what the chain holds.
     await a.getByRole('button', { name: 'Review listing' }).click();
@@ -97,10 +84,10 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     await a.getByRole('button', { name: 'Review listing' }).click();
     await confirmSheet(a, 'Confirm and list');
     await notice(a, /auc is listed/);
-    await kit.shot(a, 'market-listed');
+    await suite.kit.shot(a, 'market-listed');
 
     // Bob buys shop: the price and the fee leave his wallet, the alias is his.
-    const b = await kit.serverLogIn(bob);
+    const b = await suite.kit.serverLogIn(bob);
     await openMarket(b);
     await b.getByTestId('listing-shop').waitFor();
     await b.getByRole('button', { name: 'Buy shop' }).click();
@@ -110,7 +97,9 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     await notice(b, /shop is yours/);
     expect(shownSol(await balance(bob))).toBe(bobBought);
     expect(await balance(alice)).toBe(aliceBeforeSale + 1_500_000_000n + (await rentOf(139)));
-    expect((await getAlias(stack.connection, p, 'shop'))?.owner.toBase58()).toBe(bob.publicKey.toBase58());
+    expect((await getAlias(suite.stack.connection, p, 'shop'))?.owner.toBase58()).toBe(
+      bob.publicKey.toBase58(),
+    );
     await b.getByTestId('listing-shop').waitFor({ state: 'detached' });
 
     // Bob bids the reserve: the card names the minimum, the end and (here) no anti-snipe.
@@ -126,7 +115,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     expect(await auc.textContent()).toMatch(/Minimum next bid 1\.05 SOL/);
 
     // Carol bids below the high bid: the program's refusal in words, nothing moves.
-    const c = await kit.serverLogIn(carol);
+    const c = await suite.kit.serverLogIn(carol);
     await openMarket(c);
     await c.getByLabel('Your bid on auc (SOL)').fill('0.5');
     await c.getByRole('button', { name: 'Review bid' }).click();
@@ -136,10 +125,10 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     const refusal = c.getByTestId('action-confirm').getByRole('alert');
     await refusal.waitFor();
     expect(await refusal.textContent()).toMatch(/Your bid is too low/);
-    await kit.shot(c, 'market-bid-refused');
+    await suite.kit.shot(c, 'market-bid-refused');
     expect(await balance(carol)).toBe(carolBefore);
     expect(await balance(bob)).toBe(bobBefore);
-    const still = await getListing(stack.connection, p, { alias: 'auc' });
+    const still = await getListing(suite.stack.connection, p, { alias: 'auc' });
     expect(still?.highBidder.toBase58()).toBe(bob.publicKey.toBase58());
     await c.getByTestId('action-confirm').getByRole('button', { name: 'Close' }).click();
 
@@ -156,7 +145,9 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     const bobAccepted = await confirmSheet(b, 'Confirm and accept');
     await notice(b, /gift is yours/);
     expect(shownSol(await balance(bob))).toBe(bobAccepted);
-    expect((await getAlias(stack.connection, p, 'gift'))?.owner.toBase58()).toBe(bob.publicKey.toBase58());
+    expect((await getAlias(suite.stack.connection, p, 'gift'))?.owner.toBase58()).toBe(
+      bob.publicKey.toBase58(),
+    );
 
     // A listing without bids is cancelled; the rent comes back as shown.
     await a.getByLabel('Alias to sell').fill('spare');
@@ -173,15 +164,20 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     await notice(a, /listing of spare is cancelled/);
     expect(shownSol(await balance(alice))).toBe(cancelled);
     await a.getByTestId('listing-spare').waitFor({ state: 'detached' });
-    expect((await getAlias(stack.connection, p, 'spare'))?.owner.toBase58()).toBe(alice.publicKey.toBase58());
+    expect((await getAlias(suite.stack.connection, p, 'spare'))?.owner.toBase58()).toBe(
+      alice.publicKey.toBase58(),
+    );
 
     // The auction ends; Carol (anyone) settles it and Bob gets the alias, Alice the bid.
-    const ends = Number((await getListing(stack.connection, p, { alias: 'auc' }))?.expiresAt ?? 0);
+    const ends = Number((await getListing(suite.stack.connection, p, { alias: 'auc' }))?.expiresAt ?? 0);
     await expect
-      .poll(async () => (await stack.connection.getBlockTime(await stack.connection.getSlot())) ?? 0, {
-        timeout: 60_000,
-        interval: 500,
-      })
+      .poll(
+        async () => (await suite.stack.connection.getBlockTime(await suite.stack.connection.getSlot())) ?? 0,
+        {
+          timeout: 60_000,
+          interval: 500,
+        },
+      )
       .toBeGreaterThanOrEqual(ends);
     await c.getByRole('button', { name: 'Refresh' }).click();
     await c.getByTestId('listing-auc').getByRole('button', { name: 'Settle' }).click();
@@ -190,13 +186,15 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     await notice(c, /auction of auc is settled/);
     expect(shownSol(await balance(carol))).toBe(carolSettled);
     expect(await balance(alice)).toBe(aliceBeforeSettle + 1_000_000_000n + (await rentOf(139)));
-    expect((await getAlias(stack.connection, p, 'auc'))?.owner.toBase58()).toBe(bob.publicKey.toBase58());
+    expect((await getAlias(suite.stack.connection, p, 'auc'))?.owner.toBase58()).toBe(
+      bob.publicKey.toBase58(),
+    );
     await c.getByTestId('no-listings').waitFor();
   }, 300_000);
 
   it('starts and cancels a mailbox close with its window shown; trustless mode has no Market', async () => {
-    const owner = await stack.newMailbox();
-    const page = await kit.serverLogIn(owner);
+    const owner = await suite.stack.newMailbox();
+    const page = await suite.kit.serverLogIn(owner);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Timelocks' }).click();
     await page.getByTestId('no-timelocks').waitFor();
     await page.getByRole('button', { name: 'Start closing my mailbox' }).click();
@@ -205,23 +203,38 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
       .poll(() => page.getByTestId('timelocks-notice').textContent())
       .toMatch(/close of your mailbox is started/);
     expect(shownSol(await balance(owner))).toBe(started);
-    const pending = await getPendingMailboxClose(stack.connection, stack.programId, owner.publicKey);
+    const pending = await getPendingMailboxClose(
+      suite.stack.connection,
+      suite.stack.programId,
+      owner.publicKey,
+    );
     expect(pending).not.toBeNull();
     const ends = page.getByTestId('timelock-mailbox_close').getByTestId('timelock-ends');
     await expect.poll(() => ends.textContent()).toMatch(/\(in [67] d \d+ h\)/);
     const endsIso = await ends.locator('span').getAttribute('title');
     expect(Date.parse(endsIso ?? '') / 1000).toBe(Number((pending?.requestedAt ?? 0n) + 7n * 86_400n));
     expect(await page.getByRole('button', { name: 'Close the mailbox' }).isDisabled()).toBe(true);
-    await kit.shot(page, 'timelocks-pending');
+    await suite.kit.shot(page, 'timelocks-pending');
     await page.getByRole('button', { name: 'Cancel the close' }).click();
     const cancelled = await confirmSheet(page, 'Confirm and cancel the close');
     await page.getByTestId('no-timelocks').waitFor();
     expect(shownSol(await balance(owner))).toBe(cancelled);
-    expect(await getPendingMailboxClose(stack.connection, stack.programId, owner.publicKey)).toBeNull();
+    expect(
+      await getPendingMailboxClose(suite.stack.connection, suite.stack.programId, owner.publicKey),
+    ).toBeNull();
 
-    const trustless = await kit.newPage();
-    await kit.goTrustless(trustless);
-    await kit.importKey(trustless, owner);
+    // Narrow screens: both views wrap instead of widening the page, one h1 each.
+    await page.setViewportSize({ width: 390, height: 800 });
+    for (const view of ['Timelocks', 'Market']) {
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: view }).click();
+      await page.getByRole('heading', { name: view, level: 1 }).waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      expect(await page.locator('h1').count()).toBe(1);
+    }
+
+    const trustless = await suite.kit.newPage();
+    await suite.kit.goTrustless(trustless);
+    await suite.kit.importKey(trustless, owner);
     const nav = trustless.getByRole('navigation', { name: 'Main' });
     await nav.getByRole('button', { name: 'Inbox' }).waitFor();
     expect(await nav.getByRole('button', { name: 'Market' }).count()).toBe(0);
@@ -230,5 +243,5 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
 });
 
 async function rentOf(size: number): Promise<bigint> {
-  return BigInt(await stack.connection.getMinimumBalanceForRentExemption(size));
+  return BigInt(await suite.stack.connection.getMinimumBalanceForRentExemption(size));
 }

@@ -7,10 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Keypair, PublicKey } from '@solana/web3.js';
 import nodemailer from 'nodemailer';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { listInbox } from '../chain/index.ts';
 import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
-import type { WebmailStack } from './webmail-stack.ts';
+import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';
 
 export const SHOTS = resolve(import.meta.dirname, '../test-artifacts/webmail');
 export const PASS = 'correct horse battery';
@@ -103,4 +103,25 @@ export function pageKit(stack: WebmailStack, browser: Browser): PageKit {
       for (const c of contexts.splice(0)) await c.close().catch(() => {});
     },
   };
+}
+
+export interface WebmailSuite {
+  stack: WebmailStack;
+  browser: Browser;
+  kit: PageKit;
+}
+
+/** A test file's own dev stack, Chromium and page kit: started in beforeAll, closed in afterAll. */
+export function webmailSuite(): WebmailSuite {
+  const suite = {} as WebmailSuite;
+  beforeAll(async () => {
+    [suite.stack, suite.browser] = await Promise.all([startWebmailStack(), launchChromium()]);
+    suite.kit = pageKit(suite.stack, suite.browser);
+  }, 120_000);
+  afterAll(async () => {
+    await suite.kit?.closeAll();
+    await suite.browser?.close();
+    await suite.stack?.close();
+  }, 60_000);
+  return suite;
 }

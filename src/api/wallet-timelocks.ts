@@ -12,6 +12,9 @@ import {
   decodePendingReclaim,
   mailDomainLayout,
   PENDING_RECLAIM_SIZE,
+  type PendingDeactivation,
+  type PendingMailboxClose,
+  type PendingReclaim,
   pendingReclaimLayout,
 } from '../../chain/accounts/index.ts';
 import { type Key, keyBytes, toPublicKey } from '../../chain/bytes.ts';
@@ -55,6 +58,37 @@ async function domainsOf(conn: Connection, programId: Key, wallet: Key) {
   }));
 }
 
+type Pending = PendingMailboxClose | PendingDeactivation | PendingReclaim;
+
+const KIND: Record<Pending['kind'], TimelockRow['kind']> = {
+  PendingMailboxClose: 'mailbox_close',
+  PendingDeactivation: 'domain_deactivation',
+  PendingReclaim: 'domain_reclaim',
+};
+
+function toRow(
+  address: PublicKey,
+  p: Pending,
+  role: TimelockRow['role'],
+  domain: string | null,
+): TimelockRow {
+  const row: TimelockRow = {
+    kind: KIND[p.kind],
+    address: address.toBase58(),
+    subject: (p.kind === 'PendingMailboxClose' ? p.wallet : p.domain).toBase58(),
+    domain,
+    requested_at: Number(p.requestedAt),
+    ends_at: Number(timelockEndsAt(p)),
+    can_complete: false,
+    role,
+  };
+  if (p.kind === 'PendingReclaim') {
+    row.new_authority = p.authority.toBase58();
+    row.payer = p.payer.toBase58();
+  }
+  return row;
+}
+
 export async function walletTimelocks(
   conn: Connection,
   programId: Key,
@@ -62,10 +96,6 @@ export async function walletTimelocks(
   chainTime: number,
 ): Promise<TimelockRow[]> {
   const program = toPublicKey(programId);
-  const owner = toPublicKey(wallet).toBase58();
-  const rows: TimelockRow[] = [];
-  const ends = (kind: Parameters<typeof timelockEndsAt>[0]['kind'], requestedAt: bigint) =>
-    Number(timelockEndsAt({ kind, requestedAt }));
   const closeAt = pendingCloseAddress(programId, wallet)[0];
   const [closeInfo, domains, incoming] = await Promise.all([
     conn.getAccountInfo(closeAt),
@@ -74,91 +104,35 @@ export async function walletTimelocks(
       { offset: pendingReclaimLayout.offsets.authority, bytes: keyBytes(wallet) },
     ]),
   ]);
-  if (closeInfo?.owner.equals(program)) {
-    const c = decodePendingMailboxClose(new Uint8Array(closeInfo.data));
-    rows.push(
-      row('mailbox_close', closeAt, owner, null, ends('PendingMailboxClose', c.requestedAt), c.requestedAt),
-    );
-  }
-  const domainName = new Map<string, string>(domains.map((d) => [d.address.toBase58(), d.domain.domain]));
+  const rows: TimelockRow[] = [];
+  if (closeInfo?.owner.equals(program))
+    rows.push(toRow(closeAt, decodePendingMailboxClose(new Uint8Array(closeInfo.data)), 'owner', null));
+  // The deactivation and reclaim records of each domain the wallet is the authority of.
   const pendingAddrs = domains.flatMap((d) => [
-    pendingDeactivationAddress(programId, d.address)[0],
-    pendingReclaimAddress(programId, d.address)[0],
+    { at: pendingDeactivationAddress(programId, d.address)[0], domain: d.domain.domain },
+    { at: pendingReclaimAddress(programId, d.address)[0], domain: d.domain.domain },
   ]);
-  const infos = pendingAddrs.length > 0 ? await conn.getMultipleAccountsInfo(pendingAddrs) : [];
+  const infos =
+    pendingAddrs.length > 0 ? await conn.getMultipleAccountsInfo(pendingAddrs.map((p) => p.at)) : [];
   infos.forEach((info, i) => {
-    const at = pendingAddrs[i] as PublicKey;
+    const { at, domain } = pendingAddrs[i] as { at: PublicKey; domain: string };
     if (!info?.owner.equals(program)) return;
     const data = new Uint8Array(info.data);
-    if (data[0] === 17) {
-      const d = decodePendingDeactivation(data);
-      const subject = d.domain.toBase58();
-      rows.push(
-        row(
-          'domain_deactivation',
-          at,
-          subject,
-          domainName.get(subject) ?? null,
-          ends('PendingDeactivation', d.requestedAt),
-          d.requestedAt,
-        ),
-      );
-    } else if (data[0] === 18) {
-      const r = decodePendingReclaim(data);
-      const subject = r.domain.toBase58();
-      rows.push({
-        ...row(
-          'domain_reclaim',
-          at,
-          subject,
-          domainName.get(subject) ?? null,
-          ends('PendingReclaim', r.requestedAt),
-          r.requestedAt,
-        ),
-        new_authority: r.authority.toBase58(),
-        payer: r.payer.toBase58(),
-      });
-    }
+    const record =
+      data[0] === 17 ? decodePendingDeactivation(data) : data[0] === 18 ? decodePendingReclaim(data) : null;
+    if (record) rows.push(toRow(at, record, 'authority', domain));
   });
-  for (const { address, account: r } of incoming) {
-    const subject = r.domain.toBase58();
-    rows.push({
-      ...row('domain_reclaim', address, subject, null, ends('PendingReclaim', r.requestedAt), r.requestedAt),
-      new_authority: r.authority.toBase58(),
-      payer: r.payer.toBase58(),
-      role: 'new_authority',
-    });
-  }
-  // Names of domains the wallet is not the authority of (incoming reclaims).
-  const missing = rows.filter((r) => r.kind !== 'mailbox_close' && r.domain === null);
-  if (missing.length > 0) {
-    const infos2 = await conn.getMultipleAccountsInfo(missing.map((r) => toPublicKey(r.subject)));
-    infos2.forEach((info, i) => {
-      const r = missing[i] as TimelockRow;
-      if (info?.owner.equals(program) && info.data[0] === MAIL_DOMAIN_TAG)
-        r.domain = decodeMailDomain(new Uint8Array(info.data)).domain;
-    });
-  }
+  // Reclaims that would make the wallet a domain's authority, with the domain's name.
+  const names =
+    incoming.length > 0 ? await conn.getMultipleAccountsInfo(incoming.map((r) => r.account.domain)) : [];
+  incoming.forEach(({ address, account }, i) => {
+    const info = names[i];
+    const name =
+      info?.owner.equals(program) && info.data[0] === MAIL_DOMAIN_TAG
+        ? decodeMailDomain(new Uint8Array(info.data)).domain
+        : null;
+    rows.push(toRow(address, account, 'new_authority', name));
+  });
   for (const r of rows) r.can_complete = chainTime >= r.ends_at;
   return rows.sort((a, b) => a.ends_at - b.ends_at || a.address.localeCompare(b.address));
-
-  function row(
-    kind: TimelockRow['kind'],
-    address: PublicKey,
-    subject: string,
-    domain: string | null,
-    endsAt: number,
-    requestedAt: bigint,
-  ): TimelockRow {
-    return {
-      kind,
-      address: address.toBase58(),
-      subject,
-      domain,
-      requested_at: Number(requestedAt),
-      ends_at: endsAt,
-      can_complete: false,
-      role: kind === 'mailbox_close' ? 'owner' : 'authority',
-    };
-  }
 }

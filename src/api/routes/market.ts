@@ -40,7 +40,8 @@ const NULLABLE_WALLET = { type: ['string', 'null'] } as const;
 const FRESH = {
   type: 'string',
   enum: ['true', 'false'],
-  description: 'true: answer from a chain read that began after this request (at most one read a second is started)',
+  description:
+    'true: answer from a chain read that began after this request (at most one read a second is started)',
 } as const;
 
 const LISTING_ROW = {
@@ -311,70 +312,55 @@ export function marketRoutes(deps: MarketRouteDeps): FastifyPluginAsync {
       },
     );
 
-    app.get(
-      '/v1/market/offers',
-      {
-        config: {
-          auth: 'jwt',
-          doc: {
-            summary: 'Pending alias escrow offers addressed to you, and those you made',
-            tags: ['market'],
-            errors: [400, 401, 429, 503],
-          },
-        },
-        schema: {
-          querystring: { type: 'object', additionalProperties: false, properties: { fresh: FRESH } },
-          response: {
-            200: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['received', 'made', 'refreshed_at', 'chain_time'],
-              properties: {
-                received: { type: 'array', items: ESCROW_ROW },
-                made: { type: 'array', items: ESCROW_ROW },
-                ...FRESHNESS,
+    /** A JWT route answering the token wallet's part of the snapshot: `{...fields, refreshed_at, chain_time}`. */
+    const ownRoute = (
+      path: string,
+      summary: string,
+      fields: Record<string, { items: object; description?: string }>,
+      pick: (snap: MarketSnapshot, wallet: string) => Record<string, unknown[]>,
+    ) =>
+      app.get(
+        path,
+        {
+          config: { auth: 'jwt', doc: { summary, tags: ['market'], errors: [400, 401, 429, 503] } },
+          schema: {
+            querystring: { type: 'object', additionalProperties: false, properties: { fresh: FRESH } },
+            response: {
+              200: {
+                type: 'object',
+                additionalProperties: false,
+                required: [...Object.keys(fields), 'refreshed_at', 'chain_time'],
+                properties: {
+                  ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, { type: 'array', ...v }])),
+                  ...FRESHNESS,
+                },
               },
             },
           },
         },
-      },
-      async (request) => {
-        const snap = await read((request.query as { fresh?: string }).fresh);
-        return {
-          received: snap.escrows.filter((e) => e.recipient === request.wallet),
-          made: snap.escrows.filter((e) => e.holder === request.wallet),
-          ...freshness(snap),
-        };
-      },
-    );
+        async (request) => {
+          const snap = await read((request.query as { fresh?: string }).fresh);
+          return { ...pick(snap, request.wallet), ...freshness(snap) };
+        },
+      );
 
-    app.get(
-      '/v1/market/bids',
+    ownRoute(
+      '/v1/market/offers',
+      'Pending alias escrow offers addressed to you, and those you made',
       {
-        config: {
-          auth: 'jwt',
-          doc: {
-            summary: 'Your escrowed bids (you hold the high bid of each listing named)',
-            tags: ['market'],
-            errors: [400, 401, 429, 503],
-          },
-        },
-        schema: {
-          querystring: { type: 'object', additionalProperties: false, properties: { fresh: FRESH } },
-          response: {
-            200: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['bids', 'refreshed_at', 'chain_time'],
-              properties: { bids: { type: 'array', items: BID_ROW }, ...FRESHNESS },
-            },
-          },
-        },
+        received: { items: ESCROW_ROW, description: 'offers you may accept' },
+        made: { items: ESCROW_ROW, description: 'your offers (withdraw them any time)' },
       },
-      async (request) => {
-        const snap = await read((request.query as { fresh?: string }).fresh);
-        return { bids: snap.bids.filter((b) => b.bidder === request.wallet), ...freshness(snap) };
-      },
+      (snap, wallet) => ({
+        received: snap.escrows.filter((e) => e.recipient === wallet),
+        made: snap.escrows.filter((e) => e.holder === wallet),
+      }),
+    );
+    ownRoute(
+      '/v1/market/bids',
+      'Your escrowed bids (you hold the high bid of each listing named)',
+      { bids: { items: BID_ROW } },
+      (snap, wallet) => ({ bids: snap.bids.filter((b) => b.bidder === wallet) }),
     );
 
     app.get(

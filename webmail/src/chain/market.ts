@@ -82,7 +82,11 @@ interface Ctx {
   wallet: PublicKey;
 }
 
-const FEE_ROW: CostRow = { label: 'Network fee', lamports: SIGNATURE_FEE, testId: 'cost-fee' };
+const row = (label: string, lamports: bigint, testId: string): CostRow => ({ label, lamports, testId });
+/** An amount that comes back to the wallet (shown as "… SOL back"). */
+const back = (label: string, lamports: bigint): CostRow =>
+  row(`${label} (returned to you)`, -lamports, 'cost-returned');
+const FEE_ROW = row('Network fee', SIGNATURE_FEE, 'cost-fee');
 
 async function finish(
   c: Ctx,
@@ -162,11 +166,11 @@ export async function prepareList(
     title: `List ${name}?`,
     summary,
     rows: [
-      {
-        label: 'Listing account rent (returned when the listing closes)',
-        lamports: await rent(c, ALIAS_LISTING_SIZE),
-        testId: 'cost-rent',
-      },
+      row(
+        'Listing account rent (returned when the listing closes)',
+        await rent(c, ALIAS_LISTING_SIZE),
+        'cost-rent',
+      ),
     ],
     confirmLabel: 'Confirm and list',
     done: `${name} is listed.`,
@@ -191,20 +195,22 @@ export async function prepareBid(
   const listingAddr = listingOf(c.programId, { aliasAccount: p.item });
   const bidAccount = aliasBidAddress(c.programId, listingAddr, c.wallet)[0];
   const rows: CostRow[] = [
-    {
-      label: raising
+    row(
+      raising
         ? `Raise of your high bid to ${formatSol(amount)} SOL (held by the program until the auction settles)`
         : 'Your bid (held by the program; returned in full if someone outbids you)',
-      lamports: raising ? amount - listing.highBidLamports : amount,
-      testId: 'cost-bid',
-    },
+      raising ? amount - listing.highBidLamports : amount,
+      'cost-bid',
+    ),
   ];
   if (!raising)
-    rows.push({
-      label: 'Bid account rent (returned with the bid, or at settlement)',
-      lamports: (await c.conn.getAccountInfo(bidAccount)) ? 0n : await rent(c, ALIAS_BID_SIZE),
-      testId: 'cost-rent',
-    });
+    rows.push(
+      row(
+        'Bid account rent (returned with the bid, or at settlement)',
+        (await c.conn.getAccountInfo(bidAccount)) ? 0n : await rent(c, ALIAS_BID_SIZE),
+        'cost-rent',
+      ),
+    );
   return finish(c, {
     title: `Bid on ${p.label}?`,
     summary: `Bid ${formatSol(amount)} SOL. The least bid now is ${formatSol(minimumBid(listing))} SOL; the auction ends ${new Date(Number(listing.expiresAt) * 1000).toLocaleString()}.`,
@@ -228,7 +234,7 @@ export async function prepareBuy(c: Ctx, p: { item: string; label: string }): Pr
   return finish(c, {
     title: `Buy ${p.label}?`,
     summary: `You pay the holder ${formatSol(listing.priceLamports)} SOL and the alias becomes yours: mail to it comes to your wallet.`,
-    rows: [{ label: 'Price (paid to the holder)', lamports: listing.priceLamports, testId: 'cost-price' }],
+    rows: [row('Price (paid to the holder)', listing.priceLamports, 'cost-price')],
     confirmLabel: 'Confirm and buy',
     done: `${p.label} is yours.`,
     instructions: [
@@ -248,17 +254,21 @@ export async function prepareSettle(c: Ctx, p: { item: string; label: string }):
   const mine = listing.holder.equals(c.wallet);
   const rows: CostRow[] = [];
   if (mine)
-    rows.push({
-      label: highBidder ? 'Winning bid and listing rent (paid to you)' : 'Listing rent (returned to you)',
-      lamports: -(listing.highBidLamports + (await rent(c, ALIAS_LISTING_SIZE))),
-      testId: 'cost-returned',
-    });
+    rows.push(
+      row(
+        highBidder ? 'Winning bid and listing rent (paid to you)' : 'Listing rent (returned to you)',
+        -(listing.highBidLamports + (await rent(c, ALIAS_LISTING_SIZE))),
+        'cost-returned',
+      ),
+    );
   else if (highBidder?.equals(c.wallet))
-    rows.push({
-      label: 'Bid account rent (returned to you; your bid pays the holder)',
-      lamports: -(await rent(c, ALIAS_BID_SIZE)),
-      testId: 'cost-returned',
-    });
+    rows.push(
+      row(
+        'Bid account rent (returned to you; your bid pays the holder)',
+        -(await rent(c, ALIAS_BID_SIZE)),
+        'cost-returned',
+      ),
+    );
   return finish(c, {
     title: `Settle the auction of ${p.label}?`,
     summary: highBidder
@@ -283,13 +293,7 @@ export async function prepareCancel(c: Ctx, p: { item: string; label: string }):
   return finish(c, {
     title: `Cancel the listing of ${p.label}?`,
     summary: 'The alias comes back to you. A listing someone has bid on cannot be cancelled.',
-    rows: [
-      {
-        label: 'Listing rent (returned to you)',
-        lamports: -(await rent(c, ALIAS_LISTING_SIZE)),
-        testId: 'cost-returned',
-      },
-    ],
+    rows: [back('Listing rent', await rent(c, ALIAS_LISTING_SIZE))],
     confirmLabel: 'Confirm and cancel the listing',
     done: `The listing of ${p.label} is cancelled.`,
     instructions: [
@@ -319,11 +323,11 @@ export async function prepareOffer(
     title: `Offer ${name} to ${p.recipient.trim().slice(0, 4)}…?`,
     summary: `Only ${p.recipient.trim()} may accept, by paying you ${formatSol(fee)} SOL, until ${new Date(Number(expiresAt) * 1000).toLocaleString()}. Until then the alias stays with the offer; you can withdraw it.`,
     rows: [
-      {
-        label: 'Offer account rent (returned when it is accepted or withdrawn)',
-        lamports: await rent(c, ALIAS_ESCROW_SIZE),
-        testId: 'cost-rent',
-      },
+      row(
+        'Offer account rent (returned when it is accepted or withdrawn)',
+        await rent(c, ALIAS_ESCROW_SIZE),
+        'cost-rent',
+      ),
     ],
     confirmLabel: 'Confirm and offer',
     done: `${name} is offered.`,
@@ -351,9 +355,7 @@ export async function prepareAccept(c: Ctx, p: { alias: string; label: string })
   return finish(c, {
     title: `Accept ${p.label}?`,
     summary: 'The alias becomes yours: mail to it comes to your wallet.',
-    rows: [
-      { label: 'Fee (paid to the offering holder)', lamports: escrow.feeLamports, testId: 'cost-price' },
-    ],
+    rows: [row('Fee (paid to the offering holder)', escrow.feeLamports, 'cost-price')],
     confirmLabel: 'Confirm and accept',
     done: `${p.label} is yours.`,
     instructions: [
@@ -372,13 +374,7 @@ export async function prepareWithdraw(c: Ctx, p: { alias: string; label: string 
   return finish(c, {
     title: `Withdraw the offer of ${p.label}?`,
     summary: 'The alias comes back to you.',
-    rows: [
-      {
-        label: 'Offer account rent (returned to you)',
-        lamports: -(await rent(c, ALIAS_ESCROW_SIZE)),
-        testId: 'cost-returned',
-      },
-    ],
+    rows: [back('Offer account rent', await rent(c, ALIAS_ESCROW_SIZE))],
     confirmLabel: 'Confirm and withdraw',
     done: `The offer of ${p.label} is withdrawn.`,
     instructions: [
@@ -408,11 +404,11 @@ export async function prepareMailboxClose(
       summary:
         'The mailbox can be closed 7 days from now; mail sent to it meanwhile still lands, and you can cancel until you close it.',
       rows: [
-        {
-          label: 'Pending-close record rent (returned on cancel or close)',
-          lamports: await rent(c, PENDING_MAILBOX_CLOSE_SIZE),
-          testId: 'cost-rent',
-        },
+        row(
+          'Pending-close record rent (returned on cancel or close)',
+          await rent(c, PENDING_MAILBOX_CLOSE_SIZE),
+          'cost-rent',
+        ),
       ],
       confirmLabel: 'Confirm and start',
       done: 'The close of your mailbox is started.',
@@ -425,13 +421,7 @@ export async function prepareMailboxClose(
     return finish(c, {
       title: 'Cancel the close of your mailbox?',
       summary: 'Your mailbox stays open.',
-      rows: [
-        {
-          label: 'Pending-close record rent (returned to you)',
-          lamports: -recordLamports,
-          testId: 'cost-returned',
-        },
-      ],
+      rows: [back('Pending-close record rent', recordLamports)],
       confirmLabel: 'Confirm and cancel the close',
       done: 'The close of your mailbox is cancelled.',
       instructions: [cancelMailboxCloseInstruction(p)],
@@ -441,13 +431,7 @@ export async function prepareMailboxClose(
     title: 'Close your mailbox now?',
     summary:
       'The mailbox account closes: no new mail lands for this wallet on chain. Your messages, keys and aliases stay.',
-    rows: [
-      {
-        label: 'Mailbox and record rent (returned to you)',
-        lamports: -(recordLamports + mailboxLamports),
-        testId: 'cost-returned',
-      },
-    ],
+    rows: [back('Mailbox and record rent', recordLamports + mailboxLamports)],
     confirmLabel: 'Confirm and close the mailbox',
     done: 'Your mailbox is closed.',
     instructions: [closeMailboxInstruction(p)],
@@ -472,11 +456,11 @@ export async function prepareDeactivation(
       title: `Start deactivating ${domain}?`,
       summary: `${domain} can be deactivated 30 days from now (the notice its users get); until then nothing changes, and you can cancel.`,
       rows: [
-        {
-          label: 'Pending-deactivation record rent (returned on cancel or when it completes)',
-          lamports: await rent(c, PENDING_DEACTIVATION_SIZE),
-          testId: 'cost-rent',
-        },
+        row(
+          'Pending-deactivation record rent (returned on cancel or when it completes)',
+          await rent(c, PENDING_DEACTIVATION_SIZE),
+          'cost-rent',
+        ),
       ],
       confirmLabel: 'Confirm and start',
       done: `The deactivation of ${domain} is started.`,
@@ -490,15 +474,7 @@ export async function prepareDeactivation(
     ),
   );
   const toMe = record.authority.equals(c.wallet);
-  const returned: CostRow[] = toMe
-    ? [
-        {
-          label: 'Pending-deactivation record rent (returned to you)',
-          lamports: -recordLamports,
-          testId: 'cost-returned',
-        },
-      ]
-    : [];
+  const returned: CostRow[] = toMe ? [back('Pending-deactivation record rent', recordLamports)] : [];
   if (p.step === 'cancel')
     return finish(c, {
       title: `Cancel the deactivation of ${domain}?`,

@@ -75,48 +75,11 @@ export type PinProviderBody =
   | { kind: 's3_bucket'; access_key: string; secret_key: string; bucket: string; endpoint?: string }
   | { kind: 'remote'; endpoint?: string; auth_token?: string };
 
-/** A row of GET /v1/market/listings (the server's off-chain index). */
-export interface MarketListing {
-  address: string;
-  kind: string;
-  item: string;
-  name: string | null;
-  holder: string;
-  mode: 'fixed' | 'auction';
-  price_lamports: string;
-  created_at: number;
-  ends_at: number | null;
-  antisnipe_window_secs: number;
-  high_bid_lamports: string;
-  high_bidder: string | null;
-  min_bid_lamports: string | null;
-  ended: boolean;
-}
+// The market and timelock rows are the server's own types (type-only imports: nothing of the server is bundled).
+import type { ListingRow as MarketListing, EscrowRow as MarketOffer } from '../../../src/api/market-index.ts';
+import type { TimelockRow } from '../../../src/api/wallet-timelocks.ts';
 
-export interface MarketOffer {
-  address: string;
-  alias: string;
-  name: string | null;
-  holder: string;
-  recipient: string;
-  fee_lamports: string;
-  offered_at: number;
-  expires_at: number;
-  expired: boolean;
-}
-
-export interface TimelockRow {
-  kind: 'mailbox_close' | 'domain_deactivation' | 'domain_reclaim';
-  address: string;
-  subject: string;
-  domain: string | null;
-  requested_at: number;
-  ends_at: number;
-  can_complete: boolean;
-  new_authority?: string;
-  payer?: string;
-  role: 'owner' | 'authority' | 'new_authority';
-}
+export type { MarketListing, MarketOffer, TimelockRow };
 
 export interface Freshness {
   refreshed_at: number;

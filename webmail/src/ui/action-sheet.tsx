@@ -3,11 +3,14 @@
 // come back are shown as returned), the total and the balance afterwards.
 // Nothing is signed until "Confirm"; Cancel (or Escape) spends nothing. The
 // wallet signs in the page and the program's refusal shows in words here.
+// useActionSheet is how a view uses it: prepare (a fresh chain read), show,
+// and after a confirmed action the view's refresh.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { formatSol } from '../chain/compose.ts';
 import type { PreparedAction } from '../chain/market.ts';
 import { sendInstructions } from '../chain/tx.ts';
 import { useApp } from '../session.ts';
+import { Sheet } from './send-summary.tsx';
 import { ErrorText } from './widgets.tsx';
 
 function Sol({ lamports }: { lamports: bigint }) {
@@ -50,17 +53,7 @@ export function ActionSheet({ action, onDone, onCancel }: Props) {
     }
   };
   return (
-    <section
-      class="card sheet"
-      role="dialog"
-      aria-modal="true"
-      aria-labelledby="action-title"
-      data-testid="action-confirm"
-      onKeyDown={(e) => {
-        if (e.key === 'Escape' && !busy) onCancel();
-      }}
-    >
-      <h2 id="action-title">{action.title}</h2>
+    <Sheet title={action.title} testId="action-confirm" busy={busy} onCancel={onCancel}>
       <p>{action.summary}</p>
       <table class="math">
         <tbody>
@@ -99,6 +92,44 @@ export function ActionSheet({ action, onDone, onCancel }: Props) {
           {error ? 'Close' : 'Cancel'}
         </button>
       </p>
-    </section>
+    </Sheet>
   );
+}
+
+/**
+ * A view's actions: `prepare` runs one preparation at a time and opens the
+ * sheet (or shows why not in `error`); a confirmed action's message lands
+ * in `notice` and `refresh` runs. Render `sheet` at the view's end.
+ */
+export function useActionSheet(refresh: () => Promise<void>) {
+  const app = useApp();
+  const [action, setAction] = useState<PreparedAction | null>(null);
+  const [preparing, setPreparing] = useState(false);
+  const [error, setError] = useState('');
+  const [notice, setNotice] = useState('');
+  const prepare = async (fn: () => Promise<PreparedAction>) => {
+    if (preparing) return;
+    setPreparing(true);
+    setError('');
+    setNotice('');
+    try {
+      setAction(await fn());
+    } catch (err) {
+      setError(app.errorText(err));
+    } finally {
+      setPreparing(false);
+    }
+  };
+  const sheet = action && (
+    <ActionSheet
+      action={action}
+      onCancel={() => setAction(null)}
+      onDone={async (message) => {
+        setAction(null);
+        setNotice(message);
+        await refresh();
+      }}
+    />
+  );
+  return { prepare, preparing, error, setError, notice, sheet };
 }

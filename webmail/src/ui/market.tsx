@@ -9,7 +9,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { formatSol } from '../chain/compose.ts';
 import {
-  type PreparedAction,
   prepareAccept,
   prepareBid,
   prepareBuy,
@@ -21,7 +20,7 @@ import {
 } from '../chain/market.ts';
 import type { MarketListing, MarketOffer } from '../server/api.ts';
 import { useApp } from '../session.ts';
-import { ActionSheet } from './action-sheet.tsx';
+import { useActionSheet } from './action-sheet.tsx';
 import { Countdown } from './countdown.tsx';
 import { ErrorText, Field, short } from './widgets.tsx';
 
@@ -36,10 +35,6 @@ export function MarketView() {
   const [offers, setOffers] = useState<{ received: MarketOffer[]; made: MarketOffer[] } | null>(null);
   const [skew, setSkew] = useState(0);
   const [refreshedAt, setRefreshedAt] = useState<number | null>(null);
-  const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
-  const [sheet, setSheet] = useState<PreparedAction | null>(null);
-  const [preparing, setPreparing] = useState(false);
   const [bids, setBids] = useState<Record<string, string>>({});
   const [sell, setSell] = useState({
     alias: '',
@@ -51,6 +46,7 @@ export function MarketView() {
   const [offer, setOffer] = useState({ alias: '', recipient: '', fee: '', days: '7' });
   const ctx = { conn: s.conn, programId: s.programId, wallet: s.wallet.publicKey };
 
+  const { prepare, preparing, error, setError, notice, sheet } = useActionSheet(() => load(true));
   const load = async (fresh = false) => {
     const api = s.api;
     if (!api) return;
@@ -69,20 +65,6 @@ export function MarketView() {
   }, []);
 
   if (!s.api) return <p>The marketplace needs the server's index: switch to server mode in Settings.</p>;
-
-  const prepare = async (fn: () => Promise<PreparedAction>) => {
-    if (preparing) return;
-    setPreparing(true);
-    setError('');
-    setNotice('');
-    try {
-      setSheet(await fn());
-    } catch (err) {
-      setError(app.errorText(err));
-    } finally {
-      setPreparing(false);
-    }
-  };
 
   return (
     <section aria-labelledby="market-title">
@@ -361,17 +343,7 @@ export function MarketView() {
         </button>
       </form>
 
-      {sheet && (
-        <ActionSheet
-          action={sheet}
-          onCancel={() => setSheet(null)}
-          onDone={async (message) => {
-            setSheet(null);
-            setNotice(message);
-            await load(true);
-          }}
-        />
-      )}
+      {sheet}
     </section>
   );
 }

@@ -4,10 +4,10 @@
 // start, cancel and finish a domain deactivation. Each action goes through
 // the confirmation sheet and is signed by the wallet in the page.
 import { useEffect, useState } from 'preact/hooks';
-import { type PreparedAction, prepareDeactivation, prepareMailboxClose } from '../chain/market.ts';
+import { prepareDeactivation, prepareMailboxClose } from '../chain/market.ts';
 import type { TimelockRow } from '../server/api.ts';
 import { useApp } from '../session.ts';
-import { ActionSheet } from './action-sheet.tsx';
+import { useActionSheet } from './action-sheet.tsx';
 import { Countdown } from './countdown.tsx';
 import { ErrorText, Field, short } from './widgets.tsx';
 
@@ -22,13 +22,10 @@ export function TimelocksView() {
   const s = app.session;
   const [rows, setRows] = useState<TimelockRow[] | null>(null);
   const [skew, setSkew] = useState(0);
-  const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
-  const [sheet, setSheet] = useState<PreparedAction | null>(null);
-  const [preparing, setPreparing] = useState(false);
   const [domain, setDomain] = useState('');
   const ctx = { conn: s.conn, programId: s.programId, wallet: s.wallet.publicKey };
 
+  const { prepare, preparing, error, setError, notice, sheet } = useActionSheet(() => load());
   const load = async () => {
     if (!s.api) return;
     try {
@@ -44,19 +41,6 @@ export function TimelocksView() {
   }, []);
   if (!s.api) return <p>Timelocks are read through the server: switch to server mode in Settings.</p>;
 
-  const prepare = async (fn: () => Promise<PreparedAction>) => {
-    if (preparing) return;
-    setPreparing(true);
-    setError('');
-    setNotice('');
-    try {
-      setSheet(await fn());
-    } catch (err) {
-      setError(app.errorText(err));
-    } finally {
-      setPreparing(false);
-    }
-  };
   const close = rows?.find((r) => r.kind === 'mailbox_close');
 
   return (
@@ -181,17 +165,7 @@ export function TimelocksView() {
         </button>
       </form>
 
-      {sheet && (
-        <ActionSheet
-          action={sheet}
-          onCancel={() => setSheet(null)}
-          onDone={async (message) => {
-            setSheet(null);
-            setNotice(message);
-            await load();
-          }}
-        />
-      )}
+      {sheet}
     </section>
   );
 }
