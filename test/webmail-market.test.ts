@@ -6,26 +6,25 @@
 // nothing, and a bid below the high bid shows the program's refusal in words
 // and moves nothing. A mailbox close is started and cancelled with its window
 // shown. Trustless mode has no Market.
-import type { Keypair } from '@solana/web3.js';
+import { Keypair } from '@solana/web3.js';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { getAlias } from '../chain/client.ts';
+import { getAlias, getDomain, getMailbox } from '../chain/client.ts';
 import { createAliasInstruction } from '../chain/instructions.ts';
 import { getListing } from '../chain/market-client.ts';
 import { getPendingMailboxClose } from '../chain/timelock-client.ts';
+import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
+import { readKeypairFile } from '../src/keys/keypair-file.ts';
 import { formatSol } from '../src/trustless/send.ts';
 import { webmailSuite } from './webmail-page.ts';
 
-const suite = webmailSuite();
+// The devnet's clock: the timelock test moves it past the windows.
+let skew = 0;
+const suite = webmailSuite({ clock: () => Date.now() / 1000 + skew });
 
 const balance = async (kp: Keypair) =>
   BigInt(await suite.stack.connection.getBalance(kp.publicKey, 'confirmed'));
 const shownSol = (lamports: bigint) => `${formatSol(lamports)} SOL`;
-
-async function openMarket(page: Page): Promise<void> {
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Market' }).click();
-  await page.getByRole('heading', { name: 'Market', level: 1 }).waitFor();
-}
 
 /** Confirms the open sheet; returns the "Balance afterwards" it showed. */
 async function confirmSheet(page: Page, button: string): Promise<string> {
@@ -52,7 +51,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     const p = suite.stack.programId;
 
     const a = await suite.kit.serverLogIn(alice);
-    await openMarket(a);
+    await openView(a, 'Market');
     await a.getByTestId('no-listings').waitFor();
 
     // Cancel on the sheet spends nothing.
@@ -88,7 +87,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
 
     // Bob buys shop: the price and the fee leave his wallet, the alias is his.
     const b = await suite.kit.serverLogIn(bob);
-    await openMarket(b);
+    await openView(b, 'Market');
     await b.getByTestId('listing-shop').waitFor();
     await b.getByRole('button', { name: 'Buy shop' }).click();
     expect(await b.getByTestId('action-confirm').getByTestId('cost-price').textContent()).toBe('1.5 SOL');
@@ -116,7 +115,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
 
     // Carol bids below the high bid: the program's refusal in words, nothing moves.
     const c = await suite.kit.serverLogIn(carol);
-    await openMarket(c);
+    await openView(c, 'Market');
     await c.getByLabel('Your bid on auc (SOL)').fill('0.5');
     await c.getByRole('button', { name: 'Review bid' }).click();
     const carolBefore = await balance(carol);
@@ -192,10 +191,10 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     await c.getByTestId('no-listings').waitFor();
   }, 300_000);
 
-  it('starts and cancels a mailbox close with its window shown; trustless mode has no Market', async () => {
+  it('starts, cancels and completes a mailbox close and a domain deactivation with their windows shown; trustless mode has no Market', async () => {
     const owner = await suite.stack.newMailbox();
     const page = await suite.kit.serverLogIn(owner);
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Timelocks' }).click();
+    await openView(page, 'Timelocks');
     await page.getByTestId('no-timelocks').waitFor();
     await page.getByRole('button', { name: 'Start closing my mailbox' }).click();
     const started = await confirmSheet(page, 'Confirm and start');
@@ -226,11 +225,62 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     // Narrow screens: both views wrap instead of widening the page, one h1 each.
     await page.setViewportSize({ width: 390, height: 800 });
     for (const view of ['Timelocks', 'Market']) {
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: view }).click();
-      await page.getByRole('heading', { name: view, level: 1 }).waitFor();
+      await openView(page, view);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
       expect(await page.locator('h1').count()).toBe(1);
     }
+
+    // Started again and completed once the devnet's clock is past the window.
+    await openView(page, 'Timelocks');
+    await page.getByRole('button', { name: 'Start closing my mailbox' }).click();
+    await confirmSheet(page, 'Confirm and start');
+    await page.getByTestId('timelock-mailbox_close').waitFor();
+    skew += 8 * 86_400;
+    await chainTimePast(Date.now() / 1000 + skew - 5);
+    await openView(page, 'Market');
+    await openView(page, 'Timelocks');
+    await expect
+      .poll(() => page.getByTestId('timelock-ends').textContent())
+      .toMatch(/over: it can be completed/);
+    await page.getByRole('button', { name: 'Close the mailbox' }).click();
+    expect(await page.getByTestId('action-confirm').getByTestId('cost-returned').textContent()).toMatch(
+      /SOL back$/,
+    );
+    const closed = await confirmSheet(page, 'Confirm and close the mailbox');
+    await page.getByTestId('no-timelocks').waitFor();
+    expect(shownSol(await balance(owner))).toBe(closed);
+    expect(await getMailbox(suite.stack.connection, suite.stack.programId, owner.publicKey)).toBeNull();
+
+    // The dev domain's authority starts a deactivation (30 days): Finish stays disabled until the window is over.
+    const authority = Keypair.fromSecretKey(readKeypairFile(suite.stack.summary.keys.authority).secretKey);
+    const airdrop = await suite.stack.connection.requestAirdrop(authority.publicKey, 2_000_000_000);
+    await suite.stack.connection.confirmTransaction(
+      { signature: airdrop, ...(await suite.stack.connection.getLatestBlockhash('confirmed')) },
+      'confirmed',
+    );
+    const auth = await suite.kit.serverLogIn(authority);
+    await openView(auth, 'Timelocks');
+    await auth.getByLabel('Domain (you are its authority)').fill(DEV_DOMAIN);
+    await auth.getByRole('button', { name: 'Review deactivation' }).click();
+    await confirmSheet(auth, 'Confirm and start');
+    const card = auth.getByTestId('timelock-domain_deactivation');
+    await card.waitFor();
+    expect(await card.textContent()).toContain(`Domain deactivation of ${DEV_DOMAIN}`);
+    await expect
+      .poll(() => card.getByTestId('timelock-ends').textContent())
+      .toMatch(/\(in (29|30) d \d+ h\)/);
+    expect(await card.getByRole('button', { name: 'Finish deactivation' }).isDisabled()).toBe(true);
+    skew += 31 * 86_400;
+    await chainTimePast(Date.now() / 1000 + skew - 5);
+    await openView(auth, 'Market');
+    await openView(auth, 'Timelocks');
+    await card.getByRole('button', { name: 'Finish deactivation' }).click();
+    const finished = await confirmSheet(auth, 'Confirm and deactivate');
+    await auth.getByTestId('no-timelocks').waitFor();
+    expect(shownSol(await balance(authority))).toBe(finished);
+    expect((await getDomain(suite.stack.connection, suite.stack.programId, DEV_DOMAIN))?.isActive).toBe(
+      false,
+    );
 
     const trustless = await suite.kit.newPage();
     await suite.kit.goTrustless(trustless);
@@ -239,8 +289,24 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     await nav.getByRole('button', { name: 'Inbox' }).waitFor();
     expect(await nav.getByRole('button', { name: 'Market' }).count()).toBe(0);
     expect(await nav.getByRole('button', { name: 'Timelocks' }).count()).toBe(0);
-  }, 120_000);
+  }, 180_000);
 });
+
+async function openView(page: Page, view: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: view }).click();
+  await page.getByRole('heading', { name: view, level: 1 }).waitFor();
+}
+
+/** Waits until the devnet's chain time reaches `target` (Unix seconds). */
+async function chainTimePast(target: number): Promise<void> {
+  const conn = suite.stack.connection;
+  await expect
+    .poll(async () => (await conn.getBlockTime(await conn.getSlot('confirmed'))) ?? 0, {
+      timeout: 30_000,
+      interval: 200,
+    })
+    .toBeGreaterThanOrEqual(target);
+}
 
 async function rentOf(size: number): Promise<bigint> {
   return BigInt(await suite.stack.connection.getMinimumBalanceForRentExemption(size));

@@ -112,10 +112,10 @@ export interface WebmailSuite {
 }
 
 /** A test file's own dev stack, Chromium and page kit: started in beforeAll, closed in afterAll. */
-export function webmailSuite(): WebmailSuite {
+export function webmailSuite(opts: { clock?: () => number } = {}): WebmailSuite {
   const suite = {} as WebmailSuite;
   beforeAll(async () => {
-    [suite.stack, suite.browser] = await Promise.all([startWebmailStack(), launchChromium()]);
+    [suite.stack, suite.browser] = await Promise.all([startWebmailStack(opts), launchChromium()]);
     suite.kit = pageKit(suite.stack, suite.browser);
   }, 120_000);
   afterAll(async () => {
