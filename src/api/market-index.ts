@@ -144,6 +144,8 @@ export interface MarketIndexOptions {
   /** Least time between two rebuilds that fresh reads start; default 1000 ms. */
   minRefreshMs?: number;
   now?: () => number;
+  /** Alias names looked up at once when the index meets new aliases; default 8. */
+  nameLookups?: number;
 }
 
 export const MARKET_INDEX_TTL_MS = 5_000;
@@ -158,11 +160,13 @@ export class MarketIndex {
   private readonly ttlMs: number;
   private readonly minRefreshMs: number;
   private readonly now: () => number;
+  private readonly nameLookups: number;
 
   constructor(private readonly opts: MarketIndexOptions) {
     this.ttlMs = opts.ttlMs ?? MARKET_INDEX_TTL_MS;
     this.minRefreshMs = opts.minRefreshMs ?? MARKET_INDEX_MIN_REFRESH_MS;
     this.now = opts.now ?? Date.now;
+    this.nameLookups = Math.max(1, opts.nameLookups ?? 8);
   }
 
   /**
@@ -268,7 +272,12 @@ export class MarketIndex {
    */
   private async learnNames(accounts: PublicKey[]): Promise<void> {
     const unknown = [...new Set(accounts.map((a) => a.toBase58()))].filter((a) => !this.names.has(a));
-    for (const account of unknown) this.names.set(account, await this.nameFromHistory(account));
+    // A few lookups at a time: each is two RPC round trips.
+    const worker = async () => {
+      for (let account = unknown.pop(); account !== undefined; account = unknown.pop())
+        this.names.set(account, await this.nameFromHistory(account));
+    };
+    await Promise.all(Array.from({ length: Math.min(this.nameLookups, unknown.length) }, worker));
   }
 
   private async nameFromHistory(account: string): Promise<string | null> {
