@@ -274,8 +274,11 @@ export class MarketIndex {
     const unknown = [...new Set(accounts.map((a) => a.toBase58()))].filter((a) => !this.names.has(a));
     // A few lookups at a time: each is two RPC round trips.
     const worker = async () => {
-      for (let account = unknown.pop(); account !== undefined; account = unknown.pop())
-        this.names.set(account, await this.nameFromHistory(account));
+      for (let account = unknown.pop(); account !== undefined; account = unknown.pop()) {
+        // A failed lookup leaves the name unknown (null in this snapshot) and is tried again next build.
+        const name = await this.nameFromHistory(account).catch(() => undefined);
+        if (name !== undefined) this.names.set(account, name);
+      }
     };
     await Promise.all(Array.from({ length: Math.min(this.nameLookups, unknown.length) }, worker));
   }
