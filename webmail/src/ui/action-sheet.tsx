@@ -98,10 +98,11 @@ export function ActionSheet({ action, onDone, onCancel }: Props) {
 
 /**
  * A view's actions: `prepare` runs one preparation at a time and opens the
- * sheet (or shows why not in `error`); a confirmed action's message lands
- * in `notice` and `refresh` runs. Render `sheet` at the view's end.
+ * sheet (or shows why not); a confirmed action's message shows and
+ * `refresh` runs. Render `status` under the view's heading and `sheet` at
+ * its end.
  */
-export function useActionSheet(refresh: () => Promise<void>) {
+export function useActionSheet(refresh: () => Promise<void>, noticeTestId: string) {
   const app = useApp();
   const [action, setAction] = useState<PreparedAction | null>(null);
   const [preparing, setPreparing] = useState(false);
@@ -131,5 +132,16 @@ export function useActionSheet(refresh: () => Promise<void>) {
       }}
     />
   );
-  return { prepare, preparing, error, setError, notice, sheet };
+  /** The view's answer line: the error, or the last confirmed action. */
+  const status = (
+    <>
+      <ErrorText text={error} />
+      {notice && (
+        <p role="status" data-testid={noticeTestId}>
+          {notice}
+        </p>
+      )}
+    </>
+  );
+  return { prepare, preparing, setError, status, sheet };
 }

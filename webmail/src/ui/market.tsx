@@ -22,10 +22,31 @@ import type { MarketListing, MarketOffer } from '../server/api.ts';
 import { useApp } from '../session.ts';
 import { useActionSheet } from './action-sheet.tsx';
 import { Countdown } from './countdown.tsx';
-import { ErrorText, Field, short } from './widgets.tsx';
+import { Field, short } from './widgets.tsx';
 
 const label = (row: { name: string | null; item?: string; alias?: string }) =>
   row.name ?? `alias account ${short(row.item ?? row.alias ?? '')}`;
+
+/** A labelled one-line text input (decimal amounts get the numeric keyboard). */
+function TextField(p: {
+  label: string;
+  hint?: string;
+  mode?: 'decimal' | 'numeric';
+  value: string;
+  set: (value: string) => void;
+}) {
+  return (
+    <Field label={p.label} hint={p.hint}>
+      <input
+        type="text"
+        inputMode={p.mode}
+        spellcheck={p.mode === undefined ? false : undefined}
+        value={p.value}
+        onInput={(e) => p.set(e.currentTarget.value)}
+      />
+    </Field>
+  );
+}
 
 export function MarketView() {
   const app = useApp();
@@ -46,7 +67,7 @@ export function MarketView() {
   const [offer, setOffer] = useState({ alias: '', recipient: '', fee: '', days: '7' });
   const ctx = { conn: s.conn, programId: s.programId, wallet: s.wallet.publicKey };
 
-  const { prepare, preparing, error, setError, notice, sheet } = useActionSheet(() => load(true));
+  const { prepare, preparing, setError, status, sheet } = useActionSheet(() => load(true), 'market-notice');
   const load = async (fresh = false) => {
     const api = s.api;
     if (!api) return;
@@ -71,12 +92,7 @@ export function MarketView() {
       <h1 id="market-title" tabIndex={-1}>
         Market
       </h1>
-      <ErrorText text={error} />
-      {notice && (
-        <p role="status" data-testid="market-notice">
-          {notice}
-        </p>
-      )}
+      {status}
       <h2>Open listings</h2>
       <p class="hint">
         From this server's index of the chain
@@ -234,14 +250,7 @@ export function MarketView() {
           );
         }}
       >
-        <Field label="Alias to sell">
-          <input
-            type="text"
-            value={sell.alias}
-            spellcheck={false}
-            onInput={(e) => setSell({ ...sell, alias: e.currentTarget.value })}
-          />
-        </Field>
+        <TextField label="Alias to sell" value={sell.alias} set={(v) => setSell({ ...sell, alias: v })} />
         <fieldset class="confirm-inline">
           <legend>Kind of sale</legend>
           <label>
@@ -263,35 +272,27 @@ export function MarketView() {
             Auction
           </label>
         </fieldset>
-        <Field label={sell.mode === 'fixed' ? 'Price (SOL)' : 'Reserve, the lowest first bid (SOL)'}>
-          <input
-            type="text"
-            inputMode="decimal"
-            value={sell.price}
-            onInput={(e) => setSell({ ...sell, price: e.currentTarget.value })}
-          />
-        </Field>
+        <TextField
+          label={sell.mode === 'fixed' ? 'Price (SOL)' : 'Reserve, the lowest first bid (SOL)'}
+          mode="decimal"
+          value={sell.price}
+          set={(v) => setSell({ ...sell, price: v })}
+        />
         {sell.mode === 'auction' && (
           <>
-            <Field label="Ends in (hours)">
-              <input
-                type="text"
-                inputMode="decimal"
-                value={sell.hours}
-                onInput={(e) => setSell({ ...sell, hours: e.currentTarget.value })}
-              />
-            </Field>
-            <Field
+            <TextField
+              label="Ends in (hours)"
+              mode="decimal"
+              value={sell.hours}
+              set={(v) => setSell({ ...sell, hours: v })}
+            />
+            <TextField
               label="Anti-snipe window (minutes)"
               hint="A bid this close to the end moves the end to this long after the bid (0 = off)."
-            >
-              <input
-                type="text"
-                inputMode="numeric"
-                value={sell.antisnipe}
-                onInput={(e) => setSell({ ...sell, antisnipe: e.currentTarget.value })}
-              />
-            </Field>
+              mode="numeric"
+              value={sell.antisnipe}
+              set={(v) => setSell({ ...sell, antisnipe: v })}
+            />
           </>
         )}
         <button type="submit" disabled={preparing}>
@@ -306,38 +307,25 @@ export function MarketView() {
           void prepare(() => prepareOffer(ctx, offer));
         }}
       >
-        <Field label="Alias to offer">
-          <input
-            type="text"
-            value={offer.alias}
-            spellcheck={false}
-            onInput={(e) => setOffer({ ...offer, alias: e.currentTarget.value })}
-          />
-        </Field>
-        <Field label="To wallet">
-          <input
-            type="text"
-            value={offer.recipient}
-            spellcheck={false}
-            onInput={(e) => setOffer({ ...offer, recipient: e.currentTarget.value })}
-          />
-        </Field>
-        <Field label="Fee the wallet pays you (SOL)" hint="Blank or 0: a gift.">
-          <input
-            type="text"
-            inputMode="decimal"
-            value={offer.fee}
-            onInput={(e) => setOffer({ ...offer, fee: e.currentTarget.value })}
-          />
-        </Field>
-        <Field label="Open for (days)">
-          <input
-            type="text"
-            inputMode="decimal"
-            value={offer.days}
-            onInput={(e) => setOffer({ ...offer, days: e.currentTarget.value })}
-          />
-        </Field>
+        <TextField label="Alias to offer" value={offer.alias} set={(v) => setOffer({ ...offer, alias: v })} />
+        <TextField
+          label="To wallet"
+          value={offer.recipient}
+          set={(v) => setOffer({ ...offer, recipient: v })}
+        />
+        <TextField
+          label="Fee the wallet pays you (SOL)"
+          hint="Blank or 0: a gift."
+          mode="decimal"
+          value={offer.fee}
+          set={(v) => setOffer({ ...offer, fee: v })}
+        />
+        <TextField
+          label="Open for (days)"
+          mode="decimal"
+          value={offer.days}
+          set={(v) => setOffer({ ...offer, days: v })}
+        />
         <button type="submit" disabled={preparing}>
           Review offer
         </button>

@@ -9,7 +9,7 @@ import type { TimelockRow } from '../server/api.ts';
 import { useApp } from '../session.ts';
 import { useActionSheet } from './action-sheet.tsx';
 import { Countdown } from './countdown.tsx';
-import { ErrorText, Field, short } from './widgets.tsx';
+import { Field, short } from './widgets.tsx';
 
 const KIND_TEXT: Record<TimelockRow['kind'], string> = {
   mailbox_close: 'Mailbox close',
@@ -25,7 +25,7 @@ export function TimelocksView() {
   const [domain, setDomain] = useState('');
   const ctx = { conn: s.conn, programId: s.programId, wallet: s.wallet.publicKey };
 
-  const { prepare, preparing, error, setError, notice, sheet } = useActionSheet(() => load());
+  const { prepare, preparing, setError, status, sheet } = useActionSheet(() => load(), 'timelocks-notice');
   const load = async () => {
     if (!s.api) return;
     try {
@@ -48,12 +48,7 @@ export function TimelocksView() {
       <h1 id="timelocks-title" tabIndex={-1}>
         Timelocks
       </h1>
-      <ErrorText text={error} />
-      {notice && (
-        <p role="status" data-testid="timelocks-notice">
-          {notice}
-        </p>
-      )}
+      {status}
       <h2>Pending</h2>
       {rows === null ? (
         <p>Loading…</p>
