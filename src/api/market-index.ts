@@ -9,8 +9,9 @@
 // share one rebuild.
 //
 // Listing kinds are rows of LISTING_SOURCES: the program writes AliasListing
-// today; a DomainListing source is one more row (tag 9, its size, decoder
-// and a row mapper) once an instruction writes it.
+// today; a DomainListing source is one more row (tag 9, its size, decoder,
+// row mapper and name lookup — a MailDomain holds its own name) once an
+// instruction writes it.
 import type { Connection, PublicKey } from '@solana/web3.js';
 import {
   ALIAS_BID_SIZE,
@@ -83,13 +84,58 @@ export interface MarketSnapshot {
 
 export type ListingKind = 'alias';
 
+type NameLookup = (conn: Connection, programId: Key, item: PublicKey) => Promise<string | null>;
+
+/**
+ * An Alias account's name: it is only in CreateAlias's data, so this reads
+ * the account's oldest transaction and keeps a name only when it derives
+ * exactly this account (a name can never lie).
+ */
+async function aliasNameFromHistory(
+  conn: Connection,
+  programId: Key,
+  account: PublicKey,
+): Promise<string | null> {
+  const program = toPublicKey(programId);
+  let before: string | undefined;
+  let oldest: string | undefined;
+  for (;;) {
+    const page = await conn.getSignaturesForAddress(account, { before, limit: 1000 });
+    const last = page.at(-1);
+    if (!last) break;
+    oldest = last.signature;
+    if (page.length < 1000) break;
+    before = last.signature;
+  }
+  if (!oldest) return null;
+  const tx = await conn.getTransaction(oldest, {
+    maxSupportedTransactionVersion: 0,
+    commitment: 'confirmed',
+  });
+  if (!tx) return null;
+  const keys = tx.transaction.message.getAccountKeys().staticAccountKeys;
+  for (const ix of tx.transaction.message.compiledInstructions) {
+    if (!keys[ix.programIdIndex]?.equals(program)) continue;
+    try {
+      const decoded = decodeInstruction(ix.data);
+      if (decoded.kind !== 'CreateAlias') continue;
+      if (aliasAddress(programId, decoded.name)[0].equals(account)) return decoded.name;
+    } catch {
+      // Not one of ours that decodes: look at the next instruction.
+    }
+  }
+  return null;
+}
+
 interface ListingSource<T> {
   kind: ListingKind;
   tag: number;
   size: number;
   decode: (data: Uint8Array) => T;
-  /** The listed account (resolved to a name through `names`). */
+  /** The listed account. */
   item: (record: T) => PublicKey;
+  /** The listed account's name (cached per account by the index); null when it cannot be told. */
+  lookupName: NameLookup;
   row: (address: PublicKey, record: T, name: string | null, chainTime: number) => ListingRow;
 }
 
@@ -101,6 +147,7 @@ const aliasListings: ListingSource<AliasListing> = {
   size: ALIAS_LISTING_SIZE,
   decode: decodeAliasListing,
   item: (l) => l.alias,
+  lookupName: aliasNameFromHistory,
   row: (address, l, name, chainTime) => {
     const auction = l.mode === LISTING_MODE.auction;
     return {
@@ -155,7 +202,7 @@ export class MarketIndex {
   private snapshot: MarketSnapshot | null = null;
   private building: { startedAt: number; promise: Promise<MarketSnapshot> } | null = null;
   private lastStart = Number.NEGATIVE_INFINITY;
-  /** Alias account → name (or null when its creation could not be read); an account's name never changes. */
+  /** Listed account → name (null: it cannot be told); an account's name never changes. */
   private readonly names = new Map<string, string | null>();
   private readonly ttlMs: number;
   private readonly minRefreshMs: number;
@@ -222,11 +269,12 @@ export class MarketIndex {
         listKind(conn, programId, 10, ALIAS_ESCROW_SIZE, decodeAliasEscrow),
         listKind(conn, programId, 11, ALIAS_BID_SIZE, decodeAliasBid),
       ]);
-      const items = [
-        ...listingSets.flatMap(({ src, found }) => found.map((f) => src.item(f.account) as PublicKey)),
-        ...escrows.map((e) => e.account.alias),
-      ];
-      await this.learnNames(items);
+      await this.learnNames([
+        ...listingSets.flatMap(({ src, found }) =>
+          found.map((f) => ({ item: src.item(f.account) as PublicKey, lookup: src.lookupName })),
+        ),
+        ...escrows.map((e) => ({ item: e.account.alias, lookup: aliasNameFromHistory })),
+      ]);
       const nameOf = (k: PublicKey) => this.names.get(k.toBase58()) ?? null;
       const listings = listingSets
         .flatMap(({ src, found }) =>
@@ -265,55 +313,20 @@ export class MarketIndex {
     }
   }
 
-  /**
-   * Names of Alias accounts not seen before: the name is only in CreateAlias's
-   * data, so the index reads the account's oldest transaction and keeps a
-   * name only when it derives exactly this account (a name can never lie).
-   */
-  private async learnNames(accounts: PublicKey[]): Promise<void> {
-    const unknown = [...new Set(accounts.map((a) => a.toBase58()))].filter((a) => !this.names.has(a));
-    // A few lookups at a time: each is two RPC round trips.
+  /** Names of listed accounts not seen before, a few lookups at a time (each is RPC round trips). */
+  private async learnNames(items: { item: PublicKey; lookup: NameLookup }[]): Promise<void> {
+    const { connection: conn, programId } = this.opts;
+    const todo = [...new Map(items.map((x) => [x.item.toBase58(), x])).values()].filter(
+      (x) => !this.names.has(x.item.toBase58()),
+    );
     const worker = async () => {
-      for (let account = unknown.pop(); account !== undefined; account = unknown.pop()) {
+      for (let next = todo.pop(); next !== undefined; next = todo.pop()) {
         // A failed lookup leaves the name unknown (null in this snapshot) and is tried again next build.
-        const name = await this.nameFromHistory(account).catch(() => undefined);
-        if (name !== undefined) this.names.set(account, name);
+        const name = await next.lookup(conn, programId, next.item).catch(() => undefined);
+        if (name !== undefined) this.names.set(next.item.toBase58(), name);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.nameLookups, unknown.length) }, worker));
-  }
-
-  private async nameFromHistory(account: string): Promise<string | null> {
-    const { connection: conn, programId } = this.opts;
-    const program = toPublicKey(programId);
-    let before: string | undefined;
-    let oldest: string | undefined;
-    for (;;) {
-      const page = await conn.getSignaturesForAddress(toPublicKey(account), { before, limit: 1000 });
-      const last = page.at(-1);
-      if (!last) break;
-      oldest = last.signature;
-      if (page.length < 1000) break;
-      before = last.signature;
-    }
-    if (!oldest) return null;
-    const tx = await conn.getTransaction(oldest, {
-      maxSupportedTransactionVersion: 0,
-      commitment: 'confirmed',
-    });
-    if (!tx) return null;
-    const keys = tx.transaction.message.getAccountKeys().staticAccountKeys;
-    for (const ix of tx.transaction.message.compiledInstructions) {
-      if (!keys[ix.programIdIndex]?.equals(program)) continue;
-      try {
-        const decoded = decodeInstruction(ix.data);
-        if (decoded.kind !== 'CreateAlias') continue;
-        if (aliasAddress(programId, decoded.name)[0].toBase58() === account) return decoded.name;
-      } catch {
-        // Not one of ours that decodes: look at the next instruction.
-      }
-    }
-    return null;
+    await Promise.all(Array.from({ length: Math.min(this.nameLookups, todo.length) }, worker));
   }
 }
 
