@@ -7,10 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Keypair, PublicKey } from '@solana/web3.js';
 import nodemailer from 'nodemailer';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { listInbox } from '../chain/index.ts';
 import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
-import type { WebmailStack } from './webmail-stack.ts';
+import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';
 
 export const SHOTS = resolve(import.meta.dirname, '../test-artifacts/webmail');
 export const PASS = 'correct horse battery';
@@ -26,6 +26,8 @@ export interface PageKit {
   smtpSend(from: string, to: string, subject: string, text: string, headerFrom?: string): Promise<unknown>;
   waitForInbox(owner: PublicKey, count: number): Promise<void>;
   openMessage(page: Page, subject: string): Promise<void>;
+  /** A new page in server mode: the wallet imported, logged in, its account created. */
+  serverLogIn(kp: Keypair): Promise<Page>;
   /** Confirms the pending on-chain send on the confirmation sheet. */
   confirmSend(page: Page): Promise<void>;
   closeAll(): Promise<void>;
@@ -84,6 +86,15 @@ export function pageKit(stack: WebmailStack, browser: Browser): PageKit {
       await row.click();
       await expect.poll(() => page.getByTestId('mail-subject').textContent()).toBe(subject);
     },
+    async serverLogIn(kp) {
+      const page = await this.newPage();
+      await page.goto(stack.url);
+      await this.importKey(page, kp);
+      await page.getByRole('button', { name: 'Log in with my wallet' }).click();
+      await page.getByRole('button', { name: 'Create my account' }).click();
+      await expect.poll(() => page.getByTestId('mode').textContent()).toBe('server');
+      return page;
+    },
     async confirmSend(page) {
       await page.getByTestId('send-confirm').waitFor();
       await page.getByRole('button', { name: 'Confirm and send' }).click();
@@ -92,4 +103,25 @@ export function pageKit(stack: WebmailStack, browser: Browser): PageKit {
       for (const c of contexts.splice(0)) await c.close().catch(() => {});
     },
   };
+}
+
+export interface WebmailSuite {
+  stack: WebmailStack;
+  browser: Browser;
+  kit: PageKit;
+}
+
+/** A test file's own dev stack, Chromium and page kit: started in beforeAll, closed in afterAll. */
+export function webmailSuite(opts: { clock?: () => number } = {}): WebmailSuite {
+  const suite = {} as WebmailSuite;
+  beforeAll(async () => {
+    [suite.stack, suite.browser] = await Promise.all([startWebmailStack(opts), launchChromium()]);
+    suite.kit = pageKit(suite.stack, suite.browser);
+  }, 120_000);
+  afterAll(async () => {
+    await suite.kit?.closeAll();
+    await suite.browser?.close();
+    await suite.stack?.close();
+  }, 60_000);
+  return suite;
 }

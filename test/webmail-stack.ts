@@ -76,7 +76,7 @@ function component(summary: DevSummary, prefix: string): string {
   return c.url;
 }
 
-export async function startWebmailStack(): Promise<WebmailStack> {
+export async function startWebmailStack(opts: { clock?: () => number } = {}): Promise<WebmailStack> {
   const base = mkdtempSync(join(tmpdir(), 'sealpost-webmail-'));
   const webmailDir = join(base, 'webmail');
   mkdirSync(webmailDir);
@@ -104,6 +104,7 @@ export async function startWebmailStack(): Promise<WebmailStack> {
     dataDir: join(base, 'dev'),
     rpcPort: 0,
     randomPorts: true,
+    clock: opts.clock,
     logger,
     configPatch: (c) => {
       c.redis.prefix = prefix;

@@ -27,6 +27,7 @@ const STATUS_TEXT: Record<number, string> = {
   428: 'step-up proof missing, expired or already spent: {"error":"step_up_required"}',
   429: 'rate limited; see retry-after',
   500: 'internal error (nothing half-written)',
+  503: 'a dependency is unavailable (e.g. chain_unavailable: the chain RPC does not answer); try again',
 };
 
 /** `/v1/x/:id` → `/v1/x/{id}`. */
@@ -114,7 +115,7 @@ export function buildOpenApi(
       title: 'Sealpost account API',
       version: info.version,
       description:
-        'Wallet login, account settings, personal pin provider, export; admin export and delete. Every error body is {"error": "<code>", "message": "…"}, except 428 which is exactly {"error":"step_up_required"}.',
+        'Wallet login, account settings, personal pin provider, export; the marketplace index (listings, offers, bids) and your pending timelocks, read from chain state; admin export and delete. Every error body is {"error": "<code>", "message": "…"}, except 428 which is exactly {"error":"step_up_required"}.',
     },
     servers: [{ url: info.serverUrl }],
     components: {

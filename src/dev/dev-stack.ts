@@ -45,6 +45,8 @@ export interface DevStackOptions {
   configPatch?: (config: Config) => void;
   /** Deliveries the pipeline workers run at once (default: serve's). */
   workerConcurrency?: number;
+  /** The devnet's clock (Unix seconds; default the system clock): tests move it past timelock windows. */
+  clock?: () => number;
   /** A logger, or how to make one from the loaded config (so `[log] level` applies). */
   logger: Logger | ((config: Config) => Logger);
 }
@@ -142,6 +144,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       port: opts.rpcPort ?? (opts.randomPorts ? 0 : Number(rpc.port || 8899)),
       programId: config.chain.program_id,
       slotMs: opts.slotMs,
+      clock: opts.clock,
       logger: log.child({ component: 'devnet' }),
     });
     closers.push(devnet.close);

@@ -14,6 +14,7 @@ import type { Pinner } from '../../pinning/types.ts';
 import { type LocalDelivery, startSpooler } from '../../spooler/index.ts';
 import { readAdminTokenFile } from '../api/auth/admin-auth.ts';
 import { mailRoutesFromConfig } from '../api/routes/mail.ts';
+import { marketRoutes } from '../api/routes/market.ts';
 import { startApiServer } from '../api/server.ts';
 import { BlobStore } from '../blobs/blob-store.ts';
 import { blobSweepGraceMs } from '../blobs/orphan-sweep.ts';
@@ -386,6 +387,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           dmarcAdminRoutes({ db: store.db, blobs }),
           metricsRoute(prometheus),
           mailRoutesFromConfig(config, store, blobs, submitParts),
+          marketRoutes({ connection, programId: config.chain.program_id }),
         ],
       });
       closers.push(() => api.close());

@@ -16,10 +16,12 @@ import { FoldersView } from './ui/folders.tsx';
 import { InboxView } from './ui/inbox.tsx';
 import { KeysView } from './ui/keys.tsx';
 import { LoginScreen } from './ui/login.tsx';
+import { MarketView } from './ui/market.tsx';
 import { PinProviderView } from './ui/pin-provider.tsx';
 import { ReaderView } from './ui/reader.tsx';
 import { ServerReaderView } from './ui/server-reader.tsx';
 import { SettingsView } from './ui/settings-view.tsx';
+import { TimelocksView } from './ui/timelocks.tsx';
 import type { Unlocked } from './ui/unlock.tsx';
 import { short } from './ui/widgets.tsx';
 import { externalWallet, inPageWallet, type Wallet } from './wallet/wallet.ts';
@@ -52,6 +54,8 @@ const SERVER_NAV: [View['name'], string][] = [
   ['inbox', 'Chain inbox'],
   ['compose', 'Compose'],
   ['balances', 'Balances'],
+  ['market', 'Market'],
+  ['timelocks', 'Timelocks'],
   ['keys', 'Keys'],
   ['account', 'Account'],
   ['pin-provider', 'Pin provider'],
@@ -69,6 +73,8 @@ const VIEW_TITLES: Record<View['name'], string> = {
   'server-message': 'Message',
   account: 'Account',
   'pin-provider': 'Pin provider',
+  market: 'Market',
+  timelocks: 'Timelocks',
 };
 
 function Guard({ children, onHome }: { children: ComponentChildren; onHome: () => void }) {
@@ -219,5 +225,9 @@ function renderView(view: View, settings: ConnectionSettings, storage: Storage, 
       return <AccountSettingsView />;
     case 'pin-provider':
       return <PinProviderView />;
+    case 'market':
+      return <MarketView />;
+    case 'timelocks':
+      return <TimelocksView />;
   }
 }

@@ -2,6 +2,7 @@
 // available to the console; the screen gets a sentence and what to do.
 import { GatewayError, SealFormatError } from '../../src/seal/index.ts';
 import { ComposeRefusal } from './chain/compose.ts';
+import { MarketInputError } from './chain/market.ts';
 import { PinServiceError } from './chain/pin.ts';
 import { RepricedError } from './chain/prepay.ts';
 import { NoKeyOpensError } from './chain/read.ts';
@@ -23,6 +24,18 @@ const PROGRAM_ERRORS: Record<string, string> = {
   Unauthorized: 'This wallet may not do that.',
   NothingToClaim: 'There is nothing to claim.',
   FromHashMismatch: 'The sender hash does not match the signing wallet.',
+  DomainInactive: 'That domain is no longer active.',
+  TimelockNotElapsed: 'Its waiting window has not ended yet. Nothing changed.',
+  AliasLocked: 'That alias is already listed or offered; cancel that first.',
+  BidTooLow:
+    'Your bid is too low: the first bid must reach the reserve, later bids the high bid plus 5 % (at least 0.001 SOL). Nothing was spent.',
+  AuctionEnded: 'The auction has ended; no more bids. Settle it instead.',
+  AuctionNotEnded: 'The auction has not ended yet, so it cannot be settled.',
+  OwnListing: 'You cannot buy or bid on your own listing.',
+  ListingHasBids: 'Someone has bid on this listing, so it cannot be cancelled; settle it after the end.',
+  WrongListingMode: 'That does not apply to this kind of listing (fixed price or auction).',
+  EscrowExpired: 'The offer has expired (or its end is not in the future).',
+  EscrowNotExpired: 'Only the offering holder can take the alias back before the offer expires.',
 };
 
 function chainDown(settings: { rpcUrl: string }): string {
@@ -44,7 +57,8 @@ export function humanError(err: unknown, ctx: ErrorContext): string {
     err instanceof SecretKeyFormatError ||
     err instanceof NoKeyOpensError ||
     err instanceof ApiRequestError ||
-    err instanceof BackupError
+    err instanceof BackupError ||
+    err instanceof MarketInputError
   ) {
     return err.message;
   }

@@ -59,7 +59,9 @@ export type View =
   | { name: 'folders' }
   | { name: 'server-message'; id: string; emailAddress?: string | null }
   | { name: 'account' }
-  | { name: 'pin-provider' };
+  | { name: 'pin-provider' }
+  | { name: 'market' }
+  | { name: 'timelocks' };
 
 export const Ctx = createContext<AppContext | null>(null);
 

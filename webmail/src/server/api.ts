@@ -75,6 +75,17 @@ export type PinProviderBody =
   | { kind: 's3_bucket'; access_key: string; secret_key: string; bucket: string; endpoint?: string }
   | { kind: 'remote'; endpoint?: string; auth_token?: string };
 
+// The market and timelock rows are the server's own types (type-only imports: nothing of the server is bundled).
+import type { ListingRow as MarketListing, EscrowRow as MarketOffer } from '../../../src/api/market-index.ts';
+import type { TimelockRow } from '../../../src/api/wallet-timelocks.ts';
+
+export type { MarketListing, MarketOffer, TimelockRow };
+
+export interface Freshness {
+  refreshed_at: number;
+  chain_time: number;
+}
+
 export const STEP_UP_HEADER = 'x-sealpost-step-up';
 
 export class ApiClient {
@@ -220,5 +231,26 @@ export class ApiClient {
     return this.json<{ msgid: string; local: number; remote: number }>('POST', '/v1/mail/send', {
       json: { raw: btoa(bin), to },
     });
+  }
+
+  marketListings(opts: { fresh?: boolean; cursor?: string } = {}) {
+    const q = new URLSearchParams();
+    if (opts.fresh) q.set('fresh', 'true');
+    if (opts.cursor) q.set('cursor', opts.cursor);
+    return this.json<{ listings: MarketListing[]; next_cursor: string | null } & Freshness>(
+      'GET',
+      `/v1/market/listings${q.size > 0 ? `?${q}` : ''}`,
+    );
+  }
+
+  marketOffers(fresh = false) {
+    return this.json<{ received: MarketOffer[]; made: MarketOffer[] } & Freshness>(
+      'GET',
+      `/v1/market/offers${fresh ? '?fresh=true' : ''}`,
+    );
+  }
+
+  timelocks() {
+    return this.json<{ timelocks: TimelockRow[]; chain_time: number }>('GET', '/v1/timelocks');
   }
 }

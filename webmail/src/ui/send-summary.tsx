@@ -1,7 +1,8 @@
 // The confirmation shown before any SOL moves: what the send costs, item by
 // item, the total and the balance afterwards. Nothing is sealed, pinned or
 // signed until the holder confirms; Cancel (or Escape) spends nothing.
-import { useEffect, useRef } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
+import { useEffect, useId, useRef } from 'preact/hooks';
 import { formatSol, type Prepared, type SendCost } from '../chain/compose.ts';
 import { describeRecipient } from '../chain/recipient.ts';
 import { short } from './widgets.tsx';
@@ -38,6 +39,38 @@ export function SendCostRows({ cost, label }: { cost: SendCost; label?: string }
   );
 }
 
+/** A confirmation sheet: a dialog kept in view, titled; Escape cancels unless it is busy. */
+export function Sheet({
+  title,
+  testId,
+  busy,
+  onCancel,
+  children,
+}: {
+  title: string;
+  testId: string;
+  busy: boolean;
+  onCancel: () => void;
+  children: ComponentChildren;
+}) {
+  const titleId = useId();
+  return (
+    <section
+      class="card sheet"
+      role="dialog"
+      aria-modal="true"
+      aria-labelledby={titleId}
+      data-testid={testId}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape' && !busy) onCancel();
+      }}
+    >
+      <h2 id={titleId}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
 interface Props {
   prepared: Extract<Prepared, { kind: 'ready' }>;
   busy: boolean;
@@ -53,17 +86,7 @@ export function SendConfirm({ prepared, busy, onConfirm, onCancel }: Props) {
     if (!busy) confirmRef.current?.focus();
   }, [busy]);
   return (
-    <section
-      class="card sheet"
-      role="dialog"
-      aria-modal="true"
-      aria-labelledby="confirm-title"
-      data-testid="send-confirm"
-      onKeyDown={(e) => {
-        if (e.key === 'Escape' && !busy) onCancel();
-      }}
-    >
-      <h2 id="confirm-title">Send this message?</h2>
+    <Sheet title="Send this message?" testId="send-confirm" busy={busy} onCancel={onCancel}>
       <p>
         To <strong>{recipient.input}</strong>: {describeRecipient(recipient, short)}.
       </p>
@@ -92,6 +115,6 @@ export function SendConfirm({ prepared, busy, onConfirm, onCancel }: Props) {
           Cancel
         </button>
       </p>
-    </section>
+    </Sheet>
   );
 }

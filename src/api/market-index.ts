@@ -1,0 +1,342 @@
+// The gateway's off-chain index of the marketplace (reference: "marketplace
+// and alias listings need the gateway's off-chain index"): every open
+// listing, its high bid, and every pending alias escrow, read from chain
+// state with getProgramAccounts (memcmp on the kind tag, exact size) and
+// kept as one snapshot. A snapshot older than `ttlMs` is rebuilt on the next
+// read. A read asking for fresh data gets a snapshot whose chain read began
+// after it arrived, but rebuilds start at most once per `minRefreshMs`, so
+// clients cannot turn the index into an RPC amplifier. Concurrent reads
+// share one rebuild.
+//
+// Listing kinds are rows of LISTING_SOURCES: the program writes AliasListing
+// today; a DomainListing source is one more row (tag 9, its size, decoder,
+// row mapper and name lookup — a MailDomain holds its own name) once an
+// instruction writes it.
+import type { Connection, PublicKey } from '@solana/web3.js';
+import {
+  ALIAS_BID_SIZE,
+  ALIAS_ESCROW_SIZE,
+  ALIAS_LISTING_SIZE,
+  type AliasListing,
+  decodeAliasBid,
+  decodeAliasEscrow,
+  decodeAliasListing,
+} from '../../chain/accounts/index.ts';
+import { type Key, toPublicKey, ZERO_KEY } from '../../chain/bytes.ts';
+import { listKind } from '../../chain/client.ts';
+import { decodeInstruction } from '../../chain/instruction-data.ts';
+import { LISTING_MODE, minimumBid } from '../../chain/market-instructions.ts';
+import { aliasAddress } from '../../chain/pda.ts';
+
+export interface ListingRow {
+  /** The listing account. */
+  address: string;
+  kind: ListingKind;
+  /** The listed account: an Alias (kind alias). */
+  item: string;
+  /** The alias's name when the index could read it from the alias's creation, else null. */
+  name: string | null;
+  holder: string;
+  mode: 'fixed' | 'auction';
+  /** Fixed price, or the auction's reserve (decimal lamports). */
+  price_lamports: string;
+  created_at: number;
+  /** Auction end (chain seconds; moved later by anti-snipe); null for a fixed price. */
+  ends_at: number | null;
+  antisnipe_window_secs: number;
+  high_bid_lamports: string;
+  high_bidder: string | null;
+  /** The least the next bid may be (auctions), else null. */
+  min_bid_lamports: string | null;
+  /** The auction's end has passed at the snapshot's chain time (settle it). */
+  ended: boolean;
+}
+
+export interface EscrowRow {
+  address: string;
+  alias: string;
+  name: string | null;
+  holder: string;
+  recipient: string;
+  fee_lamports: string;
+  offered_at: number;
+  expires_at: number;
+  expired: boolean;
+}
+
+export interface BidRow {
+  address: string;
+  listing: string;
+  bidder: string;
+  amount_lamports: string;
+  bid_at: number;
+}
+
+export interface MarketSnapshot {
+  /** Unix ms when the chain was read. */
+  refreshedAt: number;
+  /** The chain's time (Unix seconds) at that read. */
+  chainTime: number;
+  listings: ListingRow[];
+  escrows: EscrowRow[];
+  bids: BidRow[];
+}
+
+export type ListingKind = 'alias';
+
+type NameLookup = (conn: Connection, programId: Key, item: PublicKey) => Promise<string | null>;
+
+/**
+ * An Alias account's name: it is only in CreateAlias's data, so this reads
+ * the account's oldest transaction and keeps a name only when it derives
+ * exactly this account (a name can never lie).
+ */
+async function aliasNameFromHistory(
+  conn: Connection,
+  programId: Key,
+  account: PublicKey,
+): Promise<string | null> {
+  const program = toPublicKey(programId);
+  let before: string | undefined;
+  let oldest: string | undefined;
+  for (;;) {
+    const page = await conn.getSignaturesForAddress(account, { before, limit: 1000 });
+    const last = page.at(-1);
+    if (!last) break;
+    oldest = last.signature;
+    if (page.length < 1000) break;
+    before = last.signature;
+  }
+  if (!oldest) return null;
+  const tx = await conn.getTransaction(oldest, {
+    maxSupportedTransactionVersion: 0,
+    commitment: 'confirmed',
+  });
+  if (!tx) return null;
+  const keys = tx.transaction.message.getAccountKeys().staticAccountKeys;
+  for (const ix of tx.transaction.message.compiledInstructions) {
+    if (!keys[ix.programIdIndex]?.equals(program)) continue;
+    try {
+      const decoded = decodeInstruction(ix.data);
+      if (decoded.kind !== 'CreateAlias') continue;
+      if (aliasAddress(programId, decoded.name)[0].equals(account)) return decoded.name;
+    } catch {
+      // Not one of ours that decodes: look at the next instruction.
+    }
+  }
+  return null;
+}
+
+interface ListingSource<T> {
+  kind: ListingKind;
+  tag: number;
+  size: number;
+  decode: (data: Uint8Array) => T;
+  /** The listed account. */
+  item: (record: T) => PublicKey;
+  /** The listed account's name (cached per account by the index); null when it cannot be told. */
+  lookupName: NameLookup;
+  row: (address: PublicKey, record: T, name: string | null, chainTime: number) => ListingRow;
+}
+
+const keyOrNull = (k: PublicKey): string | null => (k.equals(ZERO_KEY) ? null : k.toBase58());
+
+const aliasListings: ListingSource<AliasListing> = {
+  kind: 'alias',
+  tag: 8,
+  size: ALIAS_LISTING_SIZE,
+  decode: decodeAliasListing,
+  item: (l) => l.alias,
+  lookupName: aliasNameFromHistory,
+  row: (address, l, name, chainTime) => {
+    const auction = l.mode === LISTING_MODE.auction;
+    return {
+      address: address.toBase58(),
+      kind: 'alias',
+      item: l.alias.toBase58(),
+      name,
+      holder: l.holder.toBase58(),
+      mode: auction ? 'auction' : 'fixed',
+      price_lamports: l.priceLamports.toString(),
+      created_at: Number(l.createdAt),
+      ends_at: auction ? Number(l.expiresAt) : null,
+      antisnipe_window_secs: Number(l.antisnipeWindowSecs),
+      high_bid_lamports: l.highBidLamports.toString(),
+      high_bidder: keyOrNull(l.highBidder),
+      min_bid_lamports: auction ? minimumBid(l).toString() : null,
+      ended: auction && BigInt(chainTime) >= l.expiresAt,
+    };
+  },
+};
+
+/** Every listing kind the program writes (DomainListing joins here when an instruction writes it). */
+// biome-ignore lint/suspicious/noExplicitAny: each source keeps its own record type.
+const LISTING_SOURCES: ListingSource<any>[] = [aliasListings];
+
+/** The listing kinds the index serves (the routes' `kind` filter). */
+export const LISTING_KINDS: readonly ListingKind[] = LISTING_SOURCES.map((s) => s.kind);
+
+export class ChainUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`the chain RPC does not answer: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'ChainUnavailableError';
+  }
+}
+
+export interface MarketIndexOptions {
+  connection: Connection;
+  programId: Key;
+  /** A snapshot older than this is rebuilt on the next read; default 5000 ms. */
+  ttlMs?: number;
+  /** Least time between two rebuilds that fresh reads start; default 1000 ms. */
+  minRefreshMs?: number;
+  now?: () => number;
+  /** Alias names looked up at once when the index meets new aliases; default 8. */
+  nameLookups?: number;
+}
+
+export const MARKET_INDEX_TTL_MS = 5_000;
+export const MARKET_INDEX_MIN_REFRESH_MS = 1_000;
+
+export class MarketIndex {
+  private snapshot: MarketSnapshot | null = null;
+  private building: { startedAt: number; promise: Promise<MarketSnapshot> } | null = null;
+  private lastStart = Number.NEGATIVE_INFINITY;
+  /** Listed account → name (null: it cannot be told); an account's name never changes. */
+  private readonly names = new Map<string, string | null>();
+  private readonly ttlMs: number;
+  private readonly minRefreshMs: number;
+  private readonly now: () => number;
+  private readonly nameLookups: number;
+
+  constructor(private readonly opts: MarketIndexOptions) {
+    this.ttlMs = opts.ttlMs ?? MARKET_INDEX_TTL_MS;
+    this.minRefreshMs = opts.minRefreshMs ?? MARKET_INDEX_MIN_REFRESH_MS;
+    this.now = opts.now ?? Date.now;
+    this.nameLookups = Math.max(1, opts.nameLookups ?? 8);
+  }
+
+  /**
+   * The current snapshot. Cached while younger than the TTL; with `fresh`,
+   * one whose chain read began after this call (so a transaction confirmed
+   * before it is in), built at most once per minRefreshMs: a fresh read
+   * that comes sooner waits for that slot and shares the rebuild.
+   */
+  async read(opts: { fresh?: boolean } = {}): Promise<MarketSnapshot> {
+    if (!opts.fresh) {
+      const s = this.snapshot;
+      if (s && this.now() - s.refreshedAt < this.ttlMs) return s;
+      return this.building?.promise ?? this.start();
+    }
+    const asked = this.now();
+    for (;;) {
+      if (this.snapshot && this.snapshot.refreshedAt >= asked) return this.snapshot;
+      if (this.building && this.building.startedAt >= asked) return this.building.promise;
+      if (this.building) {
+        await this.building.promise.catch(() => {});
+        continue;
+      }
+      const wait = this.lastStart + this.minRefreshMs - this.now();
+      if (wait > 0) {
+        await new Promise((r) => setTimeout(r, wait));
+        continue;
+      }
+      return this.start();
+    }
+  }
+
+  private start(): Promise<MarketSnapshot> {
+    const startedAt = this.now();
+    this.lastStart = startedAt;
+    const promise = this.build(startedAt).finally(() => {
+      this.building = null;
+    });
+    this.building = { startedAt, promise };
+    return promise;
+  }
+
+  private async build(refreshedAt: number): Promise<MarketSnapshot> {
+    const { connection: conn, programId } = this.opts;
+    try {
+      const [chainTime, listingSets, escrows, bids] = await Promise.all([
+        chainNow(conn),
+        Promise.all(
+          LISTING_SOURCES.map(async (src) => ({
+            src,
+            found: await listKind(conn, programId, src.tag, src.size, src.decode),
+          })),
+        ),
+        listKind(conn, programId, 10, ALIAS_ESCROW_SIZE, decodeAliasEscrow),
+        listKind(conn, programId, 11, ALIAS_BID_SIZE, decodeAliasBid),
+      ]);
+      await this.learnNames([
+        ...listingSets.flatMap(({ src, found }) =>
+          found.map((f) => ({ item: src.item(f.account) as PublicKey, lookup: src.lookupName })),
+        ),
+        ...escrows.map((e) => ({ item: e.account.alias, lookup: aliasNameFromHistory })),
+      ]);
+      const nameOf = (k: PublicKey) => this.names.get(k.toBase58()) ?? null;
+      const listings = listingSets
+        .flatMap(({ src, found }) =>
+          found.map((f) => src.row(f.address, f.account, nameOf(src.item(f.account)), chainTime)),
+        )
+        .sort(newestFirst);
+      const snapshot: MarketSnapshot = {
+        refreshedAt,
+        chainTime,
+        listings,
+        escrows: escrows
+          .map(({ address, account: e }) => ({
+            address: address.toBase58(),
+            alias: e.alias.toBase58(),
+            name: nameOf(e.alias),
+            holder: e.holder.toBase58(),
+            recipient: e.recipient.toBase58(),
+            fee_lamports: e.feeLamports.toString(),
+            offered_at: Number(e.offeredAt),
+            expires_at: Number(e.expiresAt),
+            expired: BigInt(chainTime) >= e.expiresAt,
+          }))
+          .sort((a, b) => b.offered_at - a.offered_at || a.address.localeCompare(b.address)),
+        bids: bids.map(({ address, account: b }) => ({
+          address: address.toBase58(),
+          listing: b.listing.toBase58(),
+          bidder: b.bidder.toBase58(),
+          amount_lamports: b.amountLamports.toString(),
+          bid_at: Number(b.bidAt),
+        })),
+      };
+      this.snapshot = snapshot;
+      return snapshot;
+    } catch (err) {
+      throw err instanceof ChainUnavailableError ? err : new ChainUnavailableError(err);
+    }
+  }
+
+  /** Names of listed accounts not seen before, a few lookups at a time (each is RPC round trips). */
+  private async learnNames(items: { item: PublicKey; lookup: NameLookup }[]): Promise<void> {
+    const { connection: conn, programId } = this.opts;
+    const todo = [...new Map(items.map((x) => [x.item.toBase58(), x])).values()].filter(
+      (x) => !this.names.has(x.item.toBase58()),
+    );
+    const worker = async () => {
+      for (let next = todo.pop(); next !== undefined; next = todo.pop()) {
+        // A failed lookup leaves the name unknown (null in this snapshot) and is tried again next build.
+        const name = await next.lookup(conn, programId, next.item).catch(() => undefined);
+        if (name !== undefined) this.names.set(next.item.toBase58(), name);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.nameLookups, todo.length) }, worker));
+  }
+}
+
+function newestFirst(a: ListingRow, b: ListingRow): number {
+  return b.created_at - a.created_at || a.address.localeCompare(b.address);
+}
+
+/** The chain's clock: the block time of the newest confirmed slot. */
+export async function chainNow(conn: Connection): Promise<number> {
+  const slot = await conn.getSlot('confirmed');
+  const t = await conn.getBlockTime(slot);
+  return t ?? Math.floor(Date.now() / 1000);
+}

@@ -1,0 +1,502 @@
+// The marketplace and timelock actions of the page (server mode): each is
+// prepared from a fresh chain read — the listing, escrow or pending record
+// as it is now, the rents, the wallet's balance — into what the
+// confirmation sheet shows (itemized amounts, the balance afterwards) and
+// the instructions the wallet signs on "Confirm". Preparing reads only;
+// nothing is signed or spent before the holder confirms, and the program
+// re-checks every rule (its refusal is shown in words, errors.ts).
+import { type Connection, PublicKey, type TransactionInstruction } from '@solana/web3.js';
+import {
+  ALIAS_BID_SIZE,
+  ALIAS_ESCROW_SIZE,
+  ALIAS_LISTING_SIZE,
+  PENDING_DEACTIVATION_SIZE,
+  PENDING_MAILBOX_CLOSE_SIZE,
+} from '../../../chain/accounts/index.ts';
+import { ZERO_KEY } from '../../../chain/bytes.ts';
+import { getAlias, getDomain, getMailbox } from '../../../chain/client.ts';
+import { normalizeAlias, normalizeDomain } from '../../../chain/hash.ts';
+import {
+  type AliasRef,
+  acceptAliasInstruction,
+  bidAliasInstruction,
+  buyAliasInstruction,
+  cancelDeactivationInstruction,
+  cancelListingInstruction,
+  cancelMailboxCloseInstruction,
+  closeMailboxInstruction,
+  listAliasInstruction,
+  listingOf,
+  minimumBid,
+  offerAliasInstruction,
+  reclaimAliasInstruction,
+  requestDeactivationInstruction,
+  requestMailboxCloseInstruction,
+  settleAuctionInstruction,
+  settleDomainTimelockInstruction,
+} from '../../../chain/instructions.ts';
+import { getEscrow, getListing } from '../../../chain/market-client.ts';
+import {
+  aliasBidAddress,
+  domainAddress,
+  mailboxAddress,
+  pendingCloseAddress,
+  pendingDeactivationAddress,
+} from '../../../chain/pda.ts';
+import { getPendingDeactivation, getPendingMailboxClose } from '../../../chain/timelock-client.ts';
+import { formatSol, SIGNATURE_FEE } from './compose.ts';
+
+/** A line of the sheet: what moves, in lamports (negative: comes back to the wallet). */
+export interface CostRow {
+  label: string;
+  lamports: bigint;
+  testId: string;
+}
+
+export interface PreparedAction {
+  title: string;
+  /** One sentence on what happens. */
+  summary: string;
+  rows: CostRow[];
+  /** Σ rows: what the wallet's balance drops by (negative: it grows). */
+  net: bigint;
+  balance: bigint;
+  after: bigint;
+  confirmLabel: string;
+  /** What the page says once it is confirmed. */
+  done: string;
+  instructions: TransactionInstruction[];
+}
+
+/** A refusal before anything is shown or signed (bad input, nothing to act on). */
+export class MarketInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MarketInputError';
+  }
+}
+
+interface Ctx {
+  conn: Connection;
+  programId: string;
+  wallet: PublicKey;
+}
+
+const row = (label: string, lamports: bigint, testId: string): CostRow => ({ label, lamports, testId });
+/** An amount that comes back to the wallet (shown as "… SOL back"). */
+const back = (label: string, lamports: bigint): CostRow =>
+  row(`${label} (returned to you)`, -lamports, 'cost-returned');
+const FEE_ROW = row('Network fee', SIGNATURE_FEE, 'cost-fee');
+
+async function finish(
+  c: Ctx,
+  a: Omit<PreparedAction, 'net' | 'balance' | 'after' | 'rows'> & { rows: CostRow[] },
+): Promise<PreparedAction> {
+  const rows = [...a.rows, FEE_ROW];
+  const net = rows.reduce((sum, r) => sum + r.lamports, 0n);
+  const balance = BigInt(await c.conn.getBalance(c.wallet, 'confirmed'));
+  return { ...a, rows, net, balance, after: balance - net };
+}
+
+const rent = (c: Ctx, size: number) => c.conn.getMinimumBalanceForRentExemption(size).then(BigInt);
+
+/** An alias typed by the holder: its normalized name (a helpful error otherwise). */
+export function aliasName(text: string): string {
+  try {
+    return normalizeAlias(text.trim());
+  } catch {
+    throw new MarketInputError(`"${text.trim()}" is not an alias name (letters, digits, . _ -).`);
+  }
+}
+
+function sol(text: string, what: string, opts: { min?: bigint } = {}): bigint {
+  const m = /^(\d+)(?:\.(\d{1,9}))?$/.exec(text.trim());
+  if (!m) throw new MarketInputError(`${what}: "${text.trim()}" is not an amount of SOL (for example 1.5).`);
+  const v = BigInt(m[1] as string) * 1_000_000_000n + BigInt((m[2] ?? '').padEnd(9, '0'));
+  if (opts.min !== undefined && v < opts.min)
+    throw new MarketInputError(`${what} must be at least ${formatSol(opts.min)} SOL.`);
+  return v;
+}
+
+/** SOL text → lamports (for forms). */
+export const parseAmount = sol;
+
+async function ownedAlias(c: Ctx, name: string) {
+  const alias = await getAlias(c.conn, c.programId, name);
+  if (!alias) throw new MarketInputError(`There is no alias "${name}" on chain.`);
+  return alias;
+}
+
+export async function prepareList(
+  c: Ctx,
+  p: {
+    alias: string;
+    mode: 'fixed' | 'auction';
+    price: string;
+    endsInHours?: string;
+    antisnipeMinutes?: string;
+  },
+): Promise<PreparedAction> {
+  const name = aliasName(p.alias);
+  await ownedAlias(c, name);
+  const price = sol(p.price, p.mode === 'fixed' ? 'Price' : 'Reserve', { min: 1n });
+  const ref: AliasRef = { alias: name };
+  let ix: TransactionInstruction;
+  let summary: string;
+  if (p.mode === 'fixed') {
+    ix = listAliasInstruction({ programId: c.programId, holder: c.wallet, ...ref, priceLamports: price });
+    summary = `List ${name} for ${formatSol(price)} SOL. The first buyer pays you that and takes the alias; until then it stays yours and you can cancel.`;
+  } else {
+    const hours = Number((p.endsInHours ?? '').trim());
+    if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 365)
+      throw new MarketInputError('The auction must run for more than 0 hours (at most a year).');
+    const minutes = Number((p.antisnipeMinutes ?? '0').trim() || '0');
+    if (!Number.isInteger(minutes) || minutes < 0 || minutes > 1440)
+      throw new MarketInputError('The anti-snipe window is 0 to 1440 minutes.');
+    const endsAt = BigInt(Math.floor(Date.now() / 1000 + hours * 3600));
+    ix = listAliasInstruction({
+      programId: c.programId,
+      holder: c.wallet,
+      ...ref,
+      auction: { reserveLamports: price, endsAt, antisnipeSecs: BigInt(minutes * 60) },
+    });
+    summary = `Auction ${name} with a reserve of ${formatSol(price)} SOL, ending ${new Date(Number(endsAt) * 1000).toLocaleString()}${minutes > 0 ? `; a bid in the last ${minutes} min moves the end to ${minutes} min after that bid` : ''}.`;
+  }
+  return finish(c, {
+    title: `List ${name}?`,
+    summary,
+    rows: [
+      row(
+        'Listing account rent (returned when the listing closes)',
+        await rent(c, ALIAS_LISTING_SIZE),
+        'cost-rent',
+      ),
+    ],
+    confirmLabel: 'Confirm and list',
+    done: `${name} is listed.`,
+    instructions: [ix],
+  });
+}
+
+async function openListing(c: Ctx, item: string) {
+  const listing = await getListing(c.conn, c.programId, { aliasAccount: item });
+  if (!listing) throw new MarketInputError('This listing is no longer open (sold, settled or cancelled).');
+  return listing;
+}
+
+export async function prepareBid(
+  c: Ctx,
+  p: { item: string; label: string; amount: string },
+): Promise<PreparedAction> {
+  const listing = await openListing(c, p.item);
+  const amount = sol(p.amount, 'Bid');
+  const highBidder = listing.highBidder.equals(ZERO_KEY) ? null : listing.highBidder;
+  const raising = highBidder?.equals(c.wallet) ?? false;
+  const listingAddr = listingOf(c.programId, { aliasAccount: p.item });
+  const bidAccount = aliasBidAddress(c.programId, listingAddr, c.wallet)[0];
+  const rows: CostRow[] = [
+    row(
+      raising
+        ? `Raise of your high bid to ${formatSol(amount)} SOL (held by the program until the auction settles)`
+        : 'Your bid (held by the program; returned in full if someone outbids you)',
+      raising ? amount - listing.highBidLamports : amount,
+      'cost-bid',
+    ),
+  ];
+  if (!raising)
+    rows.push(
+      row(
+        'Bid account rent (returned with the bid, or at settlement)',
+        (await c.conn.getAccountInfo(bidAccount)) ? 0n : await rent(c, ALIAS_BID_SIZE),
+        'cost-rent',
+      ),
+    );
+  return finish(c, {
+    title: `Bid on ${p.label}?`,
+    summary: `Bid ${formatSol(amount)} SOL. The least bid now is ${formatSol(minimumBid(listing))} SOL; the auction ends ${new Date(Number(listing.expiresAt) * 1000).toLocaleString()}.`,
+    rows,
+    confirmLabel: 'Confirm and bid',
+    done: `Your bid of ${formatSol(amount)} SOL on ${p.label} is in.`,
+    instructions: [
+      bidAliasInstruction({
+        programId: c.programId,
+        bidder: c.wallet,
+        aliasAccount: p.item,
+        amountLamports: amount,
+        highBidder,
+      }),
+    ],
+  });
+}
+
+export async function prepareBuy(c: Ctx, p: { item: string; label: string }): Promise<PreparedAction> {
+  const listing = await openListing(c, p.item);
+  return finish(c, {
+    title: `Buy ${p.label}?`,
+    summary: `You pay the holder ${formatSol(listing.priceLamports)} SOL and the alias becomes yours: mail to it comes to your wallet.`,
+    rows: [row('Price (paid to the holder)', listing.priceLamports, 'cost-price')],
+    confirmLabel: 'Confirm and buy',
+    done: `${p.label} is yours.`,
+    instructions: [
+      buyAliasInstruction({
+        programId: c.programId,
+        buyer: c.wallet,
+        holder: listing.holder,
+        aliasAccount: p.item,
+      }),
+    ],
+  });
+}
+
+export async function prepareSettle(c: Ctx, p: { item: string; label: string }): Promise<PreparedAction> {
+  const listing = await openListing(c, p.item);
+  const highBidder = listing.highBidder.equals(ZERO_KEY) ? null : listing.highBidder;
+  const mine = listing.holder.equals(c.wallet);
+  const rows: CostRow[] = [];
+  if (mine)
+    rows.push(
+      row(
+        highBidder ? 'Winning bid and listing rent (paid to you)' : 'Listing rent (returned to you)',
+        -(listing.highBidLamports + (await rent(c, ALIAS_LISTING_SIZE))),
+        'cost-returned',
+      ),
+    );
+  else if (highBidder?.equals(c.wallet))
+    rows.push(
+      row(
+        'Bid account rent (returned to you; your bid pays the holder)',
+        -(await rent(c, ALIAS_BID_SIZE)),
+        'cost-returned',
+      ),
+    );
+  return finish(c, {
+    title: `Settle the auction of ${p.label}?`,
+    summary: highBidder
+      ? `The auction has ended: the alias goes to the high bidder, the winning bid of ${formatSol(listing.highBidLamports)} SOL to the holder.`
+      : 'The auction ended without bids: the alias returns to its holder.',
+    rows,
+    confirmLabel: 'Confirm and settle',
+    done: `The auction of ${p.label} is settled.`,
+    instructions: [
+      settleAuctionInstruction({
+        programId: c.programId,
+        holder: listing.holder,
+        highBidder,
+        aliasAccount: p.item,
+      }),
+    ],
+  });
+}
+
+export async function prepareCancel(c: Ctx, p: { item: string; label: string }): Promise<PreparedAction> {
+  await openListing(c, p.item);
+  return finish(c, {
+    title: `Cancel the listing of ${p.label}?`,
+    summary: 'The alias comes back to you. A listing someone has bid on cannot be cancelled.',
+    rows: [back('Listing rent', await rent(c, ALIAS_LISTING_SIZE))],
+    confirmLabel: 'Confirm and cancel the listing',
+    done: `The listing of ${p.label} is cancelled.`,
+    instructions: [
+      cancelListingInstruction({ programId: c.programId, holder: c.wallet, aliasAccount: p.item }),
+    ],
+  });
+}
+
+export async function prepareOffer(
+  c: Ctx,
+  p: { alias: string; recipient: string; fee: string; days: string },
+): Promise<PreparedAction> {
+  const name = aliasName(p.alias);
+  await ownedAlias(c, name);
+  let recipient: PublicKey;
+  try {
+    recipient = new PublicKey(p.recipient.trim());
+  } catch {
+    throw new MarketInputError(`"${p.recipient.trim()}" is not a wallet address.`);
+  }
+  const fee = sol(p.fee.trim() === '' ? '0' : p.fee, 'Fee');
+  const days = Number(p.days.trim());
+  if (!Number.isFinite(days) || days <= 0 || days > 365)
+    throw new MarketInputError('The offer must stay open for more than 0 days (at most 365).');
+  const expiresAt = BigInt(Math.floor(Date.now() / 1000 + days * 86_400));
+  return finish(c, {
+    title: `Offer ${name} to ${p.recipient.trim().slice(0, 4)}…?`,
+    summary: `Only ${p.recipient.trim()} may accept, by paying you ${formatSol(fee)} SOL, until ${new Date(Number(expiresAt) * 1000).toLocaleString()}. Until then the alias stays with the offer; you can withdraw it.`,
+    rows: [
+      row(
+        'Offer account rent (returned when it is accepted or withdrawn)',
+        await rent(c, ALIAS_ESCROW_SIZE),
+        'cost-rent',
+      ),
+    ],
+    confirmLabel: 'Confirm and offer',
+    done: `${name} is offered.`,
+    instructions: [
+      offerAliasInstruction({
+        programId: c.programId,
+        holder: c.wallet,
+        alias: name,
+        recipient,
+        feeLamports: fee,
+        expiresAt,
+      }),
+    ],
+  });
+}
+
+async function openEscrow(c: Ctx, alias: string) {
+  const escrow = await getEscrow(c.conn, c.programId, { aliasAccount: alias });
+  if (!escrow) throw new MarketInputError('This offer is no longer open.');
+  return escrow;
+}
+
+export async function prepareAccept(c: Ctx, p: { alias: string; label: string }): Promise<PreparedAction> {
+  const escrow = await openEscrow(c, p.alias);
+  return finish(c, {
+    title: `Accept ${p.label}?`,
+    summary: 'The alias becomes yours: mail to it comes to your wallet.',
+    rows: [row('Fee (paid to the offering holder)', escrow.feeLamports, 'cost-price')],
+    confirmLabel: 'Confirm and accept',
+    done: `${p.label} is yours.`,
+    instructions: [
+      acceptAliasInstruction({
+        programId: c.programId,
+        recipient: c.wallet,
+        holder: escrow.holder,
+        aliasAccount: p.alias,
+      }),
+    ],
+  });
+}
+
+export async function prepareWithdraw(c: Ctx, p: { alias: string; label: string }): Promise<PreparedAction> {
+  const escrow = await openEscrow(c, p.alias);
+  return finish(c, {
+    title: `Withdraw the offer of ${p.label}?`,
+    summary: 'The alias comes back to you.',
+    rows: [back('Offer account rent', await rent(c, ALIAS_ESCROW_SIZE))],
+    confirmLabel: 'Confirm and withdraw',
+    done: `The offer of ${p.label} is withdrawn.`,
+    instructions: [
+      reclaimAliasInstruction({
+        programId: c.programId,
+        signer: c.wallet,
+        holder: escrow.holder,
+        aliasAccount: p.alias,
+      }),
+    ],
+  });
+}
+
+// Timelocks ----------------------------------------------------------------
+
+export async function prepareMailboxClose(
+  c: Ctx,
+  step: 'request' | 'cancel' | 'close',
+): Promise<PreparedAction> {
+  const p = { programId: c.programId, owner: c.wallet };
+  const pending = await getPendingMailboxClose(c.conn, c.programId, c.wallet);
+  if (step === 'request') {
+    if (!(await getMailbox(c.conn, c.programId, c.wallet)))
+      throw new MarketInputError('This wallet has no mailbox on chain to close.');
+    return finish(c, {
+      title: 'Start closing your mailbox?',
+      summary:
+        'The mailbox can be closed 7 days from now; mail sent to it meanwhile still lands, and you can cancel until you close it.',
+      rows: [
+        row(
+          'Pending-close record rent (returned on cancel or close)',
+          await rent(c, PENDING_MAILBOX_CLOSE_SIZE),
+          'cost-rent',
+        ),
+      ],
+      confirmLabel: 'Confirm and start',
+      done: 'The close of your mailbox is started.',
+      instructions: [requestMailboxCloseInstruction(p)],
+    });
+  }
+  if (!pending) throw new MarketInputError('No close of your mailbox is pending.');
+  const recordLamports = BigInt(await c.conn.getBalance(pendingCloseAddress(c.programId, c.wallet)[0]));
+  if (step === 'cancel')
+    return finish(c, {
+      title: 'Cancel the close of your mailbox?',
+      summary: 'Your mailbox stays open.',
+      rows: [back('Pending-close record rent', recordLamports)],
+      confirmLabel: 'Confirm and cancel the close',
+      done: 'The close of your mailbox is cancelled.',
+      instructions: [cancelMailboxCloseInstruction(p)],
+    });
+  const mailboxLamports = BigInt(await c.conn.getBalance(mailboxAddress(c.programId, c.wallet)[0]));
+  return finish(c, {
+    title: 'Close your mailbox now?',
+    summary:
+      'The mailbox account closes: no new mail lands for this wallet on chain. Your messages, keys and aliases stay.',
+    rows: [back('Mailbox and record rent', recordLamports + mailboxLamports)],
+    confirmLabel: 'Confirm and close the mailbox',
+    done: 'Your mailbox is closed.',
+    instructions: [closeMailboxInstruction(p)],
+  });
+}
+
+export async function prepareDeactivation(
+  c: Ctx,
+  p: { domain: string; step: 'request' | 'cancel' | 'finish' },
+): Promise<PreparedAction> {
+  let domain: string;
+  try {
+    domain = normalizeDomain(p.domain.trim());
+  } catch {
+    throw new MarketInputError(`"${p.domain.trim()}" is not a domain name.`);
+  }
+  const record = await getDomain(c.conn, c.programId, domain);
+  if (!record) throw new MarketInputError(`${domain} is not a mail domain on chain.`);
+  const ref = { programId: c.programId, domain, authority: c.wallet };
+  if (p.step === 'request')
+    return finish(c, {
+      title: `Start deactivating ${domain}?`,
+      summary: `${domain} can be deactivated 30 days from now (the notice its users get); until then nothing changes, and you can cancel.`,
+      rows: [
+        row(
+          'Pending-deactivation record rent (returned on cancel or when it completes)',
+          await rent(c, PENDING_DEACTIVATION_SIZE),
+          'cost-rent',
+        ),
+      ],
+      confirmLabel: 'Confirm and start',
+      done: `The deactivation of ${domain} is started.`,
+      instructions: [requestDeactivationInstruction(ref)],
+    });
+  if (!(await getPendingDeactivation(c.conn, c.programId, domain)))
+    throw new MarketInputError(`No deactivation of ${domain} is pending.`);
+  const recordLamports = BigInt(
+    await c.conn.getBalance(
+      pendingDeactivationAddress(c.programId, domainAddress(c.programId, domain)[0])[0],
+    ),
+  );
+  const toMe = record.authority.equals(c.wallet);
+  const returned: CostRow[] = toMe ? [back('Pending-deactivation record rent', recordLamports)] : [];
+  if (p.step === 'cancel')
+    return finish(c, {
+      title: `Cancel the deactivation of ${domain}?`,
+      summary: `${domain} stays active.`,
+      rows: returned,
+      confirmLabel: 'Confirm and cancel the deactivation',
+      done: `The deactivation of ${domain} is cancelled.`,
+      instructions: [cancelDeactivationInstruction(ref)],
+    });
+  return finish(c, {
+    title: `Finish deactivating ${domain}?`,
+    summary: `${domain} becomes inactive: it takes no relayed mail and no new mailboxes. No instruction reactivates it.`,
+    rows: returned,
+    confirmLabel: 'Confirm and deactivate',
+    done: `${domain} is deactivated.`,
+    instructions: [
+      settleDomainTimelockInstruction({
+        programId: c.programId,
+        domain,
+        record: 'deactivation',
+        rentTo: record.authority,
+      }),
+    ],
+  });
+}
