@@ -62,7 +62,7 @@ export function mailDomainFacts(
 const NETWORK_FAILURE =
   /fetch failed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|socket hang up|timed? ?out/i;
 
-function chainFailure(err: unknown, what: string): DomaindError {
+export function chainFailure(err: unknown, what: string): DomaindError {
   const message = err instanceof Error ? err.message : String(err);
   if (NETWORK_FAILURE.test(message)) {
     return new DomaindError(
@@ -73,7 +73,7 @@ function chainFailure(err: unknown, what: string): DomaindError {
   return new DomaindError('chain_refused', `the chain refused the transaction while ${what}: ${message}`);
 }
 
-async function readDomain(chain: ChainDeps, domain: string): Promise<MailDomain | null> {
+export async function readDomain(chain: ChainDeps, domain: string): Promise<MailDomain | null> {
   try {
     return await getDomain(chain.connection, chain.programId, domain);
   } catch (err) {
@@ -81,20 +81,13 @@ async function readDomain(chain: ChainDeps, domain: string): Promise<MailDomain 
   }
 }
 
-// Where a reclaim would start (docs/protocol.md "Timelocks", "What is verified
-// where in a reclaim"): a claim for a domain held by another authority is the
-// case RequestReclaim exists for. This service does not start one, because it
-// does not verify DNSSEC proofs yet: that needs the chain of signatures from
-// the root key-signing key whose digest is the Postoffice's root_ksk down to
-// the _solana.authority TXT record, checked here before the delegate signs
-// RequestReclaim (requestReclaimInstruction, co-signed by the new authority).
-// Until then the claim is refused, and an operator who verified a proof by
-// other means runs `sealpost timelock domain reclaim request` with the
-// delegate key.
+// A claim for a domain held by another authority is the case a reclaim exists
+// for (docs/protocol.md "Timelocks"): POST /domain/reclaim (reclaim.ts) with a
+// DNSSEC proof, not this route.
 function taken(claim: AuthorityClaim, facts: MailDomainFacts): DomaindError {
   return new DomaindError(
     'domain_taken',
-    `${claim.domain.ascii} is already authorized on chain to ${facts.authority}, not to ${claim.authority}`,
+    `${claim.domain.ascii} is already authorized on chain to ${facts.authority}, not to ${claim.authority}; a new authority takes it over with a DNSSEC proof at POST /domain/reclaim`,
     { domain: claim.domain.ascii, on_chain: facts, claimed_authority: claim.authority },
   );
 }
