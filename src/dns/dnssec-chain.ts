@@ -55,6 +55,7 @@ interface RecordCodecs {
     decode: { bytes: number };
   };
   name: { encode(name: string): Buffer; decode(buf: Buffer, offset?: number): string } & {
+    encode: { bytes: number };
     decode: { bytes: number };
   };
 }
@@ -94,7 +95,13 @@ function isAtOrBelow(name: string, zone: string): boolean {
 
 /** The uncompressed wire form of a name, lowercased (RFC 4034 §6.2). */
 export function canonicalName(name: string): Buffer {
-  return codecs.name.encode(name.toLowerCase());
+  return wireName(name.toLowerCase());
+}
+
+/** The uncompressed wire form of a name as written (dns-packet may over-allocate its buffer). */
+function wireName(name: string): Buffer {
+  const buf = codecs.name.encode(name);
+  return buf.subarray(0, codecs.name.encode.bytes);
 }
 
 /** Parses the concatenated records; refuses compression, non-IN classes and trailing bytes. */
@@ -118,7 +125,7 @@ export function parseChain(bytes: Uint8Array): ChainRecord[] {
     }
     // Uncompressed ASCII names only: the name must re-encode to the bytes sent.
     const raw = buf.subarray(offset, offset + nameBytes);
-    if (!codecs.name.encode(owner).equals(raw)) {
+    if (!wireName(owner).equals(raw)) {
       throw new DnssecError('malformed', at, `${at}: owner names must be uncompressed ASCII labels`);
     }
     const rdStart = offset + nameBytes + 10;
