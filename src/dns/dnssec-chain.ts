@@ -230,15 +230,17 @@ export function signedData(sig: ChainRecord, set: ChainRecord[]): Buffer {
   fixed.writeUInt16BE(typeCode(sig), 0);
   fixed.writeUInt16BE(1, 2);
   fixed.writeUInt32BE(s.originalTTL, 4);
-  const rdatas = [...new Map(set.map((r) => [r.rdata.toString('hex'), r.rdata])).values()].sort(
-    Buffer.compare,
-  );
-  const parts = rdatas.map((rdata) => {
+  const parts = canonicalRdata(set).map((rdata) => {
     const len = Buffer.alloc(2);
     len.writeUInt16BE(rdata.length, 0);
     return Buffer.concat([owner, fixed, len, rdata]);
   });
   return Buffer.concat([head, ...parts]);
+}
+
+/** The RRset's RDATA in canonical order, duplicates removed (RFC 4034 §6.3). */
+function canonicalRdata(set: ChainRecord[]): Buffer[] {
+  return [...new Map(set.map((r) => [r.rdata.toString('hex'), r.rdata])).values()].sort(Buffer.compare);
 }
 
 /** The type covered, as the RRSIG's first two RDATA octets say. */
@@ -420,10 +422,7 @@ export function verifyTxtChain(chain: Uint8Array, opts: VerifyChainOptions): Ver
     const child = index.delegationsToward(zone.name, target)[0];
     if (child === undefined) {
       const set = index.verify(target, 'TXT', zone, opts.now);
-      const values = set
-        .map((r) => r.rdata)
-        .sort(Buffer.compare)
-        .map((rdata) => txtValue(rdata));
+      const values = canonicalRdata(set).map(txtValue);
       return { values, zones, anchorKeyTag: (anchors[0] as ZoneKey).tag };
     }
     const ds = index.verify(child, 'DS', zone, opts.now);

@@ -135,6 +135,25 @@ export function signSet(set: TestRecord[], key: TestKey, opts: SignOptions): Tes
 
 export type ChainLink = 'root-dnskey' | 'org-ds' | 'org-dnskey' | 'domain-ds' | 'domain-dnskey' | 'txt';
 
+export interface HierarchyKeys {
+  rootKsk: TestKey;
+  rootZsk: TestKey;
+  orgKsk: TestKey;
+  orgZsk: TestKey;
+  domainKey: TestKey;
+}
+
+/** The zones' keys; pass them to several chains to share one root (one root_ksk). */
+export function makeHierarchyKeys(domain: string): HierarchyKeys {
+  return {
+    rootKsk: makeKey('.', 8, 257),
+    rootZsk: makeKey('.', 8, 256),
+    orgKsk: makeKey('org', 13, 257),
+    orgZsk: makeKey('org', 13, 256),
+    domainKey: makeKey(domain.toLowerCase(), 15, 257),
+  };
+}
+
 export interface ReclaimChainOptions {
   /** The domain, directly under "org" (e.g. "example.org"). */
   domain: string;
@@ -146,9 +165,12 @@ export interface ReclaimChainOptions {
   windows?: Partial<Record<ChainLink, [number, number]>>;
   /** The org zone publishes a DS for a key the domain does not have (the DS link is broken). */
   strayDomainDs?: boolean;
+  /** Reuse these keys (default: new ones). */
+  keys?: HierarchyKeys;
 }
 
 export interface ReclaimChain {
+  keys: HierarchyKeys;
   /** The records in chain order; change them and call proof() again to tamper. */
   records: TestRecord[];
   rootKsk: TestKey;
@@ -163,11 +185,8 @@ export function buildReclaimChain(opts: ReclaimChainOptions): ReclaimChain {
     const [inception, expiration] = opts.windows?.[link] ?? [opts.now - 86_400, opts.now + 86_400];
     return { inception, expiration };
   };
-  const rootKsk = makeKey('.', 8, 257);
-  const rootZsk = makeKey('.', 8, 256);
-  const orgKsk = makeKey('org', 13, 257);
-  const orgZsk = makeKey('org', 13, 256);
-  const domainKey = makeKey(domain, 15, 257);
+  const keys = opts.keys ?? makeHierarchyKeys(domain);
+  const { rootKsk, rootZsk, orgKsk, orgZsk, domainKey } = keys;
 
   const rootKeys = [dnskeyRecord(rootKsk), dnskeyRecord(rootZsk)];
   const orgDs = [dsRecord(orgKsk)];
@@ -195,6 +214,7 @@ export function buildReclaimChain(opts: ReclaimChainOptions): ReclaimChain {
     signSet(txt, domainKey, window('txt')),
   ];
   return {
+    keys,
     records,
     rootKsk,
     anchor: keyDigest(rootKsk),
