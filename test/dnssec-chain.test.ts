@@ -4,9 +4,19 @@
 // named by problem and link.
 import type * as packet from 'dns-packet';
 import { describe, expect, it } from 'vitest';
-import { DnssecError, type DnssecProblem, verifyTxtChain } from '../src/dns/dnssec-chain.ts';
+import {
+  type ChainRecord,
+  DnssecError,
+  type DnssecProblem,
+  dsDigest,
+  keyTag,
+  parseChain,
+  verifyRRsig,
+  verifyTxtChain,
+} from '../src/dns/dnssec-chain.ts';
 import {
   buildReclaimChain,
+  encodeRecord,
   makeHierarchyKeys,
   type ReclaimChainOptions,
   type TestRecord,
@@ -176,4 +186,92 @@ describe('DNSSEC chain verification', () => {
       link: expect.stringMatching(/^record 2/),
     });
   });
+
+  // Published examples signed by other implementations: the key tag, the DS
+  // digest and the signed data (canonical form) must agree byte for byte.
+  const rfcVectors = [
+    {
+      rfc: 'RFC 8080 §6.1 (erratum 4935), ED25519',
+      zone: 'example.com',
+      dnskey: { flags: 257, algorithm: 15, key: 'l02Woi0iS8Aa25FQkUd9RMzZHJpBoRQwAQEX1SxZJA4=' },
+      tag: 3613,
+      ds: '3aa5ab37efce57f737fc1627013fee07bdf241bd10f3b1964ab55c78e79a304b',
+      set: { name: 'example.com', type: 'MX', data: { preference: 10, exchange: 'mail.example.com' } },
+      sig: {
+        labels: 2,
+        expiration: 1440021600,
+        inception: 1438207200,
+        signature: 'oL9krJun7xfBOIWcGHi7mag5/hdZrKWw15jPGrHpjQeRAvTdszaPD+QLs3fx8A4M3e23mRZ9VrbpMngwcrqNAg==',
+      },
+    },
+    {
+      rfc: 'RFC 6605 §6.1, ECDSAP256SHA256',
+      zone: 'example.net',
+      dnskey: {
+        flags: 257,
+        algorithm: 13,
+        key: 'GojIhhXUN/u4v54ZQqGSnyhWJwaubCvTmeexv7bR6edbkrSqQpF64cYbcB7wNcP+e+MAnLr+Wi9xMWyQLc8NAA==',
+      },
+      tag: 55648,
+      ds: 'b4c8c1fe2e7477127b27115656ad6256f424625bf5c1e2770ce6d6e37df61d17',
+      set: { name: 'www.example.net', type: 'A', data: '192.0.2.1' },
+      sig: {
+        labels: 3,
+        expiration: 1284026679,
+        inception: 1281607479,
+        signature: 'qx6wLYqmh+l9oCKTN6qIc+bw6ya+KJ8oMz0YP107epXAyGmt+3SNruPFKG7tZoLBLlUzGGus7ZwmwWep666VCw==',
+      },
+    },
+  ] as const;
+
+  for (const v of rfcVectors) {
+    it(`agrees with the ${v.rfc} example`, () => {
+      const dnskey: TestRecord = {
+        name: v.zone,
+        type: 'DNSKEY',
+        ttl: 3600,
+        data: {
+          flags: v.dnskey.flags,
+          algorithm: v.dnskey.algorithm,
+          key: Buffer.from(v.dnskey.key, 'base64'),
+        },
+      };
+      const rrsig = (signature: Buffer): TestRecord => ({
+        name: v.set.name,
+        type: 'RRSIG',
+        ttl: 3600,
+        data: {
+          typeCovered: v.set.type,
+          algorithm: v.dnskey.algorithm,
+          labels: v.sig.labels,
+          originalTTL: 3600,
+          expiration: v.sig.expiration,
+          inception: v.sig.inception,
+          keyTag: v.tag,
+          signersName: v.zone,
+          signature,
+        },
+      });
+      const signature = Buffer.from(v.sig.signature, 'base64');
+      const wire = (sig: Buffer) =>
+        parseChain(
+          Buffer.concat([dnskey, { ...v.set, ttl: 3600 } as TestRecord, rrsig(sig)].map(encodeRecord)),
+        );
+      const [key, record, sig] = wire(signature) as [ChainRecord, ChainRecord, ChainRecord];
+      expect(keyTag(key.rdata)).toBe(v.tag);
+      expect(dsDigest(v.zone, key.rdata).toString('hex')).toBe(v.ds);
+      const during = v.sig.inception + 1000;
+      expect(() => verifyRRsig([record], sig, [key], v.zone, during)).not.toThrow();
+
+      expect(() => verifyRRsig([record], sig, [key], v.zone, v.sig.expiration + 1)).toThrow(
+        expect.objectContaining({ problem: 'signature_expired' }),
+      );
+      const flipped = Buffer.from(signature);
+      flipped[0] = (flipped[0] as number) ^ 1;
+      const [, , bad] = wire(flipped) as [ChainRecord, ChainRecord, ChainRecord];
+      expect(() => verifyRRsig([record], bad, [key], v.zone, during)).toThrow(
+        expect.objectContaining({ problem: 'bad_signature' }),
+      );
+    });
+  }
 });

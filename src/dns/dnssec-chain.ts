@@ -267,6 +267,87 @@ const RANK: Readonly<Record<DnssecProblem, number>> = {
   bad_signature: 5,
 };
 
+function checkSignature(
+  sig: ChainRecord,
+  set: ChainRecord[],
+  zone: Zone,
+  now: number,
+  link: string,
+): DnssecError | null {
+  const s = sig.data as packet.RrsigData;
+  const fail = (problem: DnssecProblem, message: string) =>
+    new DnssecError(problem, link, `${link}: ${message}`, fqdn(zone.name));
+  if (!DNSSEC_ALGORITHMS[s.algorithm]) {
+    return fail(
+      'unsupported_algorithm',
+      `its RRSIG uses algorithm ${s.algorithm}; supported are 8, 13 and 15`,
+    );
+  }
+  const owner = set[0]?.owner ?? '.';
+  if (s.labels !== labelCount(owner)) {
+    return fail(
+      'label_count',
+      `its RRSIG has label count ${s.labels} but the owner has ${labelCount(owner)} labels (wildcard answers are not supported)`,
+    );
+  }
+  const keys = zone.keys.filter((k) => k.tag === s.keyTag && k.algorithm === s.algorithm);
+  if (keys.length === 0) {
+    return fail(
+      'no_matching_key',
+      `its RRSIG names key tag ${s.keyTag} (algorithm ${s.algorithm}), which is not a verified key of ${fqdn(zone.name)}`,
+    );
+  }
+  const inception = serialTime(s.inception, now);
+  const expiration = serialTime(s.expiration, now);
+  if (now > expiration) {
+    return fail('signature_expired', `its RRSIG expired at ${new Date(expiration * 1000).toISOString()}`);
+  }
+  if (now < inception) {
+    return fail(
+      'signature_not_yet_valid',
+      `its RRSIG is valid only from ${new Date(inception * 1000).toISOString()}`,
+    );
+  }
+  const data = signedData(sig, set);
+  for (const k of keys) {
+    const key = publicKey(k.algorithm, k.key);
+    if (!key)
+      return fail(
+        'unsupported_algorithm',
+        `DNSKEY ${k.tag} is not a usable ${DNSSEC_ALGORITHMS[k.algorithm]} key`,
+      );
+    if (signatureValid(k.algorithm, key, data, s.signature)) return null;
+  }
+  return fail('bad_signature', `its RRSIG by key ${s.keyTag} does not verify over the records as sent`);
+}
+
+/** Verifies one RRSIG over `set` with the zone's DNSKEY records; throws DnssecError when it does not hold. */
+export function verifyRRsig(
+  set: ChainRecord[],
+  sig: ChainRecord,
+  dnskeys: ChainRecord[],
+  zone: string,
+  now: number,
+): void {
+  const owner = set[0]?.owner ?? '.';
+  const signer = (sig.data as packet.RrsigData).signersName.toLowerCase();
+  if (signer !== zone) {
+    throw new DnssecError(
+      'missing_signature',
+      `${fqdn(owner)} ${set[0]?.type}`,
+      `the RRSIG is by ${signer}, not by ${fqdn(zone)}`,
+    );
+  }
+  const failure = checkSignature(
+    sig,
+    set,
+    { name: zone, keys: zoneKeys(dnskeys) },
+    now,
+    `${fqdn(owner)} ${set[0]?.type}`,
+  );
+  if (failure) throw failure;
+}
+
 class ChainIndex {
   private readonly sets = new Map<string, ChainRecord[]>();
   private readonly sigs = new Map<string, ChainRecord[]>();
@@ -317,65 +398,11 @@ class ChainIndex {
     }
     let worst: DnssecError | null = null;
     for (const sig of sigs) {
-      const failure = this.checkSignature(sig, set, zone, now, link);
+      const failure = checkSignature(sig, set, zone, now, link);
       if (!failure) return set;
       if (!worst || RANK[failure.problem] > RANK[worst.problem]) worst = failure;
     }
     throw worst as DnssecError;
-  }
-
-  private checkSignature(
-    sig: ChainRecord,
-    set: ChainRecord[],
-    zone: Zone,
-    now: number,
-    link: string,
-  ): DnssecError | null {
-    const s = sig.data as packet.RrsigData;
-    const fail = (problem: DnssecProblem, message: string) =>
-      new DnssecError(problem, link, `${link}: ${message}`, fqdn(zone.name));
-    if (!DNSSEC_ALGORITHMS[s.algorithm]) {
-      return fail(
-        'unsupported_algorithm',
-        `its RRSIG uses algorithm ${s.algorithm}; supported are 8, 13 and 15`,
-      );
-    }
-    const owner = set[0]?.owner ?? '.';
-    if (s.labels !== labelCount(owner)) {
-      return fail(
-        'label_count',
-        `its RRSIG has label count ${s.labels} but the owner has ${labelCount(owner)} labels (wildcard answers are not supported)`,
-      );
-    }
-    const keys = zone.keys.filter((k) => k.tag === s.keyTag && k.algorithm === s.algorithm);
-    if (keys.length === 0) {
-      return fail(
-        'no_matching_key',
-        `its RRSIG names key tag ${s.keyTag} (algorithm ${s.algorithm}), which is not a verified key of ${fqdn(zone.name)}`,
-      );
-    }
-    const inception = serialTime(s.inception, now);
-    const expiration = serialTime(s.expiration, now);
-    if (now > expiration) {
-      return fail('signature_expired', `its RRSIG expired at ${new Date(expiration * 1000).toISOString()}`);
-    }
-    if (now < inception) {
-      return fail(
-        'signature_not_yet_valid',
-        `its RRSIG is valid only from ${new Date(inception * 1000).toISOString()}`,
-      );
-    }
-    const data = signedData(sig, set);
-    for (const k of keys) {
-      const key = publicKey(k.algorithm, k.key);
-      if (!key)
-        return fail(
-          'unsupported_algorithm',
-          `DNSKEY ${k.tag} is not a usable ${DNSSEC_ALGORITHMS[k.algorithm]} key`,
-        );
-      if (signatureValid(k.algorithm, key, data, s.signature)) return null;
-    }
-    return fail('bad_signature', `its RRSIG by key ${s.keyTag} does not verify over the records as sent`);
   }
 }
 

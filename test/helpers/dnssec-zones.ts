@@ -22,9 +22,9 @@ export interface TestKey {
 
 export interface TestRecord {
   name: string;
-  type: 'DNSKEY' | 'DS' | 'TXT' | 'RRSIG';
+  type: 'DNSKEY' | 'DS' | 'TXT' | 'RRSIG' | 'A' | 'MX';
   ttl: number;
-  data: packet.DnskeyData | packet.DsData | packet.RrsigData | Buffer[];
+  data: packet.DnskeyData | packet.DsData | packet.RrsigData | Buffer[] | packet.MxData | string;
 }
 
 /** dns-packet's record-level encoders, which its type declarations do not list. */
