@@ -4,7 +4,8 @@
 // authority signing RequestReclaim, domaind verifying and co-signing. A
 // valid chain puts a PendingReclaim on chain; every broken link, a TXT
 // naming another wallet and every bad transaction is refused with a named
-// error and nothing on chain. The CLI's `reclaim submit` drives the same route.
+// error and nothing on chain. The CLI's `reclaim proof` collects a chain from
+// the DNS double serving the signed zones, and `reclaim submit` drives the route.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Keypair, type PublicKey, SystemProgram, type Transaction } from '@solana/web3.js';
@@ -21,12 +22,14 @@ import { parseConfig } from '../src/config/index.ts';
 import { createDnsResolver } from '../src/dns/resolver.ts';
 import { reclaimTransaction } from '../src/domaind/reclaim.ts';
 import { type RunningDomaind, startDomaind } from '../src/domaind/server.ts';
+import { startDnsDouble } from './doubles/dns-server.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 import {
   buildReclaimChain,
   type HierarchyKeys,
   makeHierarchyKeys,
   type ReclaimChainOptions,
+  serveChain,
 } from './helpers/dnssec-zones.ts';
 import { keyFile, sealpost } from './helpers/program-cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';
@@ -349,7 +352,7 @@ describe('POST /domain/reclaim', () => {
   );
 
   it(
-    'sealpost timelock domain reclaim submit sends a proof file and prints the pending reclaim',
+    'sealpost timelock domain reclaim proof collects the chain from a resolver; submit sends it and prints the pending reclaim',
     async () => {
       const r = await rig();
       const cwd = tempDir('sealpost-reclaim-');
@@ -371,7 +374,45 @@ describe('POST /domain/reclaim', () => {
       expect(refused.stderr).toMatch(/refused the reclaim \(422 authority_mismatch\)/);
       await nothingOnChain(r);
 
-      writeFileSync(proofFile, r.proof([wallet(next.kp)]));
+      // The proof collected from a resolver serving the signed zones (RRSIGs with the DO bit).
+      const dns = await startDnsDouble();
+      cleanups.push(() => dns.close());
+      serveChain(
+        dns,
+        buildReclaimChain({
+          domain: DOMAIN,
+          txt: [wallet(next.kp)],
+          now: Math.floor(Date.now() / 1000),
+          keys: r.keys,
+        }).records,
+      );
+      const collected = await sealpost(
+        [
+          'timelock',
+          'domain',
+          'reclaim',
+          'proof',
+          '--domain',
+          DOMAIN,
+          '--resolver',
+          dns.address,
+          '--out',
+          proofFile,
+        ],
+        cwd,
+      );
+      expect(collected.code, collected.stderr).toBe(0);
+      expect(collected.stdout).toMatch(
+        /^wrote the DNSSEC chain of _solana\.authority\.example\.org \(\d+ bytes\)/,
+      );
+      expect(dns.queries.map((q) => `${q.name} ${q.type}`)).toEqual([
+        '_solana.authority.example.org TXT',
+        ' DNSKEY',
+        'org DS',
+        'org DNSKEY',
+        'example.org DS',
+        'example.org DNSKEY',
+      ]);
       const ok = await sealpost([...args, '--new-authority-key', next.path, '--json', ...at], cwd);
       expect({ code: ok.code, stderr: ok.stderr.replace(/^sealpost: dist\/.*\n/m, '') }).toEqual({
         code: 0,

@@ -8,6 +8,7 @@
 import { createHash, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import * as packet from 'dns-packet';
 import { keyTag } from '../../src/dns/dnssec-chain.ts';
+import type { DnsDouble, DnsDoubleType, DnsRecordData } from '../doubles/dns-server.ts';
 
 type Algorithm = 8 | 13 | 15;
 
@@ -220,4 +221,18 @@ export function buildReclaimChain(opts: ReclaimChainOptions): ReclaimChain {
     anchor: keyDigest(rootKsk),
     proof: (list = records) => Buffer.concat(list.map(encodeRecord)),
   };
+}
+
+/** Publishes the chain's records in the DNS double, RRSIGs included (served to queries with the DO bit). */
+export function serveChain(dns: DnsDouble, records: TestRecord[]): void {
+  const grouped = new Map<string, DnsRecordData[]>();
+  for (const r of records) {
+    const data = r.type === 'TXT' ? (r.data as Buffer[]).map((b) => b.toString('utf8')) : r.data;
+    const key = `${r.name}\t${r.type}`;
+    grouped.set(key, [...(grouped.get(key) ?? []), data as DnsRecordData]);
+  }
+  for (const [key, list] of grouped) {
+    const [name, type] = key.split('\t') as [string, DnsDoubleType];
+    dns.set(name, type, list);
+  }
 }

@@ -2,7 +2,7 @@
 // ("Timelocks"): closing a mailbox, deactivating a domain, reclaiming a
 // domain for a new authority. Each request prints when its window ends;
 // cancel and complete send the matching instruction; status reads the record.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Connection, Keypair, TransactionInstruction } from '@solana/web3.js';
 import type { Command } from 'commander';
 import {
@@ -38,6 +38,9 @@ import {
   getPendingMailboxClose,
   getPendingReclaim,
 } from '../../../chain/timelock-client.ts';
+import { collectTxtChain } from '../../dns/dnssec-proof.ts';
+import { parseDnsServer } from '../../dns/resolver.ts';
+import { authorityRecordName } from '../../domaind/authority-record.ts';
 import { reclaimTransaction } from '../../domaind/reclaim.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { signAndConfirm } from './chain-cli.ts';
@@ -59,6 +62,8 @@ interface Opts extends ChainOptions {
   newAuthorityKey?: string;
   proof?: string;
   domaind?: string;
+  resolver?: string;
+  out?: string;
 }
 
 interface Ctx {
@@ -363,6 +368,34 @@ async function reclaim(action: string, opts: Opts): Promise<void> {
 }
 
 /**
+ * `reclaim proof`: collects the DNSSEC chain of `_solana.authority.<domain>`
+ * from a DNSSEC-aware resolver into a file for `reclaim submit`. It does not
+ * verify it (the domain service does, against the Postoffice's root_ksk).
+ */
+async function collectProof(opts: Opts): Promise<void> {
+  const domain = needDomain(opts);
+  if (!opts.out) throw new CliError('--out <file> is required: where to write the proof', EXIT_USAGE);
+  const { config } = settings(opts);
+  let server: ReturnType<typeof parseDnsServer>;
+  try {
+    server = parseDnsServer(opts.resolver ?? config.domaind.resolver);
+  } catch (err) {
+    throw new CliError(`--resolver: ${(err as Error).message}`, EXIT_USAGE);
+  }
+  const name = authorityRecordName(domain);
+  let proof: Buffer;
+  try {
+    proof = await collectTxtChain(server, name);
+  } catch (err) {
+    throw new CliError(`could not collect the DNSSEC chain of ${name}: ${(err as Error).message}`);
+  }
+  writeFileSync(opts.out, proof);
+  const fields = { domain, record_name: name, file: opts.out, bytes: proof.length };
+  if (opts.json) process.stdout.write(`${JSON.stringify(fields, null, 2)}\n`);
+  else process.stdout.write(`wrote the DNSSEC chain of ${name} (${proof.length} bytes) to ${opts.out}\n`);
+}
+
+/**
  * `reclaim submit`: the new authority signs RequestReclaim (fee payer: the
  * postoffice's delegate, read from the Postoffice) and sends it with the
  * DNSSEC proof file to the domain service, which verifies the proof, adds the
@@ -517,4 +550,14 @@ export function register(program: Command): void {
     )
     .option('--domaind <url>', 'the domain service (default http://[domaind] host:port)')
     .action((o: Opts) => submitReclaim(o));
+  re.command('proof')
+    .description(
+      'collect the DNSSEC chain of _solana.authority.<domain> from a DNSSEC-aware resolver into a file',
+    )
+    .option('--config <file>', 'config file (for [domaind] resolver)')
+    .option('--domain <name>', 'the domain')
+    .option('--resolver <host[:port]>', 'a resolver that returns RRSIGs (default [domaind] resolver)')
+    .option('--out <file>', 'where to write the proof (for `reclaim submit --proof`)')
+    .option('--json', 'print the result as JSON on stdout')
+    .action((o: Opts) => collectProof(o));
 }
