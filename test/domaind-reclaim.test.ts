@@ -377,6 +377,26 @@ describe('POST /domain/reclaim', () => {
       // The proof collected from a resolver serving the signed zones (RRSIGs with the DO bit).
       const dns = await startDnsDouble();
       cleanups.push(() => dns.close());
+      const proofArgs = [
+        'timelock',
+        'domain',
+        'reclaim',
+        'proof',
+        '--domain',
+        DOMAIN,
+        '--resolver',
+        dns.address,
+        '--out',
+        proofFile,
+      ];
+      const absent = await sealpost(proofArgs, cwd);
+      expect(absent.code).toBe(1);
+      expect(absent.stderr).toMatch(/no TXT record at _solana\.authority\.example\.org \(NXDOMAIN\)/);
+      dns.set(`_solana.authority.${DOMAIN}`, 'TXT', [wallet(next.kp)]);
+      const unsigned = await sealpost(proofArgs, cwd);
+      expect(unsigned.code).toBe(1);
+      expect(unsigned.stderr).toMatch(/came without an RRSIG: the zone is not signed/);
+      const before = dns.queries.length;
       serveChain(
         dns,
         buildReclaimChain({
@@ -405,7 +425,7 @@ describe('POST /domain/reclaim', () => {
       expect(collected.stdout).toMatch(
         /^wrote the DNSSEC chain of _solana\.authority\.example\.org \(\d+ bytes\)/,
       );
-      expect(dns.queries.map((q) => `${q.name} ${q.type}`)).toEqual([
+      expect(dns.queries.slice(before).map((q) => `${q.name} ${q.type}`)).toEqual([
         '_solana.authority.example.org TXT',
         ' DNSKEY',
         'org DS',
