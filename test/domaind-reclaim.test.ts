@@ -42,6 +42,8 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
+const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+
 interface Rig {
   chain: TestChain;
   domaind: RunningDomaind;
@@ -53,6 +55,8 @@ interface Rig {
   /** RequestReclaim for `signer`, signed by it, with a fresh blockhash. */
   signed(signer: Keypair, build?: (tx: Transaction) => Transaction): Promise<Buffer>;
   post(body: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** POSTs a valid proof naming `signer` with its signed transaction. */
+  claim(signer: Keypair): Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
 async function rig(opts: { rootKsk?: Uint8Array; delegate?: 'postoffice' | 'none' } = {}): Promise<Rig> {
@@ -97,7 +101,7 @@ async function rig(opts: { rootKsk?: Uint8Array; delegate?: 'postoffice' | 'none
     logger: pino({ level: 'silent' }),
   });
   cleanups.push(() => domaind.close());
-  return {
+  const self: Rig = {
     chain,
     domaind,
     delegate,
@@ -126,10 +130,14 @@ async function rig(opts: { rootKsk?: Uint8Array; delegate?: 'postoffice' | 'none
       });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     },
+    async claim(signer) {
+      const proof = self.proof([signer.publicKey.toBase58()]);
+      return self.post({ domain: DOMAIN, proof: b64(proof), transaction: b64(await self.signed(signer)) });
+    },
   };
+  return self;
 }
 
-const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 const wallet = (k: { publicKey: PublicKey }) => k.publicKey.toBase58();
 
 async function nothingOnChain(r: Rig): Promise<void> {
@@ -145,11 +153,7 @@ describe('POST /domain/reclaim', () => {
     async () => {
       const r = await rig();
       const next = Keypair.generate();
-      const res = await r.post({
-        domain: DOMAIN,
-        proof: b64(r.proof([wallet(next)])),
-        transaction: b64(await r.signed(next)),
-      });
+      const res = await r.claim(next);
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({
         status: 'requested',
@@ -167,20 +171,12 @@ describe('POST /domain/reclaim', () => {
         Date.parse(res.body.window_ends_at as string) - Date.parse(res.body.requested_at as string),
       ).toBe(14 * 86_400_000);
 
-      const again = await r.post({
-        domain: DOMAIN,
-        proof: b64(r.proof([wallet(next)])),
-        transaction: b64(await r.signed(next)),
-      });
+      const again = await r.claim(next);
       expect(again.status).toBe(409);
       expect(again.body).toMatchObject({ error: 'reclaim_pending', new_authority: wallet(next) });
 
       // The proven key already holding the domain: nothing to do.
-      const same = await r.post({
-        domain: DOMAIN,
-        proof: b64(r.proof([wallet(r.holder)])),
-        transaction: b64(await r.signed(r.holder)),
-      });
+      const same = await r.claim(r.holder);
       expect(same.status).toBe(200);
       expect(same.body).toMatchObject({ status: 'already_authorized', authority: wallet(r.holder) });
     },
@@ -329,19 +325,11 @@ describe('POST /domain/reclaim', () => {
     async () => {
       const unset = await rig({ rootKsk: new Uint8Array(32) });
       const next = Keypair.generate();
-      const res = await unset.post({
-        domain: DOMAIN,
-        proof: b64(unset.proof([wallet(next)])),
-        transaction: b64(await unset.signed(next)),
-      });
+      const res = await unset.claim(next);
       expect(res).toMatchObject({ status: 503, body: { error: 'root_ksk_not_set' } });
 
       const none = await rig({ delegate: 'none' });
-      const noDelegate = await none.post({
-        domain: DOMAIN,
-        proof: b64(none.proof([wallet(next)])),
-        transaction: b64(await none.signed(next)),
-      });
+      const noDelegate = await none.claim(next);
       expect(noDelegate).toMatchObject({
         status: 503,
         body: { error: 'delegate_not_configured', new_authority: wallet(next) },

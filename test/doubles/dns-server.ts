@@ -16,19 +16,10 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { type AddressInfo, createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import * as packet from 'dns-packet';
+import type { WireRecordType } from '../../src/dns/wire-query.ts';
 
-export type DnsDoubleType =
-  | 'A'
-  | 'AAAA'
-  | 'MX'
-  | 'TXT'
-  | 'TLSA'
-  | 'CNAME'
-  | 'SRV'
-  | 'PTR'
-  | 'DNSKEY'
-  | 'DS'
-  | 'RRSIG';
+/** What the double serves: what wireQuery asks for (but NS), plus RRSIG. */
+export type DnsDoubleType = Exclude<WireRecordType, 'NS'> | 'RRSIG';
 
 export interface MxData {
   preference: number;

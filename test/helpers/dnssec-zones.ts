@@ -200,20 +200,16 @@ export function buildReclaimChain(opts: ReclaimChainOptions): ReclaimChain {
     ttl: 300,
     data: [Buffer.from(value)],
   }));
-  const records = [
-    ...rootKeys,
-    signSet(rootKeys, rootKsk, window('root-dnskey')),
-    ...orgDs,
-    signSet(orgDs, rootZsk, window('org-ds')),
-    ...orgKeys,
-    signSet(orgKeys, orgKsk, window('org-dnskey')),
-    ...domainDs,
-    signSet(domainDs, orgZsk, window('domain-ds')),
-    ...domainKeys,
-    signSet(domainKeys, domainKey, window('domain-dnskey')),
-    ...txt,
-    signSet(txt, domainKey, window('txt')),
+  // Each RRset followed by its RRSIG, from the root down.
+  const links: [TestRecord[], TestKey, ChainLink][] = [
+    [rootKeys, rootKsk, 'root-dnskey'],
+    [orgDs, rootZsk, 'org-ds'],
+    [orgKeys, orgKsk, 'org-dnskey'],
+    [domainDs, orgZsk, 'domain-ds'],
+    [domainKeys, domainKey, 'domain-dnskey'],
+    [txt, domainKey, 'txt'],
   ];
+  const records = links.flatMap(([set, key, link]) => [...set, signSet(set, key, window(link))]);
   return {
     keys,
     records,
