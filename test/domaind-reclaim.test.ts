@@ -290,9 +290,9 @@ describe('POST /domain/reclaim', () => {
       const res = await post(unsigned);
       expect(res.status).toBe(422);
       expect(res.body).toMatchObject({ error: 'authority_signature_invalid' });
-      // A signature by the right key over another message.
+      // The new authority's signature (the second of the two, after the count octet) damaged.
       const forged = Buffer.from(await r.signed(next));
-      forged[10] = (forged[10] as number) ^ 0xff;
+      forged[1 + 64 + 10] = (forged[1 + 64 + 10] as number) ^ 0xff;
       expect((await post(forged)).body).toMatchObject({ error: 'authority_signature_invalid' });
 
       expect(await post('not base64!')).toMatchObject({

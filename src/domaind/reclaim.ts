@@ -10,6 +10,7 @@
 // delegate's signature and submits it. The transaction message is the
 // challenge: its recent blockhash makes the new authority's signature fresh
 // and single-use, and nothing but that instruction can ride along.
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { type Keypair, PublicKey, sendAndConfirmRawTransaction, Transaction } from '@solana/web3.js';
 import {
   getPendingReclaim,
@@ -165,8 +166,8 @@ function checkTransaction(
       { domain: expected.domain },
     );
   }
-  const own = tx.signatures.find((s) => s.publicKey.equals(expected.newAuthority));
-  if (!own?.signature || !tx.verifySignatures(false)) {
+  const own = tx.signatures.find((s) => s.publicKey.equals(expected.newAuthority))?.signature;
+  if (!own || !ed25519.verify(own, tx.serializeMessage(), expected.newAuthority.toBytes())) {
     throw new DomaindError(
       'authority_signature_invalid',
       `the transaction carries no valid signature by ${claimed}; sign the RequestReclaim message with that key`,
