@@ -6,8 +6,8 @@ import { DEFAULT_PROGRAM_ID } from './program-id.ts';
 describe('mail program errors', () => {
   it('numbers the table as protocol.md does', () => {
     const names = Object.keys(MAIL_ERRORS);
-    expect(names).toHaveLength(31);
-    // 0..20 in order, then each slice's own block: 30 (attestations), 40–48 (alias marketplace).
+    expect(names).toHaveLength(35);
+    // 0..20 in order, then each slice's own block: 30 (attestations), 40–52 (alias, then domain marketplace).
     names.forEach((n, i) => {
       const code = i < 21 ? i : i === 21 ? 30 : 40 + (i - 22);
       expect(MAIL_ERRORS[n as keyof typeof MAIL_ERRORS]).toBe(code);
@@ -15,6 +15,8 @@ describe('mail program errors', () => {
     });
     expect(MAIL_ERRORS.AliasLocked).toBe(40);
     expect(MAIL_ERRORS.EscrowNotExpired).toBe(48);
+    expect(MAIL_ERRORS.DomainLocked).toBe(49);
+    expect(MAIL_ERRORS.DomainPending).toBe(52);
     expect(MAIL_ERRORS.NotDomainAuthority).toBe(30);
     expect(mailErrorName(30)).toBe('NotDomainAuthority');
     expect(MAIL_ERRORS.PostageRequired).toBe(8);

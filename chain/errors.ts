@@ -36,6 +36,11 @@ export const MAIL_ERRORS = {
   WrongListingMode: 46,
   EscrowExpired: 47,
   EscrowNotExpired: 48,
+  // the domain marketplace, in the same block
+  DomainLocked: 49,
+  ListingExpired: 50,
+  ListingNotExpired: 51,
+  DomainPending: 52,
 } as const;
 
 export type MailErrorName = keyof typeof MAIL_ERRORS;

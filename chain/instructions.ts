@@ -1,6 +1,7 @@
 // web3.js instruction builders for mail-program instructions 0–27 (the
 // timelocks' 20–27 in timelock-instructions.ts, the alias marketplace's 34–41
-// in market-instructions.ts), with the
+// in market-instructions.ts, the domain marketplace's 42–44 in
+// domain-market-instructions.ts), with the
 // account lists and signer/writable flags of docs/protocol.md. Builders derive
 // every PDA themselves from named parameters.
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
@@ -18,6 +19,7 @@ import {
 } from './pda.ts';
 
 export * from './attest-instructions.ts';
+export * from './domain-market-instructions.ts';
 export * from './instruction-data.ts';
 export * from './market-instructions.ts';
 export * from './record-instructions.ts';

@@ -1,5 +1,5 @@
-// Instruction data of the alias marketplace (tags 34–41; docs/protocol.md
-// "Alias marketplace"). Kept apart from instruction-data.ts, which spreads
+// Instruction data of the marketplace: aliases (tags 34–41; docs/protocol.md
+// "Alias marketplace") and domains (42–44, "Domain marketplace"). Kept apart from instruction-data.ts, which spreads
 // these layouts into the program's one table.
 import type { PublicKey } from '@solana/web3.js';
 import { defineLayout, type Layout } from './accounts/layout.ts';
@@ -44,6 +44,22 @@ export interface ReclaimAliasData {
   kind: 'ReclaimAlias';
 }
 
+export interface ListDomainData {
+  kind: 'ListDomain';
+  /** What the buyer pays the holder; 0 only with a named buyer (a gift). */
+  priceLamports: bigint;
+  /** Unix seconds, later than the chain time and at most DOMAIN_LISTING_MAX_SECS after it. */
+  expiresAt: bigint;
+  /** The only wallet that may buy; the zero key = anyone. */
+  buyer: PublicKey;
+}
+export interface BuyDomainData {
+  kind: 'BuyDomain';
+}
+export interface CancelDomainListingData {
+  kind: 'CancelDomainListing';
+}
+
 export type MarketInstruction =
   | ListAliasData
   | BidAliasData
@@ -52,7 +68,10 @@ export type MarketInstruction =
   | CancelListingData
   | OfferAliasData
   | AcceptAliasData
-  | ReclaimAliasData;
+  | ReclaimAliasData
+  | ListDomainData
+  | BuyDomainData
+  | CancelDomainListingData;
 
 type MarketLayouts = {
   readonly [K in MarketInstruction['kind']]: Layout<Extract<MarketInstruction, { kind: K }>>;
@@ -76,4 +95,11 @@ export const MARKET_INSTRUCTION_LAYOUTS: MarketLayouts = {
   }),
   AcceptAlias: defineLayout<AcceptAliasData>('AcceptAlias', 40, {}),
   ReclaimAlias: defineLayout<ReclaimAliasData>('ReclaimAlias', 41, {}),
+  ListDomain: defineLayout<ListDomainData>('ListDomain', 42, {
+    priceLamports: 'u64',
+    expiresAt: 'i64',
+    buyer: 'key',
+  }),
+  BuyDomain: defineLayout<BuyDomainData>('BuyDomain', 43, {}),
+  CancelDomainListing: defineLayout<CancelDomainListingData>('CancelDomainListing', 44, {}),
 };

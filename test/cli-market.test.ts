@@ -91,7 +91,8 @@ describe('sealpost market', () => {
       }
 
       // Auction: reserve, refund of the outbid bidder, settled by a third wallet after the end.
-      const ends = new Date(Date.now() + 12_000).toISOString();
+      // Long enough for four CLI runs on a loaded machine; settle below polls until it ends.
+      const ends = new Date(Date.now() + 25_000).toISOString();
       const auc = await market(
         ['sell', 'auc', '--auction', '--reserve', '1', '--ends', ends, '--antisnipe', '0'],
         'alice',

@@ -2,17 +2,20 @@
 // public resolver and devnet as the chain: publish the authority TXT, check
 // it with GET /domain, authorize with POST /domain, find the MailDomain on
 // chain. Plus every refusal: no delegate (503), missing, conflicting and
-// malformed records, a domain held by another authority, bad names, resolver
-// failures, and a delegate the postoffice does not know.
+// malformed records, a domain held by another authority or listed for sale,
+// bad names, resolver failures, and a delegate the postoffice does not know.
 import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  cancelDomainListingInstruction,
   createDomainInstruction,
   domainAddress,
+  domainListingOf,
   getDomain,
   initPostofficeInstruction,
+  listDomainInstruction,
 } from '../chain/index.ts';
 import { parseConfig } from '../src/config/index.ts';
 import { createDnsResolver } from '../src/dns/resolver.ts';
@@ -259,6 +262,48 @@ describe('domain onboarding', () => {
     expect(health.domains[0]).toMatchObject({ domain: 'example.org', status: 'other_authority' });
     expect(health.domains[1]).toMatchObject({ domain: 'example.net', status: 'missing' });
     expect(health.warnings[0]).toContain(holder.toBase58());
+  });
+
+  it('refuses a claim while the domain is listed for sale, naming the listing, and warns at start-up', async () => {
+    const r = await rig();
+    const key = r.authority.publicKey.toBase58();
+    publish(r, 'example.org', key);
+    expect((await r.post('example.org')).status).toBe(201);
+    await r.chain.airdrop(r.authority.publicKey, 1_000_000_000);
+    const programId = r.chain.programId;
+    const holder = r.authority.publicKey;
+    await r.chain.send(
+      [
+        listDomainInstruction({
+          programId,
+          domain: 'example.org',
+          holder,
+          priceLamports: 1_000_000n,
+          expiresAt: BigInt(Math.floor(Date.now() / 1000)) + 3_600n,
+        }),
+      ],
+      [r.authority],
+    );
+    const listing = domainListingOf(programId, { domain: 'example.org' }).toBase58();
+    const res = await r.post('example.org');
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ error: 'domain_taken', listed: true, on_chain: { authority: listing } });
+    expect(res.body.message).toContain(
+      `listed for sale on chain: its authority is its DomainListing ${listing}`,
+    );
+    const health = await r.domaind.runStartupCheck();
+    expect(health.domains[0]).toMatchObject({ domain: 'example.org', status: 'listed' });
+    expect(health.warnings[0]).toContain('relayed mail for it waits until the listing closes');
+
+    // Returned to its holder: the claim is the chain's again.
+    await r.chain.send(
+      [cancelDomainListingInstruction({ programId, domain: 'example.org', signer: holder, holder })],
+      [r.authority],
+    );
+    expect((await r.post('example.org')).body).toMatchObject({
+      status: 'already_authorized',
+      authority: key,
+    });
   });
 
   it('normalizes trailing dots, case and IDN; refuses broken names', async () => {

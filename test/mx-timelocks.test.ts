@@ -2,8 +2,10 @@
 // timelocks (docs/inbound.md): a mailbox with a pending close is refused with
 // 550 5.2.1 (and takes mail again once the close is cancelled, and is unknown
 // once completed); a local domain whose deactivation has settled on chain is
-// refused with 550 5.1.2, while it still takes mail during its notice window.
-// The devnet's clock is moved forward to pass the windows.
+// refused with 550 5.1.2, while it still takes mail during its notice window;
+// a domain listed for sale (docs/protocol.md "Domain marketplace") is deferred
+// with 451 4.2.0 until its listing closes. The devnet's clock is moved forward
+// to pass the windows.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Keypair } from '@solana/web3.js';
@@ -12,11 +14,13 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  cancelDomainListingInstruction,
   cancelMailboxCloseInstruction,
   closeMailboxInstruction,
   createDomainInstruction,
   createMailboxInstruction,
   DEACTIVATION_WINDOW_SECS,
+  listDomainInstruction,
   MAILBOX_CLOSE_WINDOW_SECS,
   requestDeactivationInstruction,
   requestMailboxCloseInstruction,
@@ -102,7 +106,19 @@ async function rig() {
     const r = await c.cmd(`RCPT TO:<${address}>`);
     return `${r.code} ${r.text}`;
   };
-  return { chain, mail, p, passTime, session, rcpt };
+  /** An address of a new mailbox in OLD, and one in DOMAIN. */
+  const addresses = async () => {
+    const owner = await chain.funded();
+    await chain.send(
+      [createMailboxInstruction({ programId: p, owner: owner.publicKey, domain: OLD })],
+      [owner],
+    );
+    return {
+      inOld: `${owner.publicKey.toBase58()}@${OLD}`,
+      inMain: `${(await mail.mailbox()).publicKey.toBase58()}@${DOMAIN}`,
+    };
+  };
+  return { chain, mail, p, passTime, session, rcpt, addresses };
 }
 
 describe('MX and the timelocks', () => {
@@ -138,14 +154,8 @@ describe('MX and the timelocks', () => {
   });
 
   it('takes mail for a domain during its notice window and refuses it with 550 5.1.2 once deactivated', async () => {
-    const { chain, mail, p, passTime, session, rcpt } = await rig();
-    const owner = await chain.funded();
-    await chain.send(
-      [createMailboxInstruction({ programId: p, owner: owner.publicKey, domain: OLD })],
-      [owner],
-    );
-    const inOld = `${owner.publicKey.toBase58()}@${OLD}`;
-    const inMain = `${(await mail.mailbox()).publicKey.toBase58()}@${DOMAIN}`;
+    const { chain, mail, p, passTime, session, rcpt, addresses } = await rig();
+    const { inOld, inMain } = await addresses();
     await chain.send(
       [requestDeactivationInstruction({ programId: p, authority: mail.authority.publicKey, domain: OLD })],
       [mail.authority],
@@ -172,5 +182,33 @@ describe('MX and the timelocks', () => {
     expect(await rcpt(c, `postmaster@${OLD}`)).toMatch(/^550 5\.1\.2 /);
     expect(await rcpt(c, `Postmaster`)).toMatch(/^250 /);
     expect(await rcpt(c, inMain)).toMatch(/^250 /);
+  });
+
+  it('defers mail for a domain listed for sale with 451 4.2.0, and takes it again once the listing is cancelled', async () => {
+    const { chain, mail, p, session, rcpt, addresses } = await rig();
+    const { inOld, inMain } = await addresses();
+    const holder = mail.authority.publicKey;
+    await chain.send(
+      [
+        listDomainInstruction({
+          programId: p,
+          domain: OLD,
+          holder,
+          priceLamports: 1_000_000n,
+          expiresAt: BigInt(Math.floor(Date.now() / 1000)) + 3_600n,
+        }),
+      ],
+      [mail.authority],
+    );
+    const c = await session();
+    expect(await rcpt(c, inOld)).toMatch(/^451 4\.2\.0 Domain old\.test is being transferred/);
+    expect(await rcpt(c, inMain)).toMatch(/^250 /);
+
+    await chain.send(
+      [cancelDomainListingInstruction({ programId: p, domain: OLD, signer: holder, holder })],
+      [mail.authority],
+    );
+    const again = await session();
+    expect(await rcpt(again, inOld)).toMatch(/^250 /);
   });
 });

@@ -12,6 +12,7 @@ import {
   aliasEscrowLayout,
   aliasLayout,
   aliasListingLayout,
+  domainListingLayout,
   emailLayout,
   fromboxLayout,
   mailboxLayout,
@@ -30,8 +31,10 @@ import {
   attestSenderInstruction,
   bidAliasInstruction,
   buyAliasInstruction,
+  buyDomainInstruction,
   buyStampsInstruction,
   cancelDeactivationInstruction,
+  cancelDomainListingInstruction,
   cancelListingInstruction,
   cancelMailboxCloseInstruction,
   cancelReclaimInstruction,
@@ -50,6 +53,7 @@ import {
   encodeInstructionOf,
   initPostofficeInstruction,
   listAliasInstruction,
+  listDomainInstruction,
   offerAliasInstruction,
   publishBeaconInstruction,
   publishKeyInstruction,
@@ -88,6 +92,10 @@ const SOL = 1_000_000_000n;
 // reclaim waiting, one whose deactivation window is over.
 const PENDING_DOMAIN = 'pending.test';
 const SETTLE_DOMAIN = 'settle.test';
+// The domain marketplace's cases: one domain to list, one listed to buy, one whose listing expired.
+const LIST_DOMAIN = 'm-list.test';
+const BUY_DOMAIN = 'm-buy.test';
+const EXPIRED_DOMAIN = 'm-expired.test';
 
 interface Case {
   name: string;
@@ -220,6 +228,16 @@ function marketFixture(w: World, alice: PublicKey, bob: PublicKey, sender: Publi
           expiresAt,
         }),
       ),
+    );
+  const { delegate, authority } = w;
+  for (const domain of [LIST_DOMAIN, BUY_DOMAIN, EXPIRED_DOMAIN])
+    expectOk(w.run(createDomainInstruction({ programId, delegate, domain, authority })));
+  for (const [domain, expiresAt] of [
+    [BUY_DOMAIN, w.now + 7n * 86_400n],
+    [EXPIRED_DOMAIN, w.now + 10n],
+  ] as const)
+    expectOk(
+      w.run(listDomainInstruction({ programId, domain, holder: authority, priceLamports: SOL, expiresAt })),
     );
   w.advance(20n);
 }
@@ -752,6 +770,7 @@ function marketCases(f: ReturnType<typeof fixture>): Case[] {
       foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
       bump: { 1: escrowBump, 2: aliasBump },
     },
+    ...domainMarketCases(f),
     {
       name: 'ReclaimAlias (after expiry, by anyone)',
       make: () => reclaimAliasInstruction({ programId, signer: payer, alias: 'm-reclaim', holder: alice }),
@@ -760,6 +779,57 @@ function marketCases(f: ReturnType<typeof fixture>): Case[] {
       replaced: { 1: 'NotFound', 2: 'InvalidAccount', 3: 'InvalidAccount' },
       foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
       bump: { 1: escrowBump, 2: aliasBump },
+    },
+  ];
+}
+
+function domainMarketCases(f: ReturnType<typeof fixture>): Case[] {
+  const { w, programId, bob, payer } = f;
+  const authority = w.authority;
+  const domainBump = { offset: DOMAIN_BUMP, error: 'InvalidPda' } as const;
+  const listingBump = { offset: domainListingLayout.offsets.bump, error: 'InvalidPda' } as const;
+  return [
+    {
+      name: 'ListDomain',
+      make: () =>
+        listDomainInstruction({
+          programId,
+          domain: LIST_DOMAIN,
+          holder: authority,
+          priceLamports: SOL,
+          expiresAt: w.now + 86_400n,
+        }),
+      signers: [0],
+      writables: [0, 1, 2],
+      system: 5,
+      replaced: { 1: 'NotFound', 2: 'InvalidPda', 3: 'InvalidPda', 4: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'AlreadyExists', 3: 'DomainPending', 4: 'DomainPending' },
+      bump: { 1: domainBump },
+    },
+    {
+      name: 'BuyDomain',
+      make: () => buyDomainInstruction({ programId, domain: BUY_DOMAIN, buyer: bob, holder: authority }),
+      signers: [0],
+      writables: [0, 1, 2, 3],
+      system: 5,
+      replaced: { 1: 'InvalidAccount', 2: 'NotFound', 3: 'InvalidAccount', 4: 'InvalidPda' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount', 4: 'DomainPending' },
+      bump: { 1: domainBump, 2: listingBump },
+    },
+    {
+      name: 'CancelDomainListing (after expiry, by anyone)',
+      make: () =>
+        cancelDomainListingInstruction({
+          programId,
+          domain: EXPIRED_DOMAIN,
+          signer: payer,
+          holder: authority,
+        }),
+      signers: [0],
+      writables: [1, 2, 3],
+      replaced: { 1: 'InvalidAccount', 2: 'NotFound', 3: 'InvalidAccount' },
+      foreign: { 1: 'InvalidAccount', 2: 'InvalidAccount' },
+      bump: { 1: domainBump, 2: listingBump },
     },
   ];
 }
@@ -786,9 +856,9 @@ describe('account checks of every instruction', () => {
     all = cases(f);
   });
 
-  it('covers all 40 instructions', () => {
+  it('covers all 43 instructions', () => {
     const tags = new Set(all.map((c) => c.make().data[0]));
-    const market = [34, 35, 36, 37, 38, 39, 40, 41];
+    const market = [34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44];
     expect([...tags].sort((a, b) => (a as number) - (b as number))).toEqual([...Array(32).keys(), ...market]);
   });
 
@@ -914,8 +984,8 @@ describe('account checks of every instruction', () => {
         }
     }
     // 277 pairs for instructions 0-19, 86 for the timelocks' 20-27, 117 for the attestation block's 28-31;
-    // the marketplace's 4+6+5+5+3+4+5+4 accounts add 132.
-    expect(runs).toBe(277 + 86 + 117 + 132);
+    // the marketplace's 4+6+5+5+3+4+5+4 accounts add 132, the domain marketplace's 6+6+4 another 72.
+    expect(runs).toBe(277 + 86 + 117 + 132 + 72);
   });
 
   it('refuses short, trailing and unknown data and wrong account counts', () => {
@@ -936,7 +1006,7 @@ describe('account checks of every instruction', () => {
       if (tag !== 6 || n === 8) expectErr(w.run(withKeys(ix, long)), 'InvalidInstruction');
     }
     const keys = all[2]?.make().keys as AccountMeta[];
-    for (const data of [[], [32], [33], [42], [99], [255], [255, 0, 0]])
+    for (const data of [[], [32], [33], [45], [99], [255], [255, 0, 0]])
       expectErr(
         w.run(
           new TransactionInstruction({ programId: new PublicKey(programId), keys, data: Buffer.from(data) }),

@@ -162,8 +162,8 @@ describe('compute units', () => {
         under: true,
       });
     expect(rows.filter((r) => r.instruction === 'SendMail').length).toBe(11);
-    // 28 instructions (0–27), the attestation block's 4 (28–31) and the alias marketplace's 8.
-    expect(new Set(rows.map((r) => r.instruction)).size).toBe(40);
+    // 28 instructions (0–27), the attestation block's 4 (28–31), the alias marketplace's 8 and the domain marketplace's 3.
+    expect(new Set(rows.map((r) => r.instruction)).size).toBe(43);
     expect(rows.find((r) => r.instruction === 'SendMail')?.target).toBe(SEND_MAIL_TARGET);
     expect(programSo().length).toBeLessThanOrEqual(PROGRAM_SIZE_TARGET);
   });

@@ -4,7 +4,7 @@
 // the escrowed hand-off. Every refusal leaves balances and accounts as they
 // were; every completed path moves the alias one way and the payment the
 // other, never both to one party.
-import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
+import type { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import {
   ALIAS_BID_SIZE,
@@ -32,7 +32,7 @@ import {
   settleAuctionInstruction,
 } from '../chain/instructions.ts';
 import { aliasBidAddress } from '../chain/pda.ts';
-import { expectOk, refused, rent, SOL, swap, World, without } from './program-world.ts';
+import { deltas, expectOk, refused, rent, SOL, swap, World, without } from './program-world.ts';
 
 const NAME = 'shop';
 const DAY = 86_400n;
@@ -62,13 +62,6 @@ function market(seed = 1): Market {
 const aliasOf = (m: Market): Alias => decodeAlias(m.w.data(m.alias) as Uint8Array);
 const listing = (m: Market): AliasListing => decodeAliasListing(m.w.data(m.listing) as Uint8Array);
 const bidAccount = (m: Market, bidder: PublicKey) => aliasBidAddress(m.w.programId, m.listing, bidder)[0];
-
-/** Runs one transaction and returns each watched account's balance change in it. */
-function deltas(w: World, ix: TransactionInstruction, watch: PublicKey[]): bigint[] {
-  const before = watch.map((k) => w.balance(k));
-  expectOk(w.run(ix));
-  return watch.map((k, i) => w.balance(k) - (before[i] as bigint));
-}
 
 /** The alias is owned by, and delivers to, `wallet`. */
 function ownedBy(m: Market, wallet: PublicKey, delivers: PublicKey = wallet): void {

@@ -1,7 +1,7 @@
 // The privacy scan: a realistic flow through the real mail program
 // (mailboxes, aliases, domains, fromboxes with stamps, relayed and direct
 // sends with and without bounty or reply, pin leases, beacons, sender
-// attestations, reputation and a recipient rule), then every account the
+// attestations, reputation, a recipient rule and a domain listing), then every account the
 // program owns and every transaction log is searched for the clear text of
 // email addresses, domain names, alias names and message contents. Only the
 // documented public text may appear (docs/protocol.md, "Fields beyond the
@@ -29,6 +29,7 @@ import {
   createFromboxInstruction,
   createMailboxInstruction,
   createPinLeaseInstruction,
+  listDomainInstruction,
   publishBeaconInstruction,
   sendMailInstruction,
   setMailboxFlagsInstruction,
@@ -224,6 +225,17 @@ describe('privacy scan of the program’s accounts and logs', () => {
       setRecipientRuleInstruction({ programId, owner: bob, minReputationLamports: 1n, postageLamports: 0n }),
     );
     send(bob, { cid: await computeCid(await sealed(bob, ADDRESSES[2] as string)) });
+    // The second domain offered to bob: its DomainListing names accounts and wallets, never the name.
+    run(
+      listDomainInstruction({
+        programId,
+        holder: w.authority,
+        domain: SECOND_DOMAIN,
+        priceLamports: 1_000_000n,
+        expiresAt: w.now + 86_400n,
+        buyer: bob,
+      }),
+    );
 
     // Scan every program-owned account the flow touched.
     const secrets = [
@@ -259,6 +271,7 @@ describe('privacy scan of the program’s accounts and logs', () => {
       SenderAttestation: 2,
       SenderReputation: 1,
       RecipientRule: 1,
+      DomainListing: 1,
     });
     // The logs: the runtime's lines and the program's instruction names only.
     findings.push(...scanBytes('transaction logs', new TextEncoder().encode(logs.join('\n')), secrets, []));

@@ -47,7 +47,7 @@ const EXPECTED: Record<AccountKind, [tag: number, size: number]> = {
   MailDomain: [6, 99],
   Postoffice: [7, 154],
   AliasListing: [8, 139],
-  DomainListing: [9, 90],
+  DomainListing: [9, 122],
   AliasEscrow: [10, 122],
   AliasBid: [11, 82],
   ParticipantBeacon: [12, 155],

@@ -2,8 +2,8 @@
 // reputation, lease, pending and recipient-rule records. The program writes
 // ParticipantBeacon (PublishBeacon), PinLease (CreatePinLease),
 // SenderAttestation (AttestSender), SenderReputation (SendMail with the
-// reputation account) and RecipientRule (SetRecipientRule); the others are
-// layouts only so far.
+// reputation account), RecipientRule (SetRecipientRule), the alias
+// marketplace's records and DomainListing (ListDomain).
 import type { PublicKey } from '@solana/web3.js';
 import { defineLayout } from './layout.ts';
 
@@ -37,8 +37,13 @@ export const aliasListingLayout = defineLayout<AliasListing>('AliasListing', 8, 
 
 export interface DomainListing {
   kind: 'DomainListing';
+  /** The MailDomain account, the PDA's seed; its authority is this listing while it exists. */
   domain: PublicKey;
+  /** The authority that listed it: receives the price and the rent, gets the domain back on cancel. */
   holder: PublicKey;
+  /** The only wallet that may buy; the zero key = anyone. */
+  buyer: PublicKey;
+  /** What the buyer pays the holder; 0 only with a named buyer (a gift). */
   priceLamports: bigint;
   createdAt: bigint;
   expiresAt: bigint;
@@ -48,6 +53,7 @@ export interface DomainListing {
 export const domainListingLayout = defineLayout<DomainListing>('DomainListing', 9, {
   domain: 'key',
   holder: 'key',
+  buyer: 'key',
   priceLamports: 'u64',
   createdAt: 'i64',
   expiresAt: 'i64',

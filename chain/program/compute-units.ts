@@ -13,8 +13,10 @@ import {
   attestSenderInstruction,
   bidAliasInstruction,
   buyAliasInstruction,
+  buyDomainInstruction,
   buyStampsInstruction,
   cancelDeactivationInstruction,
+  cancelDomainListingInstruction,
   cancelListingInstruction,
   cancelMailboxCloseInstruction,
   cancelReclaimInstruction,
@@ -32,6 +34,7 @@ import {
   deleteMailInstruction,
   initPostofficeInstruction,
   listAliasInstruction,
+  listDomainInstruction,
   offerAliasInstruction,
   publishBeaconInstruction,
   publishKeyInstruction,
@@ -263,6 +266,7 @@ export function measureComputeUnits(opts: { runs?: number; seed?: number } = {})
     );
   for (const who of publishers) measure('CloseBeacon', closeBeaconInstruction({ programId, owner: who }));
   measureMarket(w, measure, runs, owner);
+  measureDomainMarket(w, measure, runs);
 
   // Timelocks: each request, its cancel, a second request, then every completion after the windows.
   const closers = Array.from({ length: runs }, () => w.wallet());
@@ -398,5 +402,51 @@ function measureMarket(
     measure(
       'SettleAuction',
       settleAuctionInstruction({ programId, alias: `ma${i}`, holder: owner, highBidder: second }),
+    );
+}
+
+/**
+ * The domain marketplace's instructions, on domains made for it: a sale to
+ * anyone, a cancel by the holder, and a listing to a named wallet returned
+ * by a third wallet after its expiry.
+ */
+function measureDomainMarket(
+  w: World,
+  measure: (name: string, ...ixs: TransactionInstruction[]) => number,
+  runs: number,
+): void {
+  const programId = w.programId;
+  const { delegate, authority } = w;
+  const [buyer, named, crank] = [w.wallet(), w.wallet(), w.wallet()];
+  const term = w.now + 3_600n;
+  const list = (domain: string, extra: { buyer?: PublicKey } = {}) =>
+    listDomainInstruction({
+      programId,
+      domain,
+      holder: authority,
+      priceLamports: 1_000_000n,
+      expiresAt: term,
+      ...extra,
+    });
+  const expiring: string[] = [];
+  for (let i = 0; i < runs; i++) {
+    const [sold, kept, lapsed] = ['s', 'k', 'l'].map((k) => `d${k}${i}.test`) as [string, string, string];
+    for (const domain of [sold, kept, lapsed])
+      expectOk(w.run(createDomainInstruction({ programId, delegate, domain, authority })));
+    measure('ListDomain (anyone)', list(sold));
+    measure('BuyDomain', buyDomainInstruction({ programId, domain: sold, buyer, holder: authority }));
+    measure('ListDomain (anyone)', list(kept));
+    measure(
+      'CancelDomainListing (by the holder)',
+      cancelDomainListingInstruction({ programId, domain: kept, signer: authority, holder: authority }),
+    );
+    measure('ListDomain (named buyer)', list(lapsed, { buyer: named }));
+    expiring.push(lapsed);
+  }
+  w.advance(3_600n);
+  for (const domain of expiring)
+    measure(
+      'CancelDomainListing (expired, by anyone)',
+      cancelDomainListingInstruction({ programId, domain, signer: crank, holder: authority }),
     );
 }

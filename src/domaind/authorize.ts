@@ -14,6 +14,7 @@ import {
   createDomainInstruction,
   domainAddress,
   getDomain,
+  isDomainListed,
   type MailDomain,
   parseMailProgramError,
 } from '../../chain/index.ts';
@@ -83,13 +84,22 @@ export async function readDomain(chain: ChainDeps, domain: string): Promise<Mail
 
 // A claim for a domain held by another authority is the case a reclaim exists
 // for (docs/protocol.md "Timelocks"): POST /domain/reclaim (reclaim.ts) with a
-// DNSSEC proof, not this route.
-function taken(claim: AuthorityClaim, facts: MailDomainFacts): DomaindError {
-  return new DomaindError(
-    'domain_taken',
-    `${claim.domain.ascii} is already authorized on chain to ${facts.authority}, not to ${claim.authority}; a new authority takes it over with a DNSSEC proof at POST /domain/reclaim`,
-    { domain: claim.domain.ascii, on_chain: facts, claimed_authority: claim.authority },
-  );
+// DNSSEC proof, not this route. A domain listed for sale (docs/protocol.md
+// "Domain marketplace") has its DomainListing as authority until it is bought
+// or returned; the claim is refused like any other domain held by another
+// key, naming the listing.
+function taken(programId: string, claim: AuthorityClaim, facts: MailDomainFacts): DomaindError {
+  const listed = isDomainListed(programId, facts.mail_domain, facts.authority);
+  const held = listed
+    ? `is listed for sale on chain: its authority is its DomainListing ${facts.authority} until it is bought or returned`
+    : `is already authorized on chain to ${facts.authority}`;
+  const next = listed ? '' : '; a new authority takes it over with a DNSSEC proof at POST /domain/reclaim';
+  return new DomaindError('domain_taken', `${claim.domain.ascii} ${held}, not to ${claim.authority}${next}`, {
+    domain: claim.domain.ascii,
+    on_chain: facts,
+    claimed_authority: claim.authority,
+    listed,
+  });
 }
 
 /** The chain state for a claim without writing: null when no MailDomain exists. */
@@ -107,7 +117,7 @@ export async function authorizeDomain(
   claim: AuthorityClaim,
 ): Promise<AuthorizeResult> {
   const settle = (facts: MailDomainFacts): AuthorizeResult => {
-    if (facts.authority !== claim.authority) throw taken(claim, facts);
+    if (facts.authority !== claim.authority) throw taken(chain.programId, claim, facts);
     return { status: 'already_authorized', facts };
   };
   const before = await readAuthorization(chain, claim);

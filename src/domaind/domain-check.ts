@@ -3,9 +3,10 @@
 // or relayed SendMail for it will be refused. Used by `sealpost domaind`
 // (logged, and shown by GET /ready) and by `sealpost serve`.
 import type { Connection, PublicKey } from '@solana/web3.js';
-import { getDomain } from '../../chain/index.ts';
+import { domainAddress, getDomain, isDomainListed, normalizeDomain } from '../../chain/index.ts';
 
-export type DomainCheckStatus = 'ok' | 'missing' | 'inactive' | 'other_authority';
+/** `listed`: the configured authority put the domain up for sale; its listing holds the authority meanwhile. */
+export type DomainCheckStatus = 'ok' | 'missing' | 'inactive' | 'other_authority' | 'listed';
 
 export interface DomainCheckResult {
   domain: string;
@@ -34,7 +35,11 @@ export async function checkLocalDomains(opts: CheckLocalDomainsOptions): Promise
         rentPayer: d.rentPayer.toBase58(),
       };
       // A foreign authority is the more serious finding, so it wins over inactive.
-      if (!d.authority.equals(opts.authority)) return { domain, status: 'other_authority', onChain };
+      if (!d.authority.equals(opts.authority)) {
+        const account = domainAddress(opts.programId, normalizeDomain(domain))[0];
+        const listed = isDomainListed(opts.programId, account, d.authority);
+        return { domain, status: listed ? 'listed' : 'other_authority', onChain };
+      }
       if (!d.isActive) return { domain, status: 'inactive', onChain };
       return { domain, status: 'ok', onChain };
     }),
@@ -50,6 +55,8 @@ export function domainCheckWarning(r: DomainCheckResult, authority: string): str
       return `${r.domain} has no MailDomain on chain; authorize it with POST /domain after publishing _solana.authority.${r.domain}`;
     case 'inactive':
       return `${r.domain} is inactive on chain; relayed mail for it will be refused`;
+    case 'listed':
+      return `${r.domain} is listed for sale on chain (its authority is its DomainListing ${r.onChain?.authority}); relayed mail for it waits until the listing closes`;
     case 'other_authority':
       return `${r.domain} is authorized on chain to ${r.onChain?.authority}, not to the configured authority key ${authority}; relayed mail for it will be refused`;
   }

@@ -1,15 +1,17 @@
 // The MX's read-only view of the chain: mailboxes, delegated keys, fromboxes,
-// aliases, domains and pending mailbox closes, with a short-lived cache so RCPT handling is not bound by RPC
+// aliases, domains (and whether one is listed for sale) and pending mailbox closes, with a short-lived cache so RCPT handling is not bound by RPC
 // latency. The chain stays the final arbiter: the pipeline's SendMail re-checks
 // every rule, so a stale cache entry can delay a refusal, never skip one.
 import type { Connection } from '@solana/web3.js';
 import {
+  domainAddress,
   type Frombox,
   getDomain,
   getFrombox,
   getMailbox,
   getMailboxKey,
   getPendingMailboxClose,
+  isDomainListed,
   type Mailbox,
   type MailboxKey,
   type MailDomain,
@@ -83,6 +85,18 @@ export class ChainView {
   /** The MailDomain of a (lowercase) domain name, or null when it is not on chain. */
   domain(name: string): Promise<MailDomain | null> {
     return this.cached(`md:${name}`, () => getDomain(this.opts.connection, this.opts.programId, name));
+  }
+
+  /**
+   * The domain is in its DomainListing's custody (docs/protocol.md "Domain
+   * marketplace"): its authority is the listing, so its relayed mail cannot
+   * reach the chain until the listing closes.
+   */
+  async domainListed(name: string): Promise<boolean> {
+    const md = await this.domain(name);
+    if (!md) return false;
+    const account = domainAddress(this.opts.programId, name)[0];
+    return isDomainListed(this.opts.programId, account, md.authority);
   }
 
   /** The wallet's PendingMailboxClose (docs/protocol.md "Timelocks"), or null. */

@@ -345,6 +345,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
         if (resolved.reason === 'bad-address') throw replies.badAddress(resolved.detail ?? 'invalid');
         if (resolved.reason === 'closing') throw replies.mailboxClosing();
         if (resolved.reason === 'domain-inactive') throw replies.domainInactive(resolved.detail ?? '');
+        if (resolved.reason === 'domain-listed') throw replies.domainListed(resolved.detail ?? '');
         throw replies.noSuchUser();
       }
       gate = await postageGate(from, resolved.recipient, opts.chain);

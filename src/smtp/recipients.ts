@@ -20,9 +20,10 @@ export type ResolveResult =
       ok: false;
       /**
        * `closing`: the wallet's mailbox has a PendingMailboxClose; `domain-inactive`:
-       * the address's domain is a MailDomain that was deactivated (docs/inbound.md).
+       * the address's domain is a MailDomain that was deactivated; `domain-listed`:
+       * it is listed for sale, so its relayed mail waits (docs/inbound.md).
        */
-      reason: 'not-local' | 'unknown' | 'bad-address' | 'closing' | 'domain-inactive';
+      reason: 'not-local' | 'unknown' | 'bad-address' | 'closing' | 'domain-inactive' | 'domain-listed';
       detail?: string;
     };
 
@@ -59,6 +60,10 @@ export async function resolveRecipient(
   // one not on chain at all is the operator's configuration (serve warns at start).
   if (domain !== '' && (await chain.domain(domain))?.isActive === false) {
     return { ok: false, reason: 'domain-inactive', detail: domain };
+  }
+  // Listed for sale: no relayed SendMail for it lands until the listing closes, so senders retry.
+  if (domain !== '' && (await chain.domainListed(domain))) {
+    return { ok: false, reason: 'domain-listed', detail: domain };
   }
 
   if (local.toLowerCase() === 'postmaster') {

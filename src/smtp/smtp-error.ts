@@ -33,6 +33,13 @@ export const replies = {
   // RFC 3463 X.1.2: the destination system (domain) does not accept mail.
   domainInactive: (domain: string) =>
     new SmtpReply(550, '5.1.2', `Domain ${domain} has been deactivated and takes no mail here`),
+  // Temporary: the domain is in a DomainListing's custody; relaying resumes when the listing closes.
+  domainListed: (domain: string) =>
+    new SmtpReply(
+      451,
+      '4.2.0',
+      `Domain ${domain} is being transferred on chain and takes no mail until that ends; try again later`,
+    ),
   badAddress: (why: string) => new SmtpReply(553, '5.1.3', `Bad address syntax: ${why}`),
   tooManyRecipients: (max: number) =>
     new SmtpReply(452, '4.5.3', `Too many recipients (at most ${max} per message)`),

@@ -95,7 +95,9 @@ export async function classifyRecipient(
         ? `Mailbox <${address}> is closing and takes no new mail`
         : resolved.reason === 'domain-inactive'
           ? `Domain ${parts.domain} has been deactivated: <${address}> takes no mail`
-          : `No such mailbox here: <${address}>`;
+          : resolved.reason === 'domain-listed'
+            ? `Domain ${parts.domain} is being transferred on chain: <${address}> takes no mail until that ends`
+            : `No such mailbox here: <${address}>`;
     throw new SubmitError('bad_recipient', why, { recipient: address });
   }
   const gate = await lookup(() => postageGate(envelopeFrom, resolved.recipient, deps.chain));

@@ -19,8 +19,10 @@ import {
   attestSenderInstruction,
   bidAliasInstruction,
   buyAliasInstruction,
+  buyDomainInstruction,
   buyStampsInstruction,
   cancelDeactivationInstruction,
+  cancelDomainListingInstruction,
   cancelListingInstruction,
   cancelMailboxCloseInstruction,
   cancelReclaimInstruction,
@@ -37,6 +39,7 @@ import {
   deleteMailInstruction,
   initPostofficeInstruction,
   listAliasInstruction,
+  listDomainInstruction,
   offerAliasInstruction,
   pinLeaseCidHash,
   publishBeaconInstruction,
@@ -64,6 +67,7 @@ import {
   attestationAddress,
   beaconAddress,
   domainAddress,
+  domainListingAddress,
   emailAddress,
   fromboxAddress,
   mailboxAddress,
@@ -464,6 +468,59 @@ function instructionVectors() {
       'recipient_rule',
     ]),
     ...marketInstructionVectors(recipient, sender, authority),
+    ...domainMarketInstructionVectors(authority, sender, recipient),
+  ];
+}
+
+/** The domain marketplace: `authority` lists DOMAIN, to anyone or to `recipient`; `sender` buys or cancels. */
+function domainMarketInstructionVectors(authority: PublicKey, sender: PublicKey, recipient: PublicKey) {
+  const programId = PROGRAM_ID;
+  const domain = DOMAIN;
+  const listed = [
+    'holder',
+    'mail_domain',
+    'domain_listing',
+    'pending_deactivation',
+    'pending_reclaim',
+    'System',
+  ];
+  return [
+    ixVector(
+      'ListDomain (anyone)',
+      listDomainInstruction({
+        programId,
+        holder: authority,
+        domain,
+        priceLamports: 5_000_000_000n,
+        expiresAt: EXPIRES_AT,
+      }),
+      listed,
+    ),
+    ixVector(
+      'ListDomain (named buyer, a gift)',
+      listDomainInstruction({
+        programId,
+        holder: authority,
+        domain,
+        priceLamports: 0n,
+        expiresAt: EXPIRES_AT,
+        buyer: recipient,
+      }),
+      listed,
+    ),
+    ixVector('BuyDomain', buyDomainInstruction({ programId, buyer: sender, domain, holder: authority }), [
+      'buyer',
+      'mail_domain',
+      'domain_listing',
+      'holder',
+      'pending_reclaim',
+      'System',
+    ]),
+    ixVector(
+      'CancelDomainListing',
+      cancelDomainListingInstruction({ programId, signer: sender, domain, holder: authority }),
+      ['signer', 'mail_domain', 'domain_listing', 'holder'],
+    ),
   ];
 }
 
@@ -575,6 +632,11 @@ function pdaVectors() {
       'AliasListing',
       `["alias_listing", alias("${ALIAS}")]`,
       aliasListingAddress(PROGRAM_ID, ALIAS_KEY()),
+    ),
+    pdaVector(
+      'DomainListing',
+      `["domain_listing", domain("${DOMAIN}")]`,
+      domainListingAddress(PROGRAM_ID, domainAddress(PROGRAM_ID, DOMAIN)[0]),
     ),
     pdaVector(
       'AliasEscrow',
@@ -793,6 +855,19 @@ function accountVectors() {
         amountLamports: 1_500_000_000n,
         bidAt: EPOCH + 3_600n,
         bump: aliasBidAddress(PROGRAM_ID, listing[0], sender)[1],
+      },
+    ],
+    [
+      'DomainListing',
+      {
+        kind: 'DomainListing',
+        domain: domain[0],
+        holder: authority,
+        buyer: recipient,
+        priceLamports: 250_000_000n,
+        createdAt: EPOCH,
+        expiresAt: EXPIRES_AT,
+        bump: domainListingAddress(PROGRAM_ID, domain[0])[1],
       },
     ],
     [

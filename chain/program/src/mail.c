@@ -1,4 +1,4 @@
-// The Sealpost mail program (docs/protocol.md): accounts, seeds, the 28
+// The Sealpost mail program (docs/protocol.md): accounts, seeds, the
 // instructions and their rules, for the SBPFv0 runtime. One translation unit;
 // built by `npm run build:program`.
 //
@@ -67,6 +67,11 @@
 #define E_WRONG_LISTING_MODE 46ULL
 #define E_ESCROW_EXPIRED 47ULL
 #define E_ESCROW_NOT_EXPIRED 48ULL
+/* domain marketplace (same block; docs/protocol.md "Domain marketplace") */
+#define E_DOMAIN_LOCKED 49ULL
+#define E_LISTING_EXPIRED 50ULL
+#define E_LISTING_NOT_EXPIRED 51ULL
+#define E_DOMAIN_PENDING 52ULL
 /* sender attestations and reputation: codes 30-39 */
 #define E_NOT_DOMAIN_AUTHORITY 30ULL
 
@@ -86,6 +91,7 @@
 #define TAG_MAIL_DOMAIN 6
 #define TAG_POSTOFFICE 7
 #define TAG_ALIAS_LISTING 8
+#define TAG_DOMAIN_LISTING 9
 #define TAG_ALIAS_ESCROW 10
 #define TAG_ALIAS_BID 11
 #define TAG_BEACON 12
@@ -183,6 +189,17 @@
 #define LS_HIGH_BID 98
 #define LS_HIGH_BIDDER 106
 #define LS_BUMP 138
+
+#define DOMAIN_LISTING_SIZE 122
+#define DL_DOMAIN 1
+#define DL_HOLDER 33
+#define DL_BUYER 65
+#define DL_PRICE 97
+#define DL_CREATED_AT 105
+#define DL_EXPIRES_AT 113
+#define DL_BUMP 121
+/* Longest a domain may stay in a listing's custody (its relayed mail is refused meanwhile). */
+#define DOMAIN_LISTING_MAX 604800ULL /* 7 days */
 
 #define ALIAS_ESCROW_SIZE 122
 #define ES_ALIAS 1
@@ -287,7 +304,7 @@ enum {
   IX_COUNT = 28,
 };
 
-/* alias marketplace: tags 34-41 (34-49 reserved for it) */
+/* alias marketplace: tags 34-41; the domain marketplace: 42-44 (34-49 reserved for the marketplace) */
 enum {
   IX_LIST_ALIAS = 34,
   IX_BID_ALIAS = 35,
@@ -297,14 +314,18 @@ enum {
   IX_OFFER_ALIAS = 39,
   IX_ACCEPT_ALIAS = 40,
   IX_RECLAIM_ALIAS = 41,
+  IX_LIST_DOMAIN = 42,
+  IX_BUY_DOMAIN = 43,
+  IX_CANCEL_DOMAIN_LISTING = 44,
   IX_MARKET_FIRST = 34,
-  IX_MARKET_END = 42,
+  IX_MARKET_END = 45,
 };
 
 static const char MARKET_NAMES[IX_MARKET_END - IX_MARKET_FIRST][36] = {
     "Instruction: ListAlias",     "Instruction: BidAlias",     "Instruction: BuyAlias",
     "Instruction: SettleAuction", "Instruction: CancelListing", "Instruction: OfferAlias",
-    "Instruction: AcceptAlias",   "Instruction: ReclaimAlias",
+    "Instruction: AcceptAlias",   "Instruction: ReclaimAlias", "Instruction: ListDomain",
+    "Instruction: BuyDomain",     "Instruction: CancelDomainListing",
 };
 
 /* Sender attestations and recipient rules: tags 28-31 (names in ATTEST_NAMES). */
@@ -524,6 +545,8 @@ static u64 read_kind(Ctx *c, const Acc *a, u8 tag, int *present) {
     return len == ALIAS_LISTING_SIZE && d[LS_MODE] <= 1 ? OK : E_INVALID_ACCOUNT;
   case TAG_ALIAS_ESCROW:
     return len == ALIAS_ESCROW_SIZE ? OK : E_INVALID_ACCOUNT;
+  case TAG_DOMAIN_LISTING:
+    return len == DOMAIN_LISTING_SIZE ? OK : E_INVALID_ACCOUNT;
   case TAG_ALIAS_BID:
     return len == ALIAS_BID_SIZE ? OK : E_INVALID_ACCOUNT;
   case TAG_PENDING_CLOSE:
@@ -1018,10 +1041,12 @@ static u64 decode(Ctx *c, const u8 *data, u64 len) {
   case IX_LIST_ALIAS:
   case IX_BID_ALIAS:
   case IX_OFFER_ALIAS:
+  case IX_LIST_DOMAIN:
     market_decode(a, &r);
     break;
   default: /* RemoveKey, DeleteMail, ReclaimFromboxStamps, ClaimBounty, ClosePinLease, CloseBeacon;
-              timelocks 20-27; the market's BuyAlias, SettleAuction, CancelListing, AcceptAlias, ReclaimAlias */
+              timelocks 20-27; the market's BuyAlias, SettleAuction, CancelListing, AcceptAlias, ReclaimAlias,
+              BuyDomain, CancelDomainListing */
     break;
   }
   if (r.bad || r.left != 0) return E_INVALID_INSTRUCTION;
@@ -1657,7 +1682,8 @@ static void seeds_bid(Ctx *c, const u8 *listing, const u8 *bidder) {
 }
 
 /* ListAlias: u8 mode (0/1) -> bool_val, u1 price/reserve, u2 expires_at, u64_val antisnipe secs.
- * BidAlias: u1 amount. OfferAlias: k1 recipient, u1 fee, u2 expires_at. */
+ * BidAlias: u1 amount. OfferAlias: k1 recipient, u1 fee, u2 expires_at.
+ * ListDomain: u1 price, u2 expires_at, k1 buyer (zero key = anyone). */
 static void market_decode(Args *a, Reader *r) {
   switch (a->tag) {
   case IX_LIST_ALIAS:
@@ -1668,6 +1694,11 @@ static void market_decode(Args *a, Reader *r) {
     break;
   case IX_BID_ALIAS:
     a->u1 = rd_u64(r);
+    break;
+  case IX_LIST_DOMAIN:
+    a->u1 = rd_u64(r);
+    a->u2 = rd_u64(r);
+    a->k1 = rd_key(r);
     break;
   default: /* IX_OFFER_ALIAS */
     a->k1 = rd_key(r);
@@ -1994,8 +2025,155 @@ static u64 reclaim_alias(Ctx *c) {
   return OK;
 }
 
+/* ---- domain marketplace (tags 42-44, errors 49-52) ------------------------- */
+/*
+ * docs/protocol.md "Domain marketplace". A MailDomain changes hands at a
+ * price, to anyone or to one named wallet, through a DomainListing that holds
+ * the domain in custody: ListDomain sets MailDomain.authority to the listing
+ * PDA, so nothing that asks for the authority's signature (relayed SendMail,
+ * AttestSender, RequestDeactivation, a cancel by the authority) works while
+ * it is listed, and only closing the listing sets the authority again: to the
+ * buyer inside the instruction that pays the holder (BuyDomain), or back to
+ * the holder (CancelDomainListing). A listing is bounded (at most
+ * DOMAIN_LISTING_MAX) and anyone may return an expired one. No listing while
+ * a deactivation or a reclaim is pending; no purchase while a reclaim is
+ * pending; a reclaim does not settle while the domain is listed.
+ */
+
+static const char SEED_DOMAIN_LISTING[] = "domain_listing";
+
+static void seeds_domain_listing(Ctx *c, const u8 *domain) {
+  SEEDS(c, SEED_DOMAIN_LISTING);
+  seeds_add(c, domain, 32);
+}
+
+/* The domain is in its listing's custody: its authority is the canonical ["domain_listing", domain] PDA. */
+static int domain_listed(Ctx *c, const Acc *dom) {
+  seeds_domain_listing(c, dom->key);
+  return pda_find(c, dom->data + MD_AUTHORITY) == OK;
+}
+
+/* `p` is the domain's pending record of `prefix` (InvalidPda otherwise) and does not exist (DomainPending). */
+static u64 no_pending(Ctx *c, const Acc *p, const char *prefix, u64 len, const u8 *domain) {
+  seeds_pending(c, prefix, len, domain);
+  TRY(pda_find(c, p->key));
+  return is_absent(p) ? OK : E_DOMAIN_PENDING;
+}
+
+#define NO_PENDING(c, p, s, domain) no_pending((c), (p), (s), sizeof(s) - 1, (domain))
+
+/*
+ * ListDomain: holder (s,w), mail_domain (w), domain_listing (w),
+ * pending_deactivation, pending_reclaim, System.
+ */
+static u64 list_domain(Ctx *c) {
+  ACCOUNTS(c, 6);
+  Acc *holder = &c->acc[0], *dom = &c->acc[1], *ls = &c->acc[2];
+  const Args *a = &c->a;
+  TRY(need_signer(holder, 1));
+  TRY(need_writable(dom));
+  TRY(need_writable(ls));
+  TRY(need_system(c, &c->acc[5]));
+  TRY(require_domain(c, dom));
+  if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
+  if (!eq32(dom->data + MD_AUTHORITY, holder->key)) return domain_listed(c, dom) ? E_DOMAIN_LOCKED : E_UNAUTHORIZED;
+  TRY(NO_PENDING(c, &c->acc[3], SEED_PENDING_DEACTIVATION, dom->key));
+  TRY(NO_PENDING(c, &c->acc[4], SEED_PENDING_RECLAIM, dom->key));
+  if (eq32(a->k1, holder->key)) return E_INVALID_ARGUMENT;
+  if (a->u1 == 0 && is_zero32(a->k1)) return E_INVALID_ARGUMENT;
+  i64 t = now(c), ends = (i64)a->u2;
+  if (ends <= t) return E_LISTING_EXPIRED;
+  if ((u64)(ends - t) > DOMAIN_LISTING_MAX) return E_INVALID_ARGUMENT;
+  seeds_domain_listing(c, dom->key);
+  TRY(pda_find(c, ls->key));
+  if (!is_absent(ls)) return E_ALREADY_EXISTS;
+  u64 lamports = rent(DOMAIN_LISTING_SIZE);
+  TRY(check_payer(holder, lamports, 0));
+  u8 bump = c->bump;
+  TRY(create_pda(c, holder, ls, DOMAIN_LISTING_SIZE, lamports));
+  u8 *d = ls->data;
+  d[0] = TAG_DOMAIN_LISTING;
+  cp32(d + DL_DOMAIN, dom->key);
+  cp32(d + DL_HOLDER, holder->key);
+  cp32(d + DL_BUYER, a->k1);
+  wr64(d + DL_PRICE, a->u1);
+  wr64(d + DL_CREATED_AT, (u64)t);
+  wr64(d + DL_EXPIRES_AT, (u64)ends);
+  d[DL_BUMP] = bump;
+  cp32(dom->data + MD_AUTHORITY, ls->key);
+  return OK;
+}
+
+/*
+ * An existing DomainListing at its address, its MailDomain (the one it names,
+ * valid, in the listing's custody) and its holder wallet.
+ */
+static u64 check_domain_custody(Ctx *c, const Acc *ls, const Acc *dom, const Acc *holder) {
+  TRY(require_kind(c, ls, TAG_DOMAIN_LISTING));
+  seeds_domain_listing(c, ls->data + DL_DOMAIN);
+  if (!pda_with_bump(c, ls->data[DL_BUMP], ls->key)) return E_INVALID_PDA;
+  if (!eq32(ls->data + DL_DOMAIN, dom->key)) return E_INVALID_ACCOUNT;
+  TRY(require_domain(c, dom));
+  if (!eq32(dom->data + MD_AUTHORITY, ls->key)) return E_INVALID_ACCOUNT;
+  if (!eq32(ls->data + DL_HOLDER, holder->key)) return E_INVALID_ACCOUNT;
+  return OK;
+}
+
+/* BuyDomain: buyer (s,w), mail_domain (w), domain_listing (w), holder (w), pending_reclaim, System. */
+static u64 buy_domain(Ctx *c) {
+  ACCOUNTS(c, 6);
+  Acc *buyer = &c->acc[0], *dom = &c->acc[1], *ls = &c->acc[2], *holder = &c->acc[3];
+  TRY(need_signer(buyer, 1));
+  TRY(need_writable(dom));
+  TRY(need_writable(ls));
+  TRY(need_writable(holder));
+  TRY(need_system(c, &c->acc[5]));
+  TRY(check_domain_custody(c, ls, dom, holder));
+  if (eq32(buyer->key, holder->key)) return E_OWN_LISTING;
+  const u8 *named = ls->data + DL_BUYER;
+  if (!is_zero32(named) && !eq32(named, buyer->key)) return E_UNAUTHORIZED;
+  if (now(c) >= (i64)rd64(ls->data + DL_EXPIRES_AT)) return E_LISTING_EXPIRED;
+  if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
+  TRY(NO_PENDING(c, &c->acc[4], SEED_PENDING_RECLAIM, dom->key));
+  u64 price = rd64(ls->data + DL_PRICE), credit;
+  TRY(add(price, *ls->lamports, &credit));
+  TRY(check_payer(buyer, price, 0));
+  TRY(check_credit(holder, credit));
+  TRY(cpi_transfer(c, buyer, holder, price));
+  close_account(ls, holder);
+  cp32(dom->data + MD_AUTHORITY, buyer->key);
+  return OK;
+}
+
+/*
+ * CancelDomainListing: signer (s), mail_domain (w), domain_listing (w),
+ * holder (w). The holder at any time, anyone from expires_at on; the domain
+ * and the listing's rent go back to the holder.
+ */
+static u64 cancel_domain_listing(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *signer = &c->acc[0], *dom = &c->acc[1], *ls = &c->acc[2], *holder = &c->acc[3];
+  TRY(need_signer(signer, 0));
+  TRY(need_writable(dom));
+  TRY(need_writable(ls));
+  TRY(need_writable(holder));
+  TRY(check_domain_custody(c, ls, dom, holder));
+  if (!eq32(signer->key, holder->key) && now(c) < (i64)rd64(ls->data + DL_EXPIRES_AT))
+    return E_LISTING_NOT_EXPIRED;
+  TRY(check_credit(holder, *ls->lamports));
+  close_account(ls, holder);
+  cp32(dom->data + MD_AUTHORITY, holder->key);
+  return OK;
+}
+
 static u64 market(Ctx *c) {
   switch (c->a.tag) {
+  case IX_LIST_DOMAIN:
+    return list_domain(c);
+  case IX_BUY_DOMAIN:
+    return buy_domain(c);
+  case IX_CANCEL_DOMAIN_LISTING:
+    return cancel_domain_listing(c);
   case IX_LIST_ALIAS:
     return list_alias(c);
   case IX_BID_ALIAS:
@@ -2222,6 +2400,8 @@ static u64 settle_domain_timelock(Ctx *c) {
   } else {
     TRY(window_elapsed(c, p->data + PR_REQUESTED_AT, RECLAIM_WINDOW));
     if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
+    /* Settling would take the domain out of a listing's custody: the listing closes first. */
+    if (domain_listed(c, dom)) return E_DOMAIN_LOCKED;
   }
   TRY(check_credit(to, *p->lamports));
   if (deactivate)
@@ -2557,6 +2737,9 @@ u64 entrypoint(u8 *input) {
   case IX_OFFER_ALIAS:
   case IX_ACCEPT_ALIAS:
   case IX_RECLAIM_ALIAS:
+  case IX_LIST_DOMAIN:
+  case IX_BUY_DOMAIN:
+  case IX_CANCEL_DOMAIN_LISTING:
     return market(c);
   /* timelocks */
   case IX_REQUEST_MAILBOX_CLOSE:

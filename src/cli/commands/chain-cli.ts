@@ -59,6 +59,21 @@ export async function send(
   }
 }
 
+/** Prints a command's outcome: one line, or with --json one object (with the signature). */
+export function report(opts: { json?: boolean }, line: string, fields: Record<string, unknown>): void {
+  process.stdout.write(opts.json ? `${JSON.stringify(fields, null, 2)}\n` : `${line}\n`);
+}
+
+/** A command signed by one key file (`--key`), with `--json` and the chain options. */
+export function keyCommand(cmd: Command, description: string, keyHelp: string): Command {
+  return addChainOptions(
+    cmd
+      .description(description)
+      .requiredOption('-k, --key <file>', keyHelp)
+      .option('--json', 'print the outcome as JSON'),
+  );
+}
+
 export function addChainOptions(cmd: Command): Command {
   return cmd
     .option('--config <file>', 'config file (for [chain] rpc_url and program_id)')

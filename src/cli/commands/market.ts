@@ -1,5 +1,5 @@
 // `sealpost market`: the alias marketplace on chain (docs/protocol.md, "Alias
-// marketplace"): open listings; selling an alias at a fixed price or by
+// marketplace"; `market domain` is in market-domain.ts): open listings; selling an alias at a fixed price or by
 // auction; bidding, buying, settling, cancelling; and the escrowed hand-off
 // to a named wallet (offer, accept, reclaim). Every command reads the
 // listing or escrow first, so it can name the accounts the instruction needs
@@ -26,8 +26,9 @@ import {
 import { getEscrow, getListing, listAliasListings } from '../../../chain/market-client.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { solOption } from '../options.ts';
-import { addChainOptions, type ChainOpts, chainOf, send } from './chain-cli.ts';
+import { addChainOptions, type ChainOpts, chainOf, keyCommand, report, send } from './chain-cli.ts';
 import { isoSeconds, sol } from './mailbox-common.ts';
+import { registerDomainMarket } from './market-domain.ts';
 import { addressOption, intOption, loadKeypair } from './program-common.ts';
 
 interface KeyOpts extends ChainOpts {
@@ -74,11 +75,6 @@ function escrowRow(e: AliasEscrow) {
   };
 }
 
-/** Prints the outcome: one line, or with --json one object (with the signature). */
-function report(opts: { json?: boolean }, line: string, fields: Record<string, unknown>): void {
-  process.stdout.write(opts.json ? `${JSON.stringify(fields, null, 2)}\n` : `${line}\n`);
-}
-
 async function session(name: string, opts: KeyOpts) {
   const alias = aliasArg(name);
   const key = loadKeypair('--key', opts.key);
@@ -96,15 +92,6 @@ async function needEscrow(s: Awaited<ReturnType<typeof session>>): Promise<Alias
   const escrow = await getEscrow(s.conn, s.programId, s.ref);
   if (!escrow) throw new CliError(`${s.label} has no pending offer`);
   return escrow;
-}
-
-function keyCommand(cmd: Command, description: string, keyHelp: string): Command {
-  return addChainOptions(
-    cmd
-      .description(description)
-      .requiredOption('-k, --key <file>', keyHelp)
-      .option('--json', 'print the outcome as JSON'),
-  );
 }
 
 interface SellOpts extends KeyOpts {
@@ -150,7 +137,10 @@ function sellTerms(opts: SellOpts): SellTerms {
 export function register(program: Command): void {
   const cmd = program
     .command('market')
-    .description('the alias marketplace: list, sell, bid, buy, settle, cancel; offer, accept, reclaim');
+    .description(
+      'the alias marketplace: list, sell, bid, buy, settle, cancel; offer, accept, reclaim; and `market domain`',
+    );
+  registerDomainMarket(cmd);
 
   addChainOptions(
     cmd
