@@ -133,7 +133,7 @@ export const mailDomainLayout = defineLayout<MailDomain>('MailDomain', 6, {
 export interface Postoffice {
   kind: 'Postoffice';
   admin: PublicKey;
-  /** DNSSEC root key-signing key digest (opaque here). */
+  /** SHA-256 DS digest of the DNSSEC root key-signing key: the domain service's anchor for reclaim proofs (the program does not read it). */
   rootKsk: Uint8Array;
   /** The domain authorization service's key; signs CreateDomain. */
   delegateAddress: PublicKey;

@@ -8,7 +8,18 @@ import { connect } from 'node:net';
 import * as packet from 'dns-packet';
 import { DnsLookupError, type DnsServer } from './lookup-error.ts';
 
-export type WireRecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'TLSA' | 'CNAME' | 'SRV' | 'PTR' | 'NS' | 'DNSKEY';
+export type WireRecordType =
+  | 'A'
+  | 'AAAA'
+  | 'MX'
+  | 'TXT'
+  | 'TLSA'
+  | 'CNAME'
+  | 'SRV'
+  | 'PTR'
+  | 'NS'
+  | 'DNSKEY'
+  | 'DS';
 
 export interface WireAnswer {
   name: string;

@@ -63,7 +63,7 @@ export function mailDomainFacts(
 const NETWORK_FAILURE =
   /fetch failed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|socket hang up|timed? ?out/i;
 
-function chainFailure(err: unknown, what: string): DomaindError {
+export function chainFailure(err: unknown, what: string): DomaindError {
   const message = err instanceof Error ? err.message : String(err);
   if (NETWORK_FAILURE.test(message)) {
     return new DomaindError(
@@ -74,7 +74,7 @@ function chainFailure(err: unknown, what: string): DomaindError {
   return new DomaindError('chain_refused', `the chain refused the transaction while ${what}: ${message}`);
 }
 
-async function readDomain(chain: ChainDeps, domain: string): Promise<MailDomain | null> {
+export async function readDomain(chain: ChainDeps, domain: string): Promise<MailDomain | null> {
   try {
     return await getDomain(chain.connection, chain.programId, domain);
   } catch (err) {
@@ -82,25 +82,19 @@ async function readDomain(chain: ChainDeps, domain: string): Promise<MailDomain 
   }
 }
 
-// Where a reclaim would start (docs/protocol.md "Timelocks", "What is verified
-// where in a reclaim"): a claim for a domain held by another authority is the
-// case RequestReclaim exists for. This service does not start one, because it
-// does not verify DNSSEC proofs yet: that needs the chain of signatures from
-// the root key-signing key whose digest is the Postoffice's root_ksk down to
-// the _solana.authority TXT record, checked here before the delegate signs
-// RequestReclaim (requestReclaimInstruction, co-signed by the new authority).
-// Until then the claim is refused, and an operator who verified a proof by
-// other means runs `sealpost timelock domain reclaim request` with the
-// delegate key.
-// A domain listed for sale (docs/protocol.md "Domain marketplace") has its
-// DomainListing as authority until it is bought or returned; the claim is
-// refused like any other domain held by another key, naming the listing.
+// A claim for a domain held by another authority is the case a reclaim exists
+// for (docs/protocol.md "Timelocks"): POST /domain/reclaim (reclaim.ts) with a
+// DNSSEC proof, not this route. A domain listed for sale (docs/protocol.md
+// "Domain marketplace") has its DomainListing as authority until it is bought
+// or returned; the claim is refused like any other domain held by another
+// key, naming the listing.
 function taken(programId: string, claim: AuthorityClaim, facts: MailDomainFacts): DomaindError {
   const listed = isDomainListed(programId, facts.mail_domain, facts.authority);
   const held = listed
     ? `is listed for sale on chain: its authority is its DomainListing ${facts.authority} until it is bought or returned`
     : `is already authorized on chain to ${facts.authority}`;
-  return new DomaindError('domain_taken', `${claim.domain.ascii} ${held}, not to ${claim.authority}`, {
+  const next = listed ? '' : '; a new authority takes it over with a DNSSEC proof at POST /domain/reclaim';
+  return new DomaindError('domain_taken', `${claim.domain.ascii} ${held}, not to ${claim.authority}${next}`, {
     domain: claim.domain.ascii,
     on_chain: facts,
     claimed_authority: claim.authority,

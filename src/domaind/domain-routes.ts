@@ -6,6 +6,10 @@
 //    lookup, so an operator without a delegate still learns what DNS says).
 //  - GET /domain?name=…: what the TXT currently claims, plus the chain state
 //    (read only).
+//  - POST /domain/reclaim: JSON {"domain", "proof", "transaction"} (both
+//    base64): starts a reclaim from a DNSSEC proof (reclaim.ts). 201 requested,
+//    200 when the proven key already holds the domain, 4xx naming the link of
+//    the proof or the check that failed.
 import type { Keypair } from '@solana/web3.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DnsResolver } from '../dns/resolver.ts';
@@ -13,6 +17,7 @@ import type { Logger } from '../log.ts';
 import { type AuthorityClaim, lookupAuthority } from './authority-record.ts';
 import { authorizeDomain, type ChainDeps, type MailDomainFacts, readAuthorization } from './authorize.ts';
 import { DomaindError } from './errors.ts';
+import { type ReclaimInput, startReclaim } from './reclaim.ts';
 
 export interface DomainRouteDeps {
   resolver: DnsResolver;
@@ -34,6 +39,36 @@ function domainFromBody(request: FastifyRequest): string {
     'missing_domain',
     'send the domain name as the request body (text/plain) or as JSON {"domain": "example.org"}',
   );
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function reclaimInput(body: unknown): ReclaimInput {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new DomaindError(
+      'invalid_reclaim_request',
+      'send JSON {"domain": "…", "proof": "<base64 DNSSEC chain>", "transaction": "<base64 signed RequestReclaim>"}',
+    );
+  }
+  const fields = body as Record<string, unknown>;
+  const text = (name: string): string => {
+    const value = fields[name];
+    if (typeof value !== 'string' || value.trim() === '') {
+      throw new DomaindError(
+        'invalid_reclaim_request',
+        `the JSON body needs a non-empty string field "${name}"`,
+      );
+    }
+    return value.trim();
+  };
+  const bytes = (name: string): Buffer => {
+    const value = text(name);
+    if (value.length % 4 !== 0 || !BASE64.test(value)) {
+      throw new DomaindError('invalid_reclaim_request', `"${name}" must be standard base64`);
+    }
+    return Buffer.from(value, 'base64');
+  };
+  return { domain: text('domain'), proof: bytes('proof'), transaction: bytes('transaction') };
 }
 
 function claimBody(claim: AuthorityClaim) {
@@ -75,6 +110,19 @@ export async function domainRoutes(app: FastifyInstance, deps: DomainRouteDeps):
       ...result.facts,
       ...(result.signature ? { signature: result.signature } : {}),
     };
+  });
+
+  app.post('/domain/reclaim', async (request, reply) => {
+    const input = reclaimInput(request.body);
+    const result = await startReclaim(deps.chain, deps.delegate, input);
+    deps.logger.info(
+      { domain: result.body.domain, new_authority: result.body.new_authority, status: result.status },
+      result.status === 'requested'
+        ? 'reclaim requested on chain'
+        : 'reclaim not needed: already the authority',
+    );
+    reply.code(result.status === 'requested' ? 201 : 200);
+    return result.body;
   });
 
   app.get('/domain', async (request) => {

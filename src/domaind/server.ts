@@ -1,4 +1,5 @@
-// `sealpost domaind`: the domain authorization service (POST/GET /domain),
+// `sealpost domaind`: the domain authorization service (POST/GET /domain,
+// POST /domain/reclaim with a DNSSEC proof),
 // the MTA-STS policy and the autoconfig/autodiscover documents, plus
 // GET /health (alive) and GET /ready: the chain RPC's state (503 when it is
 // down) and the start-up check of the local domains on chain.

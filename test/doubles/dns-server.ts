@@ -16,8 +16,10 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { type AddressInfo, createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import * as packet from 'dns-packet';
+import type { WireRecordType } from '../../src/dns/wire-query.ts';
 
-export type DnsDoubleType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'TLSA' | 'CNAME' | 'SRV' | 'PTR';
+/** What the double serves: what wireQuery asks for (but NS), plus RRSIG. */
+export type DnsDoubleType = Exclude<WireRecordType, 'NS'> | 'RRSIG';
 
 export interface MxData {
   preference: number;
@@ -40,9 +42,19 @@ export interface TlsaData {
 /**
  * Record data by type: A/AAAA/CNAME/PTR a string; MX/SRV/TLSA objects; TXT a
  * string (one character-string, split into 255-byte pieces when longer) or an
- * array of strings (one record made of several character-strings).
+ * array of strings (one record made of several character-strings);
+ * DNSKEY/DS/RRSIG dns-packet's data objects, served as given (an RRSIG goes
+ * with the answer for the type it covers when the query sets the DO bit).
  */
-export type DnsRecordData = string | string[] | MxData | SrvData | TlsaData;
+export type DnsRecordData =
+  | string
+  | string[]
+  | MxData
+  | SrvData
+  | TlsaData
+  | packet.DnskeyData
+  | packet.DsData
+  | packet.RrsigData;
 
 /** `{ 'example.org': { MX: [...], TXT: [...] } }` */
 export type DnsZone = Record<string, Partial<Record<DnsDoubleType, DnsRecordData[]>>>;
@@ -146,6 +158,12 @@ function toAnswer(name: string, type: DnsDoubleType, data: DnsRecordData): packe
         data: { usage: t.usage, selector: t.selector, matchingType: t.matchingType, certificate },
       };
     }
+    case 'DNSKEY':
+      return { name, type, ttl: TTL, class: 'IN', data: data as packet.DnskeyData };
+    case 'DS':
+      return { name, type, ttl: TTL, class: 'IN', data: data as packet.DsData };
+    case 'RRSIG':
+      return { name, type, ttl: TTL, class: 'IN', data: data as packet.RrsigData };
   }
 }
 
@@ -207,6 +225,12 @@ export async function startDnsDouble(zone: DnsZone = {}, opts: { host?: string }
       }
       const list = byType?.get(question.type as DnsDoubleType) ?? [];
       for (const data of list) answers.push(toAnswer(current, question.type as DnsDoubleType, data));
+      if (opt?.flag_do && question.type !== 'RRSIG') {
+        for (const sig of byType?.get('RRSIG') ?? []) {
+          if ((sig as packet.RrsigData).typeCovered === question.type)
+            answers.push(toAnswer(current, 'RRSIG', sig));
+        }
+      }
       if (!exists(current)) rcode = RCODE_NXDOMAIN;
       break;
     }

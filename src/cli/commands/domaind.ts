@@ -1,4 +1,5 @@
-// `sealpost domaind`: the domain authorization service (POST/GET /domain),
+// `sealpost domaind`: the domain authorization service (POST/GET /domain,
+// POST /domain/reclaim),
 // the MTA-STS policy and the autoconfig/autodiscover documents. Stops
 // cleanly on SIGINT/SIGTERM.
 import type { Command } from 'commander';
@@ -35,7 +36,7 @@ export function register(program: Command): void {
         throw err;
       }
       process.stdout.write(
-        `domaind\n  URL        ${domaind.url}\n  delegate   ${domaind.health.delegate ?? 'not configured (POST /domain answers 503)'}\n  authority  ${domaind.health.authority ?? 'not configured'}\n`,
+        `domaind\n  URL        ${domaind.url}\n  delegate   ${domaind.health.delegate ?? 'not configured (POST /domain and /domain/reclaim answer 503)'}\n  authority  ${domaind.health.authority ?? 'not configured'}\n`,
       );
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);

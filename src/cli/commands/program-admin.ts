@@ -168,7 +168,11 @@ export function registerProgramAdmin(cmd: Command): void {
     )
     .option('--stamp-fee <lamports>', 'protocol fee per stamp', lamportsOption, 1000n)
     .option('--surcharge <lamports>', 'settlement surcharge per spent stamp', lamportsOption, 5000n)
-    .option('--root-ksk <hex>', 'DNSSEC root KSK digest (32 bytes hex; default zeros)', hex32Option)
+    .option(
+      '--root-ksk <hex>',
+      'SHA-256 DS digest of the DNSSEC root KSK (32 bytes hex): the anchor of reclaim proofs (default zeros: no reclaims by proof)',
+      hex32Option,
+    )
     .option('--commitment-root <hex>', 'postmaster key commitment (32 bytes hex; default zeros)', hex32Option)
     .action((opts: InitOptions) => initPostoffice(opts));
   cmd

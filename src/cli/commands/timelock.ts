@@ -2,6 +2,7 @@
 // ("Timelocks"): closing a mailbox, deactivating a domain, reclaiming a
 // domain for a new authority. Each request prints when its window ends;
 // cancel and complete send the matching instruction; status reads the record.
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Connection, Keypair, TransactionInstruction } from '@solana/web3.js';
 import type { Command } from 'commander';
 import {
@@ -10,7 +11,7 @@ import {
   type PendingReclaim,
   rentExemptLamports,
 } from '../../../chain/accounts/index.ts';
-import { getDomain } from '../../../chain/client.ts';
+import { getDomain, getPostoffice } from '../../../chain/client.ts';
 import { parseMailProgramError } from '../../../chain/errors.ts';
 import { normalizeDomain } from '../../../chain/hash.ts';
 import {
@@ -37,6 +38,10 @@ import {
   getPendingMailboxClose,
   getPendingReclaim,
 } from '../../../chain/timelock-client.ts';
+import { collectTxtChain } from '../../dns/dnssec-proof.ts';
+import { parseDnsServer } from '../../dns/resolver.ts';
+import { authorityRecordName } from '../../domaind/authority-record.ts';
+import { reclaimTransaction } from '../../domaind/reclaim.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { signAndConfirm } from './chain-cli.ts';
 import {
@@ -55,6 +60,10 @@ type Pending = PendingMailboxClose | PendingDeactivation | PendingReclaim;
 interface Opts extends ChainOptions {
   domain?: string;
   newAuthorityKey?: string;
+  proof?: string;
+  domaind?: string;
+  resolver?: string;
+  out?: string;
 }
 
 interface Ctx {
@@ -358,6 +367,108 @@ async function reclaim(action: string, opts: Opts): Promise<void> {
   });
 }
 
+/**
+ * `reclaim proof`: collects the DNSSEC chain of `_solana.authority.<domain>`
+ * from a DNSSEC-aware resolver into a file for `reclaim submit`. It does not
+ * verify it (the domain service does, against the Postoffice's root_ksk).
+ */
+async function collectProof(opts: Opts): Promise<void> {
+  const domain = needDomain(opts);
+  if (!opts.out) throw new CliError('--out <file> is required: where to write the proof', EXIT_USAGE);
+  const { config } = settings(opts);
+  let server: ReturnType<typeof parseDnsServer>;
+  try {
+    server = parseDnsServer(opts.resolver ?? config.domaind.resolver);
+  } catch (err) {
+    throw new CliError(`--resolver: ${(err as Error).message}`, EXIT_USAGE);
+  }
+  const name = authorityRecordName(domain);
+  let proof: Buffer;
+  try {
+    proof = await collectTxtChain(server, name);
+  } catch (err) {
+    throw new CliError(`could not collect the DNSSEC chain of ${name}: ${(err as Error).message}`);
+  }
+  writeFileSync(opts.out, proof);
+  const fields = { domain, record_name: name, file: opts.out, bytes: proof.length };
+  if (opts.json) process.stdout.write(`${JSON.stringify(fields, null, 2)}\n`);
+  else process.stdout.write(`wrote the DNSSEC chain of ${name} (${proof.length} bytes) to ${opts.out}\n`);
+}
+
+/**
+ * `reclaim submit`: the new authority signs RequestReclaim (fee payer: the
+ * postoffice's delegate, read from the Postoffice) and sends it with the
+ * DNSSEC proof file to the domain service, which verifies the proof, adds the
+ * delegate's signature and submits it (POST /domain/reclaim).
+ */
+async function submitReclaim(opts: Opts): Promise<void> {
+  const domain = needDomain(opts);
+  if (!opts.proof)
+    throw new CliError('--proof <file> is required: the DNSSEC chain (wire format)', EXIT_USAGE);
+  if (!opts.newAuthorityKey) throw new CliError('--new-authority-key <file> is required', EXIT_USAGE);
+  let proof: Buffer;
+  try {
+    proof = readFileSync(opts.proof);
+  } catch (err) {
+    throw new CliError(`--proof: ${(err as Error).message}`, EXIT_USAGE);
+  }
+  const next = loadKeypair('--new-authority-key', opts.newAuthorityKey);
+  const ctx = await open(opts);
+  const { config } = settings(opts);
+  const service = (opts.domaind ?? `http://${config.domaind.host}:${config.domaind.port}`).replace(
+    /\/+$/,
+    '',
+  );
+  const postoffice = await chainRead(ctx.rpc, 'the Postoffice', () => getPostoffice(ctx.conn, ctx.programId));
+  if (!postoffice) throw new CliError('the mail program has no Postoffice: no delegate can start a reclaim');
+  const { blockhash } = await chainRead(ctx.rpc, 'a recent blockhash', () =>
+    ctx.conn.getLatestBlockhash('confirmed'),
+  );
+  const tx = reclaimTransaction({
+    programId: ctx.programId,
+    delegate: postoffice.delegateAddress,
+    newAuthority: next.publicKey,
+    domain,
+    recentBlockhash: blockhash,
+  });
+  tx.partialSign(next);
+  const body = JSON.stringify({
+    domain,
+    proof: proof.toString('base64'),
+    transaction: tx.serialize({ requireAllSignatures: false }).toString('base64'),
+  });
+  let res: Response;
+  try {
+    res = await fetch(`${service}/domain/reclaim`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(120_000),
+    });
+  } catch (err) {
+    throw new CliError(`the domain service at ${service} could not be reached: ${(err as Error).message}`);
+  }
+  const answer = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!res.ok) {
+    const link = typeof answer.link === 'string' ? ` [${answer.link}]` : '';
+    throw new CliError(
+      `the domain service refused the reclaim (${res.status} ${String(answer.error ?? 'error')}${link}): ${String(answer.message ?? '')}`,
+    );
+  }
+  if (answer.status === 'already_authorized') {
+    return print(
+      ctx,
+      `${domain} already belongs to ${next.publicKey.toBase58()}; nothing to reclaim`,
+      answer,
+    );
+  }
+  return print(
+    ctx,
+    `reclaim of ${domain} for ${next.publicKey.toBase58()} requested (${String(answer.signature)}); the window ends at ${String(answer.window_ends_at)}: then anyone may settle it; the current authority (${String(answer.authority)}) may cancel until then`,
+    answer,
+  );
+}
+
 // ---- registration -------------------------------------------------------------
 
 const RENT_NOTE = `Rent: a pending record holds ${rentExemptLamports(42)} lamports (${rentExemptLamports(106)} for a reclaim), returned when it is cancelled or completed.`;
@@ -421,4 +532,32 @@ export function register(program: Command): void {
       sub.option('--new-authority-key <file>', 'the new authority keypair file (co-signs)');
     sub.action((o: Opts) => reclaim(action, o));
   }
+  addChainOptions(
+    re
+      .command('submit')
+      .description(
+        'start a reclaim as the new authority: send a DNSSEC proof to the domain service, which verifies it and co-signs',
+      ),
+  )
+    .option('--domain <name>', 'the domain')
+    .option(
+      '--proof <file>',
+      'the DNSSEC chain from the root to _solana.authority.<domain> (RFC 9102 wire format)',
+    )
+    .option(
+      '--new-authority-key <file>',
+      'the new authority keypair file (the key the TXT record names; signs)',
+    )
+    .option('--domaind <url>', 'the domain service (default http://[domaind] host:port)')
+    .action((o: Opts) => submitReclaim(o));
+  re.command('proof')
+    .description(
+      'collect the DNSSEC chain of _solana.authority.<domain> from a DNSSEC-aware resolver into a file',
+    )
+    .option('--config <file>', 'config file (for [domaind] resolver)')
+    .option('--domain <name>', 'the domain')
+    .option('--resolver <host[:port]>', 'a resolver that returns RRSIGs (default [domaind] resolver)')
+    .option('--out <file>', 'where to write the proof (for `reclaim submit --proof`)')
+    .option('--json', 'print the result as JSON on stdout')
+    .action((o: Opts) => collectProof(o));
 }
