@@ -19,13 +19,13 @@ import {
   ALIAS_ESCROW_SIZE,
   ALIAS_LISTING_SIZE,
   type AliasListing,
-  decodeAliasBid,
-  decodeAliasEscrow,
   DOMAIN_LISTING_SIZE,
   type DomainListing,
+  decodeAliasBid,
+  decodeAliasEscrow,
   decodeAliasListing,
-  decodeMailDomain,
   decodeDomainListing,
+  decodeMailDomain,
 } from '../../chain/accounts/index.ts';
 import { type Key, toPublicKey, ZERO_KEY } from '../../chain/bytes.ts';
 import { listKind } from '../../chain/client.ts';
