@@ -16,6 +16,7 @@ import { createDomainInstruction, domainListingOf } from '../chain/instructions.
 import { getDomainListing } from '../chain/market-client.ts';
 import { readKeypairFile } from '../src/keys/keypair-file.ts';
 import { formatSol } from '../src/trustless/send.ts';
+import { balanceOf, chainTimePast, confirmSheet, notice, openView, shownSol } from './webmail-market-page.ts';
 import { webmailSuite } from './webmail-page.ts';
 
 // The devnet's clock: moved past a listing's expiry.
@@ -23,17 +24,7 @@ let skew = 0;
 const suite = webmailSuite({ clock: () => Date.now() / 1000 + skew });
 const DOMAIN = 'trade.test';
 
-const balance = async (kp: Keypair) =>
-  BigInt(await suite.stack.connection.getBalance(kp.publicKey, 'confirmed'));
-const shownSol = (lamports: bigint) => `${formatSol(lamports)} SOL`;
-
-async function confirmSheet(page: Page, button: string): Promise<string> {
-  const sheet = page.getByTestId('action-confirm');
-  await sheet.waitFor();
-  const after = (await sheet.getByTestId('cost-after').textContent()) ?? '';
-  await sheet.getByRole('button', { name: button }).click();
-  return after;
-}
+const balance = (kp: Keypair) => balanceOf(suite.stack.connection, kp);
 
 /** Confirms the open sheet and waits for the program's refusal; returns its text and closes the sheet. */
 async function refused(page: Page, button: string): Promise<string> {
@@ -45,15 +36,6 @@ async function refused(page: Page, button: string): Promise<string> {
   await sheet.getByRole('button', { name: 'Close' }).click();
   await sheet.waitFor({ state: 'detached' });
   return text;
-}
-
-async function notice(page: Page, text: RegExp): Promise<void> {
-  await expect.poll(() => page.getByTestId('market-notice').textContent(), { timeout: 30_000 }).toMatch(text);
-}
-
-async function openMarket(page: Page): Promise<void> {
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Market' }).click();
-  await page.getByRole('heading', { name: 'Market', level: 1 }).waitFor();
 }
 
 async function listDomain(page: Page, p: { price: string; buyer?: string; days: string }): Promise<string> {
@@ -90,7 +72,7 @@ describe('webmail domain marketplace (headless Chromium, dev stack)', () => {
 
     // Alice lists the domain for anyone: the sheet itemizes the listing's rent and the fee.
     const a = await suite.kit.serverLogIn(alice);
-    await openMarket(a);
+    await openView(a, 'Market');
     await a.getByTestId('no-listings').waitFor();
     await a.getByLabel('Domain to sell (you are its authority)').fill(DOMAIN);
     await a.getByLabel('Asking price for the domain (SOL)').fill('2');
@@ -124,7 +106,7 @@ describe('webmail domain marketplace (headless Chromium, dev stack)', () => {
 
     // Bob buys it: price, no rent, the fee; the balances are the sheet's; the notice names the DNS record.
     const b = await suite.kit.serverLogIn(bob);
-    await openMarket(b);
+    await openView(b, 'Market');
     await b.getByRole('button', { name: `Buy ${DOMAIN}`, exact: true }).click();
     const buySheet = b.getByTestId('action-confirm');
     await buySheet.waitFor();
@@ -150,7 +132,7 @@ describe('webmail domain marketplace (headless Chromium, dev stack)', () => {
     await listDomain(b, { price: '1', buyer: carol.publicKey.toBase58(), days: '1' });
     await notice(b, new RegExp(`${DOMAIN} is listed`));
     const c = await suite.kit.serverLogIn(carol);
-    await openMarket(c);
+    await openView(c, 'Market');
     const carolCard = c.getByTestId(`listing-${DOMAIN}`);
     expect(await carolCard.getByTestId('listing-buyer').textContent()).toBe('you (offered to you)');
     await a.getByRole('button', { name: 'Refresh' }).click();
@@ -161,7 +143,7 @@ describe('webmail domain marketplace (headless Chromium, dev stack)', () => {
 
     // The listing expires while Carol's page still offers it: buying shows the refusal, nothing moves.
     skew += 2 * 86_400;
-    await chainTimePast(Date.now() / 1000 + skew - 5);
+    await chainTimePast(conn, Date.now() / 1000 + skew - 5);
     await carolCard.getByRole('button', { name: `Buy ${DOMAIN}`, exact: true }).click();
     const [carolBefore, bobBefore] = [await balance(carol), await balance(bob)];
     expect(await refused(c, 'Confirm and buy')).toMatch(/listing has expired/);
@@ -197,14 +179,3 @@ describe('webmail domain marketplace (headless Chromium, dev stack)', () => {
     await b.getByTestId('no-listings').waitFor();
   }, 300_000);
 });
-
-/** Waits until the devnet's chain time reaches `target` (Unix seconds). */
-async function chainTimePast(target: number): Promise<void> {
-  const conn = suite.stack.connection;
-  await expect
-    .poll(async () => (await conn.getBlockTime(await conn.getSlot('confirmed'))) ?? 0, {
-      timeout: 30_000,
-      interval: 200,
-    })
-    .toBeGreaterThanOrEqual(target);
-}

@@ -106,6 +106,9 @@ async function finish(
 }
 
 const rent = (c: Ctx, size: number) => c.conn.getMinimumBalanceForRentExemption(size).then(BigInt);
+/** The rent of an account the action creates (what `label` says of its return). */
+const rentRow = async (c: Ctx, label: string, size: number): Promise<CostRow> =>
+  row(label, await rent(c, size), 'cost-rent');
 
 /** An alias typed by the holder: its normalized name (a helpful error otherwise). */
 export function aliasName(text: string): string {
@@ -180,13 +183,7 @@ export async function prepareList(
   return finish(c, {
     title: `List ${name}?`,
     summary,
-    rows: [
-      row(
-        'Listing account rent (returned when the listing closes)',
-        await rent(c, ALIAS_LISTING_SIZE),
-        'cost-rent',
-      ),
-    ],
+    rows: [await rentRow(c, 'Listing account rent (returned when the listing closes)', ALIAS_LISTING_SIZE)],
     confirmLabel: 'Confirm and list',
     done: `${name} is listed.`,
     instructions: [ix],
@@ -333,11 +330,7 @@ export async function prepareOffer(
     title: `Offer ${name} to ${p.recipient.trim().slice(0, 4)}…?`,
     summary: `Only ${p.recipient.trim()} may accept, by paying you ${formatSol(fee)} SOL, until ${new Date(Number(expiresAt) * 1000).toLocaleString()}. Until then the alias stays with the offer; you can withdraw it.`,
     rows: [
-      row(
-        'Offer account rent (returned when it is accepted or withdrawn)',
-        await rent(c, ALIAS_ESCROW_SIZE),
-        'cost-rent',
-      ),
+      await rentRow(c, 'Offer account rent (returned when it is accepted or withdrawn)', ALIAS_ESCROW_SIZE),
     ],
     confirmLabel: 'Confirm and offer',
     done: `${name} is offered.`,
@@ -454,13 +447,7 @@ export async function prepareListDomain(
   return finish(c, {
     title: `List ${domain}?`,
     summary: `List ${domain} for ${formatSol(price)} SOL until ${until}; ${who}. While it is listed the domain's authority is the listing: mail your server relays for ${domain} waits (senders retry), and you can cancel any time to get it back.`,
-    rows: [
-      row(
-        'Listing account rent (returned when the listing closes)',
-        await rent(c, DOMAIN_LISTING_SIZE),
-        'cost-rent',
-      ),
-    ],
+    rows: [await rentRow(c, 'Listing account rent (returned when the listing closes)', DOMAIN_LISTING_SIZE)],
     confirmLabel: 'Confirm and list',
     done: `${domain} is listed.`,
     instructions: [
@@ -547,10 +534,10 @@ export async function prepareMailboxClose(
       summary:
         'The mailbox can be closed 7 days from now; mail sent to it meanwhile still lands, and you can cancel until you close it.',
       rows: [
-        row(
+        await rentRow(
+          c,
           'Pending-close record rent (returned on cancel or close)',
-          await rent(c, PENDING_MAILBOX_CLOSE_SIZE),
-          'cost-rent',
+          PENDING_MAILBOX_CLOSE_SIZE,
         ),
       ],
       confirmLabel: 'Confirm and start',
@@ -599,10 +586,10 @@ export async function prepareDeactivation(
       title: `Start deactivating ${domain}?`,
       summary: `${domain} can be deactivated 30 days from now (the notice its users get); until then nothing changes, and you can cancel.`,
       rows: [
-        row(
+        await rentRow(
+          c,
           'Pending-deactivation record rent (returned on cancel or when it completes)',
-          await rent(c, PENDING_DEACTIVATION_SIZE),
-          'cost-rent',
+          PENDING_DEACTIVATION_SIZE,
         ),
       ],
       confirmLabel: 'Confirm and start',

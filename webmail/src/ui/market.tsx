@@ -37,8 +37,8 @@ const label = (row: { name: string | null; item?: string; alias?: string }) =>
 /** A labelled one-line text input (decimal amounts get the numeric keyboard). */
 function TextField(p: {
   label: string;
-  hint?: string;
-  mode?: 'decimal' | 'numeric';
+  hint?: string | undefined;
+  mode?: 'decimal' | 'numeric' | undefined;
   value: string;
   set: (value: string) => void;
 }) {
@@ -52,6 +52,28 @@ function TextField(p: {
         onInput={(e) => p.set(e.currentTarget.value)}
       />
     </Field>
+  );
+}
+
+/** The text fields of a form whose state is one object of strings, one field per key. */
+function TextFields<T extends Record<string, string>>(p: {
+  value: T;
+  set: (value: T) => void;
+  fields: { key: keyof T & string; label: string; hint?: string; mode?: 'decimal' | 'numeric' }[];
+}) {
+  return (
+    <>
+      {p.fields.map((f) => (
+        <TextField
+          key={f.key}
+          label={f.label}
+          hint={f.hint}
+          mode={f.mode}
+          value={p.value[f.key] ?? ''}
+          set={(v) => p.set({ ...p.value, [f.key]: v })}
+        />
+      ))}
+    </>
   );
 }
 
@@ -374,24 +396,20 @@ export function MarketView() {
           void prepare(() => prepareOffer(ctx, offer));
         }}
       >
-        <TextField label="Alias to offer" value={offer.alias} set={(v) => setOffer({ ...offer, alias: v })} />
-        <TextField
-          label="To wallet"
-          value={offer.recipient}
-          set={(v) => setOffer({ ...offer, recipient: v })}
-        />
-        <TextField
-          label="Fee the wallet pays you (SOL)"
-          hint="Blank or 0: a gift."
-          mode="decimal"
-          value={offer.fee}
-          set={(v) => setOffer({ ...offer, fee: v })}
-        />
-        <TextField
-          label="Open for (days)"
-          mode="decimal"
-          value={offer.days}
-          set={(v) => setOffer({ ...offer, days: v })}
+        <TextFields
+          value={offer}
+          set={setOffer}
+          fields={[
+            { key: 'alias', label: 'Alias to offer' },
+            { key: 'recipient', label: 'To wallet' },
+            {
+              key: 'fee',
+              label: 'Fee the wallet pays you (SOL)',
+              hint: 'Blank or 0: a gift.',
+              mode: 'decimal',
+            },
+            { key: 'days', label: 'Open for (days)', mode: 'decimal' },
+          ]}
         />
         <button type="submit" disabled={preparing}>
           Review offer
@@ -409,29 +427,24 @@ export function MarketView() {
           void prepare(() => prepareListDomain(ctx, sellDomain));
         }}
       >
-        <TextField
-          label="Domain to sell (you are its authority)"
-          value={sellDomain.domain}
-          set={(v) => setSellDomain({ ...sellDomain, domain: v })}
-        />
-        <TextField
-          label="Asking price for the domain (SOL)"
-          hint="0 only with a named buyer: a gift."
-          mode="decimal"
-          value={sellDomain.price}
-          set={(v) => setSellDomain({ ...sellDomain, price: v })}
-        />
-        <TextField
-          label="Only this wallet may buy (optional)"
-          hint="Blank: anyone. Named: an escrowed hand-off to that wallet."
-          value={sellDomain.buyer}
-          set={(v) => setSellDomain({ ...sellDomain, buyer: v })}
-        />
-        <TextField
-          label={`Listed for (days, at most ${DOMAIN_LISTING_MAX_DAYS})`}
-          mode="decimal"
-          value={sellDomain.days}
-          set={(v) => setSellDomain({ ...sellDomain, days: v })}
+        <TextFields
+          value={sellDomain}
+          set={setSellDomain}
+          fields={[
+            { key: 'domain', label: 'Domain to sell (you are its authority)' },
+            {
+              key: 'price',
+              label: 'Asking price for the domain (SOL)',
+              hint: '0 only with a named buyer: a gift.',
+              mode: 'decimal',
+            },
+            {
+              key: 'buyer',
+              label: 'Only this wallet may buy (optional)',
+              hint: 'Blank: anyone. Named: an escrowed hand-off to that wallet.',
+            },
+            { key: 'days', label: `Listed for (days, at most ${DOMAIN_LISTING_MAX_DAYS})`, mode: 'decimal' },
+          ]}
         />
         <button type="submit" disabled={preparing}>
           Review domain listing
