@@ -1,8 +1,8 @@
 // The marketplace index and the timelocks route over a real account API
 // (real Redis, SQLite store) reading a real devnet running the committed mail
-// program: listings, a bid, an escrow offer and pending timelocks appear as
-// the chain has them; after a purchase, an acceptance and a cancel they are
-// gone; the cache serves a snapshot until it is stale or a fresh read is
+// program: alias and domain listings (one named for a buyer), a bid, an
+// escrow offer and pending timelocks appear as the chain has them; after a
+// purchase, an acceptance and a cancel they are gone; the cache serves a snapshot until it is stale or a fresh read is
 // asked for; bad input and a dead RPC answer JSON errors naming the problem.
 import { Connection, type Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,16 +10,22 @@ import {
   acceptAliasInstruction,
   bidAliasInstruction,
   buyAliasInstruction,
+  buyDomainInstruction,
+  cancelDomainListingInstruction,
   cancelListingInstruction,
   createAliasInstruction,
+  createDomainInstruction,
   DEACTIVATION_WINDOW_SECS,
+  domainListingOf,
   listAliasInstruction,
+  listDomainInstruction,
   MAILBOX_CLOSE_WINDOW_SECS,
   offerAliasInstruction,
   requestDeactivationInstruction,
   requestMailboxCloseInstruction,
 } from '../chain/instructions.ts';
 import { listingOf } from '../chain/market-instructions.ts';
+import { domainAddress } from '../chain/pda.ts';
 import { marketRoutes } from '../src/api/routes/market.ts';
 import { type ApiRig, startRig } from './api-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';
@@ -207,6 +213,130 @@ describe('marketplace index and timelocks over the API', () => {
         expect({ path, status: r.status, error: r.body.error }).toEqual({ path, status, error });
         expect(r.body.message).toMatch(message);
       }
+
+      // Domains: Carol lists shop.test for anyone and gift.test for Bob only (a gift).
+      for (const domain of ['shop.test', 'gift.test'])
+        await chain.send(
+          [
+            createDomainInstruction({
+              programId,
+              delegate: mail.delegate.publicKey,
+              domain,
+              authority: carol.publicKey,
+            }),
+          ],
+          [mail.delegate],
+        );
+      const domainEnds = now + 86_400;
+      await chain.send(
+        [
+          listDomainInstruction({
+            programId,
+            holder: carol.publicKey,
+            domain: 'shop.test',
+            priceLamports: 2n * SOL,
+            expiresAt: BigInt(domainEnds),
+          }),
+          listDomainInstruction({
+            programId,
+            holder: carol.publicKey,
+            domain: 'gift.test',
+            priceLamports: 0n,
+            expiresAt: BigInt(domainEnds),
+            buyer: bob.publicKey,
+          }),
+        ],
+        [carol],
+      );
+      const domains = await get('/v1/market/listings?kind=domain&fresh=true');
+      expect(domains.status).toBe(200);
+      const byDomain = Object.fromEntries(
+        (domains.body.listings as { name: string }[]).map((l) => [l.name, l]),
+      ) as Record<string, Record<string, unknown>>;
+      expect(Object.keys(byDomain).sort()).toEqual(['gift.test', 'shop.test']);
+      expect(byDomain['shop.test']).toEqual({
+        address: domainListingOf(programId, { domain: 'shop.test' }).toBase58(),
+        kind: 'domain',
+        item: domainAddress(programId, 'shop.test')[0].toBase58(),
+        name: 'shop.test',
+        holder: carol.publicKey.toBase58(),
+        buyer: null,
+        mode: 'fixed',
+        price_lamports: String(2n * SOL),
+        created_at: expect.any(Number),
+        ends_at: null,
+        antisnipe_window_secs: 0,
+        high_bid_lamports: '0',
+        high_bidder: null,
+        min_bid_lamports: null,
+        ended: false,
+        expires_at: domainEnds,
+        expired: false,
+      });
+      expect(byDomain['gift.test']).toMatchObject({
+        buyer: bob.publicKey.toBase58(),
+        price_lamports: '0',
+        holder: carol.publicKey.toBase58(),
+      });
+      // Named-buyer listings are marked (buyer), not hidden: the public list has both.
+      expect((await get('/v1/market/listings')).body.listings).toHaveLength(4);
+      expect(
+        (await get(`/v1/market/listings?buyer=${bob.publicKey.toBase58()}`)).body.listings.map(
+          (l: { name: string }) => l.name,
+        ),
+      ).toEqual(['gift.test']);
+      expect((await get('/v1/market/listings?domain=SHOP.test.')).body.listings).toHaveLength(1);
+      expect(
+        (await get(`/v1/market/listings?domain=${domainAddress(programId, 'gift.test')[0].toBase58()}`)).body
+          .listings[0].name,
+      ).toBe('gift.test');
+      expect((await get('/v1/market/listings?kind=alias')).body.listings).toHaveLength(2);
+      const one = await get(
+        `/v1/market/listings/${domainListingOf(programId, { domain: 'gift.test' }).toBase58()}`,
+      );
+      expect(one.body.listing).toMatchObject({ kind: 'domain', name: 'gift.test' });
+      for (const [path, error, message] of [
+        ['/v1/market/listings?domain=not%20a%20domain!', 'invalid_domain', /not a domain name/],
+        ['/v1/market/listings?buyer=nobody', 'invalid_request', /querystring\.buyer/],
+      ] as const) {
+        const r = await get(path);
+        expect({ status: r.status, error: r.body.error }).toEqual({ status: 400, error });
+        expect(r.body.message).toMatch(message);
+      }
+
+      // Alice buys shop.test, Carol cancels gift.test: both leave the index.
+      await chain.send(
+        [
+          buyDomainInstruction({
+            programId,
+            buyer: alice.publicKey,
+            holder: carol.publicKey,
+            domain: 'shop.test',
+          }),
+        ],
+        [alice],
+      );
+      expect(
+        (await get('/v1/market/listings?kind=domain&fresh=true')).body.listings.map(
+          (l: { name: string }) => l.name,
+        ),
+      ).toEqual(['gift.test']);
+      await chain.send(
+        [
+          cancelDomainListingInstruction({
+            programId,
+            signer: carol.publicKey,
+            holder: carol.publicKey,
+            domain: 'gift.test',
+          }),
+        ],
+        [carol],
+      );
+      expect((await get('/v1/market/listings?kind=domain&fresh=true')).body.listings).toEqual([]);
+      expect(
+        (await get(`/v1/market/listings/${domainListingOf(programId, { domain: 'shop.test' }).toBase58()}`))
+          .body.error,
+      ).toBe('listing_not_found');
 
       // Carol buys shop, Bob accepts the offer, Alice lists and cancels spare: all gone from the index.
       await chain.send(

@@ -7,7 +7,6 @@
 // and moves nothing. A mailbox close is started and cancelled with its window
 // shown. Trustless mode has no Market.
 import { Keypair } from '@solana/web3.js';
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { getAlias, getDomain, getMailbox } from '../chain/client.ts';
 import { createAliasInstruction } from '../chain/instructions.ts';
@@ -15,29 +14,14 @@ import { getListing } from '../chain/market-client.ts';
 import { getPendingMailboxClose } from '../chain/timelock-client.ts';
 import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
 import { readKeypairFile } from '../src/keys/keypair-file.ts';
-import { formatSol } from '../src/trustless/send.ts';
+import { balanceOf, chainTimePast, confirmSheet, notice, openView, shownSol } from './webmail-market-page.ts';
 import { webmailSuite } from './webmail-page.ts';
 
 // The devnet's clock: the timelock test moves it past the windows.
 let skew = 0;
 const suite = webmailSuite({ clock: () => Date.now() / 1000 + skew });
 
-const balance = async (kp: Keypair) =>
-  BigInt(await suite.stack.connection.getBalance(kp.publicKey, 'confirmed'));
-const shownSol = (lamports: bigint) => `${formatSol(lamports)} SOL`;
-
-/** Confirms the open sheet; returns the "Balance afterwards" it showed. */
-async function confirmSheet(page: Page, button: string): Promise<string> {
-  const sheet = page.getByTestId('action-confirm');
-  await sheet.waitFor();
-  const after = (await sheet.getByTestId('cost-after').textContent()) ?? '';
-  await sheet.getByRole('button', { name: button }).click();
-  return after;
-}
-
-async function notice(page: Page, text: RegExp): Promise<void> {
-  await expect.poll(() => page.getByTestId('market-notice').textContent(), { timeout: 30_000 }).toMatch(text);
-}
+const balance = (kp: Keypair) => balanceOf(suite.stack.connection, kp);
 
 describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
   it('lists, buys, bids, refuses a low bid, settles, hands over by offer, cancels; balances move as shown', async () => {
@@ -236,7 +220,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     await confirmSheet(page, 'Confirm and start');
     await page.getByTestId('timelock-mailbox_close').waitFor();
     skew += 8 * 86_400;
-    await chainTimePast(Date.now() / 1000 + skew - 5);
+    await chainTimePast(suite.stack.connection, Date.now() / 1000 + skew - 5);
     await openView(page, 'Market');
     await openView(page, 'Timelocks');
     await expect
@@ -271,7 +255,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
       .toMatch(/\(in (29|30) d \d+ h\)/);
     expect(await card.getByRole('button', { name: 'Finish deactivation' }).isDisabled()).toBe(true);
     skew += 31 * 86_400;
-    await chainTimePast(Date.now() / 1000 + skew - 5);
+    await chainTimePast(suite.stack.connection, Date.now() / 1000 + skew - 5);
     await openView(auth, 'Market');
     await openView(auth, 'Timelocks');
     await card.getByRole('button', { name: 'Finish deactivation' }).click();
@@ -291,22 +275,6 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     expect(await nav.getByRole('button', { name: 'Timelocks' }).count()).toBe(0);
   }, 180_000);
 });
-
-async function openView(page: Page, view: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: view }).click();
-  await page.getByRole('heading', { name: view, level: 1 }).waitFor();
-}
-
-/** Waits until the devnet's chain time reaches `target` (Unix seconds). */
-async function chainTimePast(target: number): Promise<void> {
-  const conn = suite.stack.connection;
-  await expect
-    .poll(async () => (await conn.getBlockTime(await conn.getSlot('confirmed'))) ?? 0, {
-      timeout: 30_000,
-      interval: 200,
-    })
-    .toBeGreaterThanOrEqual(target);
-}
 
 async function rentOf(size: number): Promise<bigint> {
   return BigInt(await suite.stack.connection.getMinimumBalanceForRentExemption(size));

@@ -8,35 +8,42 @@
 // clients cannot turn the index into an RPC amplifier. Concurrent reads
 // share one rebuild.
 //
-// Listing kinds are rows of LISTING_SOURCES: the program writes AliasListing
-// today; a DomainListing source is one more row (tag 9, its size, decoder,
-// row mapper and name lookup — a MailDomain holds its own name) once an
-// instruction writes it.
+// Listing kinds are rows of LISTING_SOURCES: AliasListing (tag 8, the name
+// read from the alias's creation) and DomainListing (tag 9, the name read
+// from the MailDomain account, which holds it). A domain listing named for
+// one buyer is in the index like any other, marked by its `buyer` (the chain
+// shows it to everyone anyway); clients offer "Buy" to that wallet only.
 import type { Connection, PublicKey } from '@solana/web3.js';
 import {
   ALIAS_BID_SIZE,
   ALIAS_ESCROW_SIZE,
   ALIAS_LISTING_SIZE,
   type AliasListing,
+  DOMAIN_LISTING_SIZE,
+  type DomainListing,
   decodeAliasBid,
   decodeAliasEscrow,
   decodeAliasListing,
+  decodeDomainListing,
+  decodeMailDomain,
 } from '../../chain/accounts/index.ts';
 import { type Key, toPublicKey, ZERO_KEY } from '../../chain/bytes.ts';
 import { listKind } from '../../chain/client.ts';
 import { decodeInstruction } from '../../chain/instruction-data.ts';
 import { LISTING_MODE, minimumBid } from '../../chain/market-instructions.ts';
-import { aliasAddress } from '../../chain/pda.ts';
+import { aliasAddress, domainAddress } from '../../chain/pda.ts';
 
 export interface ListingRow {
   /** The listing account. */
   address: string;
   kind: ListingKind;
-  /** The listed account: an Alias (kind alias). */
+  /** The listed account: an Alias (kind alias) or a MailDomain (kind domain). */
   item: string;
-  /** The alias's name when the index could read it from the alias's creation, else null. */
+  /** The alias's name (read from its creation) or the domain's (from its MailDomain); null when unknown. */
   name: string | null;
   holder: string;
+  /** The only wallet that may buy (a domain listing named for one buyer); null: anyone. */
+  buyer: string | null;
   mode: 'fixed' | 'auction';
   /** Fixed price, or the auction's reserve (decimal lamports). */
   price_lamports: string;
@@ -50,6 +57,10 @@ export interface ListingRow {
   min_bid_lamports: string | null;
   /** The auction's end has passed at the snapshot's chain time (settle it). */
   ended: boolean;
+  /** A domain listing's expiry (chain seconds: buy before it, anyone returns it from then on); null for aliases. */
+  expires_at: number | null;
+  /** The domain listing's expiry has passed at the snapshot's chain time (return it to its holder). */
+  expired: boolean;
 }
 
 export interface EscrowRow {
@@ -82,7 +93,7 @@ export interface MarketSnapshot {
   bids: BidRow[];
 }
 
-export type ListingKind = 'alias';
+export type ListingKind = 'alias' | 'domain';
 
 type NameLookup = (conn: Connection, programId: Key, item: PublicKey) => Promise<string | null>;
 
@@ -156,6 +167,7 @@ const aliasListings: ListingSource<AliasListing> = {
       item: l.alias.toBase58(),
       name,
       holder: l.holder.toBase58(),
+      buyer: null,
       mode: auction ? 'auction' : 'fixed',
       price_lamports: l.priceLamports.toString(),
       created_at: Number(l.createdAt),
@@ -165,13 +177,59 @@ const aliasListings: ListingSource<AliasListing> = {
       high_bidder: keyOrNull(l.highBidder),
       min_bid_lamports: auction ? minimumBid(l).toString() : null,
       ended: auction && BigInt(chainTime) >= l.expiresAt,
+      expires_at: null,
+      expired: false,
     };
   },
 };
 
-/** Every listing kind the program writes (DomainListing joins here when an instruction writes it). */
+/** A MailDomain's name: the account holds it; kept only when it derives exactly this account. */
+async function domainNameOfAccount(
+  conn: Connection,
+  programId: Key,
+  account: PublicKey,
+): Promise<string | null> {
+  const info = await conn.getAccountInfo(account, 'confirmed');
+  if (!info?.owner.equals(toPublicKey(programId))) return null;
+  try {
+    const { domain } = decodeMailDomain(new Uint8Array(info.data));
+    return domainAddress(programId, domain)[0].equals(account) ? domain : null;
+  } catch {
+    return null;
+  }
+}
+
+const domainListings: ListingSource<DomainListing> = {
+  kind: 'domain',
+  tag: 9,
+  size: DOMAIN_LISTING_SIZE,
+  decode: decodeDomainListing,
+  item: (l) => l.domain,
+  lookupName: domainNameOfAccount,
+  row: (address, l, name, chainTime) => ({
+    address: address.toBase58(),
+    kind: 'domain',
+    item: l.domain.toBase58(),
+    name,
+    holder: l.holder.toBase58(),
+    buyer: keyOrNull(l.buyer),
+    mode: 'fixed',
+    price_lamports: l.priceLamports.toString(),
+    created_at: Number(l.createdAt),
+    ends_at: null,
+    antisnipe_window_secs: 0,
+    high_bid_lamports: '0',
+    high_bidder: null,
+    min_bid_lamports: null,
+    ended: false,
+    expires_at: Number(l.expiresAt),
+    expired: BigInt(chainTime) >= l.expiresAt,
+  }),
+};
+
+/** Every listing kind the program writes. */
 // biome-ignore lint/suspicious/noExplicitAny: each source keeps its own record type.
-const LISTING_SOURCES: ListingSource<any>[] = [aliasListings];
+const LISTING_SOURCES: ListingSource<any>[] = [aliasListings, domainListings];
 
 /** The listing kinds the index serves (the routes' `kind` filter). */
 export const LISTING_KINDS: readonly ListingKind[] = LISTING_SOURCES.map((s) => s.kind);

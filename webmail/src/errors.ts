@@ -36,6 +36,12 @@ const PROGRAM_ERRORS: Record<string, string> = {
   WrongListingMode: 'That does not apply to this kind of listing (fixed price or auction).',
   EscrowExpired: 'The offer has expired (or its end is not in the future).',
   EscrowNotExpired: 'Only the offering holder can take the alias back before the offer expires.',
+  ListingExpired:
+    'This listing has expired: it can no longer be bought, only returned to its holder. Nothing was spent.',
+  ListingNotExpired: 'Only the holder can take a domain off the market before its listing expires.',
+  DomainLocked: 'That domain is already listed; cancel that listing first.',
+  DomainPending:
+    'A deactivation or reclaim of that domain is pending, so it cannot be listed or bought now. Nothing was spent.',
 };
 
 function chainDown(settings: { rpcUrl: string }): string {

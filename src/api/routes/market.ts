@@ -8,8 +8,9 @@
 import type { Connection } from '@solana/web3.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Key } from '../../../chain/bytes.ts';
-import { isBase58Key, normalizeAlias } from '../../../chain/hash.ts';
+import { isBase58Key, normalizeAlias, normalizeDomain } from '../../../chain/hash.ts';
 import { aliasAccountOf } from '../../../chain/market-instructions.ts';
+import { domainAddress } from '../../../chain/pda.ts';
 import { ApiError } from '../errors.ts';
 import {
   ChainUnavailableError,
@@ -53,6 +54,7 @@ const LISTING_ROW = {
     'item',
     'name',
     'holder',
+    'buyer',
     'mode',
     'price_lamports',
     'created_at',
@@ -62,16 +64,23 @@ const LISTING_ROW = {
     'high_bidder',
     'min_bid_lamports',
     'ended',
+    'expires_at',
+    'expired',
   ],
   properties: {
     address: { type: 'string', description: 'the listing account' },
     kind: { type: 'string', enum: [...LISTING_KINDS] },
-    item: { type: 'string', description: 'the listed account (the Alias account)' },
+    item: { type: 'string', description: 'the listed account (the Alias or MailDomain account)' },
     name: {
       type: ['string', 'null'],
-      description: "the alias's name, read from its creation; null if unknown",
+      description:
+        "the alias's name (read from its creation) or the domain's (from its MailDomain); null if unknown",
     },
     holder: { type: 'string' },
+    buyer: {
+      type: ['string', 'null'],
+      description: 'a domain listing named for one wallet: only it may buy; null: anyone',
+    },
     mode: { type: 'string', enum: ['fixed', 'auction'] },
     price_lamports: { ...LAMPORTS, description: 'fixed price, or the auction reserve' },
     created_at: SECS,
@@ -81,6 +90,11 @@ const LISTING_ROW = {
     high_bidder: NULLABLE_WALLET,
     min_bid_lamports: { type: ['string', 'null'], description: 'the least the next bid may be' },
     ended: { type: 'boolean', description: 'the auction has ended: settle it' },
+    expires_at: {
+      type: ['integer', 'null'],
+      description: 'domain listings: buy before this chain time; from it on anyone returns the domain',
+    },
+    expired: { type: 'boolean', description: 'the domain listing has expired: return it to its holder' },
   },
 } as const;
 
@@ -180,7 +194,7 @@ export function marketRoutes(deps: MarketRouteDeps): FastifyPluginAsync {
           doc: {
             summary: 'Open marketplace listings from the off-chain index, newest first',
             description:
-              'Built from chain state (getProgramAccounts by kind tag) and cached: refreshed_at says when the chain was read (at most 5 s before; with fresh=true, after the request arrived). Pass next_cursor as cursor for the next page.',
+              'Built from chain state (getProgramAccounts by kind tag) and cached: refreshed_at says when the chain was read (at most 5 s before; with fresh=true, after the request arrived). Pass next_cursor as cursor for the next page. A domain listing named for one wallet is listed for everyone with that wallet in buyer (only it may buy).',
             tags: ['market'],
             errors: [400, 429, 503],
           },
@@ -199,6 +213,13 @@ export function marketRoutes(deps: MarketRouteDeps): FastifyPluginAsync {
                 maxLength: 300,
                 description: 'only this alias (name or Alias account)',
               },
+              domain: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 300,
+                description: 'only this domain (name or MailDomain account)',
+              },
+              buyer: { ...WALLET, description: 'only domain listings named for this wallet' },
               ended: {
                 type: 'string',
                 enum: ['true', 'false'],
@@ -247,6 +268,21 @@ export function marketRoutes(deps: MarketRouteDeps): FastifyPluginAsync {
             }
           }
         }
+        let domain: string | undefined;
+        if (q.domain !== undefined) {
+          if (isBase58Key(q.domain)) domain = q.domain;
+          else {
+            try {
+              domain = domainAddress(deps.programId, normalizeDomain(q.domain))[0].toBase58();
+            } catch {
+              throw new ApiError(
+                400,
+                'invalid_domain',
+                `querystring.domain ${JSON.stringify(q.domain)} is not a domain name or account`,
+              );
+            }
+          }
+        }
         const snap = await read(q.fresh);
         const rows = afterCursor(
           snap.listings.filter(
@@ -254,7 +290,9 @@ export function marketRoutes(deps: MarketRouteDeps): FastifyPluginAsync {
               (q.kind === undefined || r.kind === q.kind) &&
               (q.mode === undefined || r.mode === q.mode) &&
               (q.holder === undefined || r.holder === q.holder) &&
-              (item === undefined || r.item === item) &&
+              (item === undefined || (r.kind === 'alias' && r.item === item)) &&
+              (domain === undefined || (r.kind === 'domain' && r.item === domain)) &&
+              (q.buyer === undefined || r.buyer === q.buyer) &&
               (q.ended === undefined || String(r.ended) === q.ended),
           ),
           q.cursor,

@@ -10,6 +10,7 @@ import {
   ALIAS_BID_SIZE,
   ALIAS_ESCROW_SIZE,
   ALIAS_LISTING_SIZE,
+  DOMAIN_LISTING_SIZE,
   PENDING_DEACTIVATION_SIZE,
   PENDING_MAILBOX_CLOSE_SIZE,
 } from '../../../chain/accounts/index.ts';
@@ -21,11 +22,17 @@ import {
   acceptAliasInstruction,
   bidAliasInstruction,
   buyAliasInstruction,
+  buyDomainInstruction,
   cancelDeactivationInstruction,
+  cancelDomainListingInstruction,
   cancelListingInstruction,
   cancelMailboxCloseInstruction,
   closeMailboxInstruction,
+  DOMAIN_LISTING_MAX_SECS,
+  domainListingOf,
+  isDomainListed,
   listAliasInstruction,
+  listDomainInstruction,
   listingOf,
   minimumBid,
   offerAliasInstruction,
@@ -35,7 +42,7 @@ import {
   settleAuctionInstruction,
   settleDomainTimelockInstruction,
 } from '../../../chain/instructions.ts';
-import { getEscrow, getListing } from '../../../chain/market-client.ts';
+import { getDomainListing, getEscrow, getListing } from '../../../chain/market-client.ts';
 import {
   aliasBidAddress,
   domainAddress,
@@ -99,6 +106,9 @@ async function finish(
 }
 
 const rent = (c: Ctx, size: number) => c.conn.getMinimumBalanceForRentExemption(size).then(BigInt);
+/** The rent of an account the action creates (what `label` says of its return). */
+const rentRow = async (c: Ctx, label: string, size: number): Promise<CostRow> =>
+  row(label, await rent(c, size), 'cost-rent');
 
 /** An alias typed by the holder: its normalized name (a helpful error otherwise). */
 export function aliasName(text: string): string {
@@ -116,6 +126,14 @@ function sol(text: string, what: string, opts: { min?: bigint } = {}): bigint {
   if (opts.min !== undefined && v < opts.min)
     throw new MarketInputError(`${what} must be at least ${formatSol(opts.min)} SOL.`);
   return v;
+}
+
+function walletAddress(text: string): PublicKey {
+  try {
+    return new PublicKey(text.trim());
+  } catch {
+    throw new MarketInputError(`"${text.trim()}" is not a wallet address.`);
+  }
 }
 
 /** SOL text → lamports (for forms). */
@@ -165,13 +183,7 @@ export async function prepareList(
   return finish(c, {
     title: `List ${name}?`,
     summary,
-    rows: [
-      row(
-        'Listing account rent (returned when the listing closes)',
-        await rent(c, ALIAS_LISTING_SIZE),
-        'cost-rent',
-      ),
-    ],
+    rows: [await rentRow(c, 'Listing account rent (returned when the listing closes)', ALIAS_LISTING_SIZE)],
     confirmLabel: 'Confirm and list',
     done: `${name} is listed.`,
     instructions: [ix],
@@ -308,12 +320,7 @@ export async function prepareOffer(
 ): Promise<PreparedAction> {
   const name = aliasName(p.alias);
   await ownedAlias(c, name);
-  let recipient: PublicKey;
-  try {
-    recipient = new PublicKey(p.recipient.trim());
-  } catch {
-    throw new MarketInputError(`"${p.recipient.trim()}" is not a wallet address.`);
-  }
+  const recipient = walletAddress(p.recipient);
   const fee = sol(p.fee.trim() === '' ? '0' : p.fee, 'Fee');
   const days = Number(p.days.trim());
   if (!Number.isFinite(days) || days <= 0 || days > 365)
@@ -323,11 +330,7 @@ export async function prepareOffer(
     title: `Offer ${name} to ${p.recipient.trim().slice(0, 4)}…?`,
     summary: `Only ${p.recipient.trim()} may accept, by paying you ${formatSol(fee)} SOL, until ${new Date(Number(expiresAt) * 1000).toLocaleString()}. Until then the alias stays with the offer; you can withdraw it.`,
     rows: [
-      row(
-        'Offer account rent (returned when it is accepted or withdrawn)',
-        await rent(c, ALIAS_ESCROW_SIZE),
-        'cost-rent',
-      ),
+      await rentRow(c, 'Offer account rent (returned when it is accepted or withdrawn)', ALIAS_ESCROW_SIZE),
     ],
     confirmLabel: 'Confirm and offer',
     done: `${name} is offered.`,
@@ -388,6 +391,133 @@ export async function prepareWithdraw(c: Ctx, p: { alias: string; label: string 
   });
 }
 
+// Domains -------------------------------------------------------------------
+
+function domainName(text: string): string {
+  try {
+    return normalizeDomain(text.trim());
+  } catch {
+    throw new MarketInputError(`"${text.trim()}" is not a domain name.`);
+  }
+}
+
+/** The chain's clock (a listing's term is counted from it, not from this device's). */
+async function chainSeconds(c: Ctx): Promise<bigint> {
+  const t = await c.conn.getBlockTime(await c.conn.getSlot('confirmed'));
+  return BigInt(t ?? Math.floor(Date.now() / 1000));
+}
+
+/** Longest term the form offers, in days (the program's maximum). */
+export const DOMAIN_LISTING_MAX_DAYS = Number(DOMAIN_LISTING_MAX_SECS) / 86_400;
+/** Room for the transaction to land: a term of exactly the maximum would exceed it by then. */
+const TERM_MARGIN_SECS = 120n;
+
+const DNS_HINT = (domain: string, wallet: PublicKey) =>
+  `Publish the DNS TXT record _solana.authority.${domain} with the value ${wallet.toBase58()} (replacing the seller's) and point its MX records at your mail server.`;
+
+export async function prepareListDomain(
+  c: Ctx,
+  p: { domain: string; price: string; buyer: string; days: string },
+): Promise<PreparedAction> {
+  const domain = domainName(p.domain);
+  const record = await getDomain(c.conn, c.programId, domain);
+  if (!record) throw new MarketInputError(`${domain} is not a mail domain on chain.`);
+  const mailDomain = domainAddress(c.programId, domain)[0];
+  if (isDomainListed(c.programId, mailDomain, record.authority))
+    throw new MarketInputError(`${domain} is already listed.`);
+  if (!record.authority.equals(c.wallet))
+    throw new MarketInputError(`This wallet is not the authority of ${domain}, so it cannot list it.`);
+  const buyer = p.buyer.trim() === '' ? undefined : walletAddress(p.buyer);
+  if (buyer?.equals(c.wallet)) throw new MarketInputError('The named buyer must be another wallet.');
+  const price = sol(p.price.trim() === '' ? '0' : p.price, 'Price');
+  if (price === 0n && !buyer)
+    throw new MarketInputError('A price of 0 is a gift: name the wallet that receives it.');
+  const days = Number(p.days.trim());
+  if (!Number.isFinite(days) || days <= 0 || days > DOMAIN_LISTING_MAX_DAYS)
+    throw new MarketInputError(
+      `A domain is listed for more than 0 days and at most ${DOMAIN_LISTING_MAX_DAYS}.`,
+    );
+  const now = await chainSeconds(c);
+  const term = BigInt(Math.round(days * 86_400));
+  const expiresAt =
+    now +
+    (term > DOMAIN_LISTING_MAX_SECS - TERM_MARGIN_SECS ? DOMAIN_LISTING_MAX_SECS - TERM_MARGIN_SECS : term);
+  const until = new Date(Number(expiresAt) * 1000).toLocaleString();
+  const who = buyer ? `only ${buyer.toBase58()} may buy it` : 'anyone may buy it';
+  return finish(c, {
+    title: `List ${domain}?`,
+    summary: `List ${domain} for ${formatSol(price)} SOL until ${until}; ${who}. While it is listed the domain's authority is the listing: mail your server relays for ${domain} waits (senders retry), and you can cancel any time to get it back.`,
+    rows: [await rentRow(c, 'Listing account rent (returned when the listing closes)', DOMAIN_LISTING_SIZE)],
+    confirmLabel: 'Confirm and list',
+    done: `${domain} is listed.`,
+    instructions: [
+      listDomainInstruction({
+        programId: c.programId,
+        domain,
+        holder: c.wallet,
+        priceLamports: price,
+        expiresAt,
+        ...(buyer ? { buyer } : {}),
+      }),
+    ],
+  });
+}
+
+async function openDomainListing(c: Ctx, domain: string) {
+  const listing = await getDomainListing(c.conn, c.programId, { domain });
+  if (!listing) throw new MarketInputError(`${domain} is not listed (sold, returned or never listed).`);
+  return listing;
+}
+
+/**
+ * Buying reads the listing as it is now; the program refuses one's own
+ * listing, another wallet's hand-off and an expired listing (in words on the sheet).
+ */
+export async function prepareBuyDomain(c: Ctx, p: { domain: string }): Promise<PreparedAction> {
+  const domain = domainName(p.domain);
+  const listing = await openDomainListing(c, domain);
+  return finish(c, {
+    title: `Buy ${domain}?`,
+    summary: `You pay the holder ${formatSol(listing.priceLamports)} SOL and become the authority of ${domain} on chain. Then publish your key in its DNS and point its MX records at your server.`,
+    rows: [
+      row('Price (paid to the holder)', listing.priceLamports, 'cost-price'),
+      row("Rent (none: no account is created; the listing's rent returns to the holder)", 0n, 'cost-rent'),
+    ],
+    confirmLabel: 'Confirm and buy',
+    done: `${domain} is yours. ${DNS_HINT(domain, c.wallet)}`,
+    instructions: [
+      buyDomainInstruction({ programId: c.programId, domain, buyer: c.wallet, holder: listing.holder }),
+    ],
+  });
+}
+
+/** The holder cancels any time; anyone returns an expired listing to its holder. */
+export async function prepareCancelDomain(c: Ctx, p: { domain: string }): Promise<PreparedAction> {
+  const domain = domainName(p.domain);
+  const listing = await openDomainListing(c, domain);
+  const mine = listing.holder.equals(c.wallet);
+  const rentLamports = BigInt(await c.conn.getBalance(domainListingOf(c.programId, { domain }), 'confirmed'));
+  return finish(c, {
+    title: mine ? `Cancel the listing of ${domain}?` : `Return ${domain} to its holder?`,
+    summary: mine
+      ? `${domain} comes back to you and your server relays its mail again.`
+      : `The listing has expired: ${domain} goes back to its holder, who also gets the listing's rent. You pay only the network fee.`,
+    rows: mine
+      ? [back('Listing rent', rentLamports)]
+      : [row('Listing rent (returned to the holder, not you)', 0n, 'cost-rent')],
+    confirmLabel: mine ? 'Confirm and cancel the listing' : 'Confirm and return',
+    done: mine ? `The listing of ${domain} is cancelled.` : `${domain} is back with its holder.`,
+    instructions: [
+      cancelDomainListingInstruction({
+        programId: c.programId,
+        domain,
+        signer: c.wallet,
+        holder: listing.holder,
+      }),
+    ],
+  });
+}
+
 // Timelocks ----------------------------------------------------------------
 
 export async function prepareMailboxClose(
@@ -404,10 +534,10 @@ export async function prepareMailboxClose(
       summary:
         'The mailbox can be closed 7 days from now; mail sent to it meanwhile still lands, and you can cancel until you close it.',
       rows: [
-        row(
+        await rentRow(
+          c,
           'Pending-close record rent (returned on cancel or close)',
-          await rent(c, PENDING_MAILBOX_CLOSE_SIZE),
-          'cost-rent',
+          PENDING_MAILBOX_CLOSE_SIZE,
         ),
       ],
       confirmLabel: 'Confirm and start',
@@ -456,10 +586,10 @@ export async function prepareDeactivation(
       title: `Start deactivating ${domain}?`,
       summary: `${domain} can be deactivated 30 days from now (the notice its users get); until then nothing changes, and you can cancel.`,
       rows: [
-        row(
+        await rentRow(
+          c,
           'Pending-deactivation record rent (returned on cancel or when it completes)',
-          await rent(c, PENDING_DEACTIVATION_SIZE),
-          'cost-rent',
+          PENDING_DEACTIVATION_SIZE,
         ),
       ],
       confirmLabel: 'Confirm and start',

@@ -3,17 +3,24 @@
 // fixed price; bid on an auction (the least next bid, the end and the
 // anti-snipe rule shown); settle an ended auction; cancel one's own listing
 // without bids; list one's alias; offer an alias to a wallet for a fee;
-// accept an offer addressed to me or withdraw my own. Every action is
+// accept an offer addressed to me or withdraw my own. Domains: list one I am
+// the authority of (price, optional named buyer, a term of at most 7 days),
+// buy one (a listing named for another wallet is shown as reserved), cancel
+// my listing, return an expired one to its holder. Every action is
 // prepared from a fresh chain read and confirmed on the sheet
 // (action-sheet.tsx); the wallet in the page signs.
 import { useEffect, useState } from 'preact/hooks';
 import { formatSol } from '../chain/compose.ts';
 import {
+  DOMAIN_LISTING_MAX_DAYS,
   prepareAccept,
   prepareBid,
   prepareBuy,
+  prepareBuyDomain,
   prepareCancel,
+  prepareCancelDomain,
   prepareList,
+  prepareListDomain,
   prepareOffer,
   prepareSettle,
   prepareWithdraw,
@@ -30,8 +37,8 @@ const label = (row: { name: string | null; item?: string; alias?: string }) =>
 /** A labelled one-line text input (decimal amounts get the numeric keyboard). */
 function TextField(p: {
   label: string;
-  hint?: string;
-  mode?: 'decimal' | 'numeric';
+  hint?: string | undefined;
+  mode?: 'decimal' | 'numeric' | undefined;
   value: string;
   set: (value: string) => void;
 }) {
@@ -45,6 +52,28 @@ function TextField(p: {
         onInput={(e) => p.set(e.currentTarget.value)}
       />
     </Field>
+  );
+}
+
+/** The text fields of a form whose state is one object of strings, one field per key. */
+function TextFields<T extends Record<string, string>>(p: {
+  value: T;
+  set: (value: T) => void;
+  fields: { key: keyof T & string; label: string; hint?: string; mode?: 'decimal' | 'numeric' }[];
+}) {
+  return (
+    <>
+      {p.fields.map((f) => (
+        <TextField
+          key={f.key}
+          label={f.label}
+          hint={f.hint}
+          mode={f.mode}
+          value={p.value[f.key] ?? ''}
+          set={(v) => p.set({ ...p.value, [f.key]: v })}
+        />
+      ))}
+    </>
   );
 }
 
@@ -65,6 +94,8 @@ export function MarketView() {
     antisnipe: '10',
   });
   const [offer, setOffer] = useState({ alias: '', recipient: '', fee: '', days: '7' });
+  const [sellDomain, setSellDomain] = useState({ domain: '', price: '', buyer: '', days: '3' });
+  const [buyDomain, setBuyDomain] = useState('');
   const ctx = { conn: s.conn, programId: s.programId, wallet: s.wallet.publicKey };
 
   const { prepare, preparing, setError, status, sheet } = useActionSheet(() => load(true), 'market-notice');
@@ -109,6 +140,64 @@ export function MarketView() {
         <ul class="listings">
           {listings.map((l) => {
             const mine = l.holder === me;
+            if (l.kind === 'domain') {
+              const domain = l.name ?? '';
+              const mayBuy = !mine && !l.expired && (l.buyer === null || l.buyer === me) && domain !== '';
+              return (
+                <li key={l.address} class="card" data-testid={`listing-${l.name ?? l.item}`}>
+                  <h3>{l.name ?? `domain account ${short(l.item)}`}</h3>
+                  <dl class="headers">
+                    <dt>Holder</dt>
+                    <dd title={l.holder}>{mine ? 'you' : short(l.holder)}</dd>
+                    <dt>Price</dt>
+                    <dd data-testid="listing-price">{formatSol(BigInt(l.price_lamports))} SOL</dd>
+                    <dt>For</dt>
+                    <dd data-testid="listing-buyer" title={l.buyer ?? undefined}>
+                      {l.buyer === null
+                        ? 'anyone'
+                        : l.buyer === me
+                          ? 'you (offered to you)'
+                          : mine
+                            ? short(l.buyer)
+                            : 'reserved for another wallet'}
+                    </dd>
+                    <dt>Expires</dt>
+                    <dd data-testid="listing-expires">
+                      <Countdown at={l.expires_at ?? 0} skew={skew} past="expired: anyone may return it" />
+                    </dd>
+                  </dl>
+                  <p class="actions">
+                    {mayBuy && (
+                      <button
+                        type="button"
+                        disabled={preparing}
+                        onClick={() => prepare(() => prepareBuyDomain(ctx, { domain }))}
+                      >
+                        Buy {domain}
+                      </button>
+                    )}
+                    {mine && domain !== '' && (
+                      <button
+                        type="button"
+                        disabled={preparing}
+                        onClick={() => prepare(() => prepareCancelDomain(ctx, { domain }))}
+                      >
+                        Cancel listing
+                      </button>
+                    )}
+                    {!mine && l.expired && domain !== '' && (
+                      <button
+                        type="button"
+                        disabled={preparing}
+                        onClick={() => prepare(() => prepareCancelDomain(ctx, { domain }))}
+                      >
+                        Return {domain} to its holder
+                      </button>
+                    )}
+                  </p>
+                </li>
+              );
+            }
             const auction = l.mode === 'auction';
             const hasBids = l.high_bidder !== null;
             return (
@@ -307,27 +396,71 @@ export function MarketView() {
           void prepare(() => prepareOffer(ctx, offer));
         }}
       >
-        <TextField label="Alias to offer" value={offer.alias} set={(v) => setOffer({ ...offer, alias: v })} />
-        <TextField
-          label="To wallet"
-          value={offer.recipient}
-          set={(v) => setOffer({ ...offer, recipient: v })}
-        />
-        <TextField
-          label="Fee the wallet pays you (SOL)"
-          hint="Blank or 0: a gift."
-          mode="decimal"
-          value={offer.fee}
-          set={(v) => setOffer({ ...offer, fee: v })}
-        />
-        <TextField
-          label="Open for (days)"
-          mode="decimal"
-          value={offer.days}
-          set={(v) => setOffer({ ...offer, days: v })}
+        <TextFields
+          value={offer}
+          set={setOffer}
+          fields={[
+            { key: 'alias', label: 'Alias to offer' },
+            { key: 'recipient', label: 'To wallet' },
+            {
+              key: 'fee',
+              label: 'Fee the wallet pays you (SOL)',
+              hint: 'Blank or 0: a gift.',
+              mode: 'decimal',
+            },
+            { key: 'days', label: 'Open for (days)', mode: 'decimal' },
+          ]}
         />
         <button type="submit" disabled={preparing}>
           Review offer
+        </button>
+      </form>
+
+      <h2>Sell a domain</h2>
+      <p class="hint">
+        While a domain is listed, its authority is the listing: mail your server relays for it waits in
+        senders' queues, so list it with an empty delivery queue and a short term.
+      </p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void prepare(() => prepareListDomain(ctx, sellDomain));
+        }}
+      >
+        <TextFields
+          value={sellDomain}
+          set={setSellDomain}
+          fields={[
+            { key: 'domain', label: 'Domain to sell (you are its authority)' },
+            {
+              key: 'price',
+              label: 'Asking price for the domain (SOL)',
+              hint: '0 only with a named buyer: a gift.',
+              mode: 'decimal',
+            },
+            {
+              key: 'buyer',
+              label: 'Only this wallet may buy (optional)',
+              hint: 'Blank: anyone. Named: an escrowed hand-off to that wallet.',
+            },
+            { key: 'days', label: `Listed for (days, at most ${DOMAIN_LISTING_MAX_DAYS})`, mode: 'decimal' },
+          ]}
+        />
+        <button type="submit" disabled={preparing}>
+          Review domain listing
+        </button>
+      </form>
+
+      <h2>Buy a domain by name</h2>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void prepare(() => prepareBuyDomain(ctx, { domain: buyDomain }));
+        }}
+      >
+        <TextField label="Domain to buy" value={buyDomain} set={setBuyDomain} />
+        <button type="submit" disabled={preparing}>
+          Review purchase
         </button>
       </form>
 
