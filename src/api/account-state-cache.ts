@@ -39,6 +39,11 @@ interface Entry {
 }
 
 export const TTL_MS = 5_000;
+
+/** CLIENT SETNAME of a cache's subscription, so CLIENT LIST shows which connections these are. */
+export function subscriberName(prefix: string): string {
+  return `sealpost-api-cache:${prefix.replace(/[^\w:.-]/g, '_')}`;
+}
 const MAX_ENTRIES = 100_000;
 
 /** Tells every API process that `wallet`'s session state or pin provider changed. */
@@ -69,7 +74,11 @@ export class AccountStateCache {
   /** Opens the subscription; the cache serves once it is live (reads go through until then). */
   start(): void {
     if (this.subscriber) return;
-    const sub = this.deps.redis.duplicate({ autoResubscribe: false, lazyConnect: true });
+    const sub = this.deps.redis.duplicate({
+      autoResubscribe: false,
+      lazyConnect: true,
+      connectionName: subscriberName(this.deps.prefix),
+    });
     this.subscriber = sub;
     const down = () => {
       this.live = false;
