@@ -116,8 +116,12 @@ export class BlobStore {
     return createReadStream(this.path(key));
   }
 
+  /** Removes a blob; an absent one is no error. */
   async delete(key: string): Promise<void> {
-    await rm(this.path(key), { force: true });
+    // unlink, not rm: rm first lstats the path to decide how to remove it.
+    await unlink(this.path(key)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
   }
 
   private async writeAtomic(
