@@ -95,7 +95,7 @@ export class AccountStateCache {
     sub.on('ready', () => {
       sub.subscribe(this.channel).then(
         () => {
-          if (sub.status !== 'ready') return;
+          if (this.subscriber !== sub || sub.status !== 'ready') return;
           this.clear();
           this.live = true;
         },

@@ -145,8 +145,8 @@ export async function pinProviderRoutes(app: FastifyInstance, ctx: ApiContext): 
         throw new ApiError(404, 'account_not_found', 'this wallet has no account on this server');
       }
       const removed = await ctx.accounts.deletePinProvider(wallet);
-      if (removed) await ctx.accountState.changed(wallet);
       if (removed) {
+        await ctx.accountState.changed(wallet);
         await ctx.accounts.recordAudit({
           actor: wallet,
           action: 'pin_provider.delete',
