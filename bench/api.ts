@@ -1,6 +1,7 @@
 // Account API latency and throughput: GET /v1/account/pin-provider with a
-// valid JWT (token check, session epoch read, per-IP and per-wallet Redis
-// rate windows, pin-provider read) next to a bare Fastify route answering
+// valid JWT (token check, session state, per-IP and per-wallet rate windows
+// spent from Redis leases, pin-provider read; docs/api.md "Caches across
+// processes") next to a bare Fastify route answering
 // the same JSON, both served by one child process, measured one after the
 // other by autocannon from this process.
 //
@@ -69,7 +70,7 @@ async function serve(): Promise<void> {
     '[redis]',
     `prefix = "${prefix}"`,
     '[api]',
-    // High enough never to answer 429, so every request still pays for the windows.
+    // High enough never to answer 429; every request still counts against both windows.
     'rate_limit_ip_per_min = 100000000',
     'rate_limit_wallet_per_min = 100000000',
   ].join('\n');

@@ -5,7 +5,13 @@ import type { Logger } from '../src/log.ts';
 import type { MtaSts } from './mta-sts.ts';
 import type { SecureDns } from './secure-dns.ts';
 import type { SessionCache } from './session-cache.ts';
-import type { EnvelopeDsn, RcptAnswer, SessionResult, SmtpSession } from './smtp-session.ts';
+import {
+  type EnvelopeDsn,
+  type RcptAnswer,
+  SessionLostError,
+  type SessionResult,
+  type SmtpSession,
+} from './smtp-session.ts';
 import type { TlsrptRecorder } from './tlsrpt-store.ts';
 
 export interface Reason {
@@ -49,19 +55,31 @@ const all = (rcpts: readonly string[], reason: Reason) => new Map(rcpts.map((r) 
 
 export type Transaction = Extract<SessionResult, { kind: 'transaction' }>;
 
-/** A transaction over an idle cached session, when there is a live one. */
+/**
+ * A transaction over an idle cached session, when there is a live one.
+ * A session left at a transaction boundary goes straight to MAIL FROM (as
+ * nodemailer's own pool does); any other gets an RSET first. A session that
+ * turns out to be gone before the message went out yields null, and the
+ * caller opens a new one.
+ */
 export async function overCachedSession(
   deps: AttemptDeps,
   input: AttemptInput,
   key: string,
 ): Promise<Transaction | null> {
-  const cached = deps.sessions?.take(key);
-  if (!cached) return null;
-  if (!(await cached.reset())) {
-    cached.close();
-    return null;
+  for (;;) {
+    const cached = deps.sessions?.take(key);
+    if (!cached) return null;
+    if (!cached.atBoundary && !(await cached.reset())) {
+      cached.close();
+      continue;
+    }
+    try {
+      return await keepAfter(deps, key, cached, input, { reused: true });
+    } catch (err) {
+      if (!(err instanceof SessionLostError)) throw err;
+    }
   }
-  return keepAfter(deps, key, cached, input);
 }
 
 /** Sends, then offers the session to the cache (or closes it). */
@@ -70,16 +88,20 @@ export async function keepAfter(
   key: string,
   session: SmtpSession,
   input: AttemptInput,
+  opts: { reused?: boolean } = {},
 ): Promise<Transaction> {
   let result: Transaction;
   try {
-    result = await session.send({
-      from: input.from,
-      to: input.rcpts,
-      message: input.message,
-      dsn: input.dsn,
-      onDelivered: input.onDelivered,
-    });
+    result = await session.send(
+      {
+        from: input.from,
+        to: input.rcpts,
+        message: input.message,
+        dsn: input.dsn,
+        onDelivered: input.onDelivered,
+      },
+      opts,
+    );
   } catch (err) {
     session.close();
     throw err;

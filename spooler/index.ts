@@ -172,6 +172,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
     config.tlsrpt.enabled && opts.db ? createTlsrptRecorder(opts.db, now, log) : null;
 
   const sessions = createSessionCache();
+  const limiter = createDomainLimiter(shared, opts.prefix, config.per_domain_concurrency);
   const deliverDeps: DeliverJobDeps = {
     attempt: {
       dns,
@@ -186,7 +187,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
       now,
       logger: log,
     },
-    limiter: createDomainLimiter(shared, opts.prefix, config.per_domain_concurrency),
+    limiter,
     blobs: opts.blobs,
     dsn: { blobs: opts.blobs, intake, hostname: config.hostname, now },
     logger: log,
@@ -298,6 +299,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
       clearInterval(recheck);
       await Promise.all(workers.map((w) => w.close()));
       sessions.close();
+      await limiter.close();
       await tlsrpt?.flush();
       await mtaSts?.settled();
       await flow.close();

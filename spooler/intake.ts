@@ -183,8 +183,8 @@ async function splitMessage(deps: IntakeDeps, job: Job<OutboundJobData>): Promis
   if (children.length === 1 && only) {
     // One domain (the common case): no cleanup parent; the domain job removes the blob when done.
     const opts = { ...only.opts, ignoreDependencyOnFailure: undefined };
-    // Re-run after the job was added (a crash before this one completed): done already.
-    if (await deps.deliver.getJob(opts.jobId as string)) return { domains };
+    // Re-run after the job was added (a crash before this one completed): BullMQ
+    // adds nothing for a job id it still holds (domain jobs are kept 7 days).
     await deps.deliver.add('deliver', { ...(only.data as DomainJobData), removeBlobs: blobKeys }, opts);
     return { domains };
   }

@@ -7,6 +7,7 @@
 // remote answered; `onDelivered` runs right after the remote's 250 to the
 // message data and before the session is closed, so the hand-off can be
 // recorded first (see docs/spooler.md, "exactly once").
+import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { trustedCa } from '../src/tls/extra-ca.ts';
@@ -119,6 +120,18 @@ function tlsInfo(conn: SMTPConnection): TlsInfo {
   };
 }
 
+/**
+ * A reused session broke before a byte of the message went out (the remote
+ * closed an idle connection): nothing was delivered, so the message can go
+ * over a new session at once.
+ */
+export class SessionLostError extends Error {
+  constructor(reason: string) {
+    super(`cached session lost before the message was sent: ${reason}`);
+    this.name = 'SessionLostError';
+  }
+}
+
 type NoSession = Extract<SessionResult, { kind: 'no-session' }>;
 type Transaction = Extract<SessionResult, { kind: 'transaction' }>;
 
@@ -128,6 +141,12 @@ type Transaction = Extract<SessionResult, { kind: 'transaction' }>;
  */
 export class SmtpSession {
   private dead = false;
+  /**
+   * The last transaction ended with the data accepted (or an RSET went
+   * through): the session is at a transaction boundary (RFC 5321 §4.1.1.4)
+   * and the next MAIL FROM needs no RSET first.
+   */
+  private boundary = false;
   /** Transactions carried so far. */
   uses = 0;
   readonly openedAt = Date.now();
@@ -223,10 +242,17 @@ export class SmtpSession {
     return !this.dead;
   }
 
+  /** Whether the next transaction can start without an RSET. */
+  get atBoundary(): boolean {
+    return this.boundary && !this.dead;
+  }
+
   /** RSET before reusing an idle session: false means it is gone (open a new one). */
   async reset(): Promise<boolean> {
     if (this.dead) return false;
-    return new Promise((resolve) => this.conn.reset((err) => resolve(!err)));
+    const ok = await new Promise<boolean>((resolve) => this.conn.reset((err) => resolve(!err)));
+    this.boundary = ok;
+    return ok;
   }
 
   /**
@@ -235,8 +261,10 @@ export class SmtpSession {
    */
   async send(
     req: Pick<SessionRequest, 'from' | 'to' | 'message' | 'onDelivered' | 'dsn'>,
+    opts: { reused?: boolean } = {},
   ): Promise<Transaction> {
     this.uses++;
+    this.boundary = false;
     let info: SMTPConnection.SentMessageInfo;
     // The library adds the parameters only when the server advertised DSN (RFC 3461 §5.2).
     const dsnOffered = this.offersDsn();
@@ -251,20 +279,33 @@ export class SmtpSession {
       to: [...req.to],
       ...(dsn && Object.keys(dsn).length > 0 ? { dsn } : {}),
     };
+    // The library pipes the body only after the remote's 354, so an unread
+    // stream proves that no byte of the message went out.
+    const body = new Readable({
+      read() {
+        this.push(req.message);
+        this.push(null);
+      },
+    });
     try {
       info = await new Promise<SMTPConnection.SentMessageInfo>((resolve, reject) =>
-        this.conn.send(envelope as SMTPConnection.Envelope, req.message, (err, result) =>
+        this.conn.send(envelope as SMTPConnection.Envelope, body, (err, result) =>
           err ? reject(err) : resolve(result as SMTPConnection.SentMessageInfo),
         ),
       );
     } catch (err) {
       const e = err as SmtpError;
+      if (opts.reused && !e.responseCode && !body.readableDidRead) {
+        this.close();
+        throw new SessionLostError(e.message);
+      }
       const answers = failedTransaction(this.conn, e, req.to);
       // A refused transaction leaves a usable session; a broken one does not.
       if (!e.responseCode) this.close();
       return { kind: 'transaction', delivered: [], ...answers, tls: this.tls, dsnOffered };
     }
     const delivered = info.accepted.map((rcpt) => answer(rcpt, 250, info.response, '250 OK'));
+    this.boundary = true;
     await req.onDelivered(delivered, { dsnOffered });
     return {
       kind: 'transaction',

@@ -239,6 +239,25 @@ describe('spooler routing', () => {
     expect(mx.stats.connections).toBe(2);
   });
 
+  it('delivered once: a cached session that dies at MAIL FROM is replaced at once, the message sent once', async () => {
+    // The second MAIL FROM (the first over the cached session) finds the remote gone.
+    const mx = await remote({ host: '127.0.0.15', dropAtMailFrom: (n) => n === 1 });
+    const r = await rig({
+      config: { smtp_port: mx.port },
+      zone: {
+        'lost.test': { MX: [{ preference: 1, exchange: 'mx.lost.test' }] },
+        'mx.lost.test': { A: ['127.0.0.15'] },
+      },
+    });
+    await r.done(await r.send({ from: 'ann@sealpost.test', to: ['m1@lost.test'] }), 'lost.test');
+    const data = await r.done(await r.send({ from: 'ann@sealpost.test', to: ['m2@lost.test'] }), 'lost.test');
+    expect(data.final['m2@lost.test']?.state).toBe('delivered');
+    expect(data.attempts).toBe(1);
+    expect(mx.accepted.map((m) => m.to[0])).toEqual(['m1@lost.test', 'm2@lost.test']);
+    expect(mx.stats.connections).toBe(2);
+    expect(mx.stats.mailFrom).toBe(3);
+  });
+
   it('deferred: a DNS failure (SERVFAIL) at the MX lookup is temporary', async () => {
     const r = await rig({ zone: { 'broken.test': { MX: [{ preference: 1, exchange: 'mx.broken.test' }] } } });
     r.dns.setFault('broken.test', 'servfail');

@@ -35,6 +35,7 @@ import { AccountsRepo } from '../store/accounts-repo.ts';
 import { MessagesRepo } from '../store/messages-repo.ts';
 import { SettingsRepo } from '../store/settings-repo.ts';
 import type { Database } from '../store/types.ts';
+import { publishAccountChange } from './account-state-cache.ts';
 import { TOKEN_LIFETIME_SECS } from './auth/session-tokens.ts';
 
 export interface SweepDeps {
@@ -138,6 +139,8 @@ export async function sweepAccount(
       'EX',
       TOKEN_LIFETIME_SECS + 300,
     );
+    // Every API process drops what it cached of the wallet before this answers.
+    await publishAccountChange(deps.redis, deps.prefix, wallet);
     const jobs = await enqueueReleases(deps, wallet);
     const copies = await new MessagesRepo(deps.db).deleteAllForWallet(wallet);
     let redisKeys = await deleteByPattern(deps.redis, walletLeasePattern(deps.prefix, wallet));
@@ -150,6 +153,7 @@ export async function sweepAccount(
       stepUpChallengeKey(deps.prefix, wallet),
     );
     await accounts.delete(wallet);
+    await publishAccountChange(deps.redis, deps.prefix, wallet);
     const result = { found: true, copies, ...jobs, redisKeys };
     await audit('success', {
       copies,

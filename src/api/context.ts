@@ -7,6 +7,7 @@ import type { CredentialSealer } from '../crypto/credential-seal.ts';
 import type { AccountsRepo } from '../store/accounts-repo.ts';
 import type { SettingsRepo } from '../store/settings-repo.ts';
 import type { Database } from '../store/types.ts';
+import type { AccountStateCache } from './account-state-cache.ts';
 import type { SweepDeps } from './account-sweep.ts';
 import type { AdminAuth } from './auth/admin-auth.ts';
 import type { ChallengeStore } from './auth/challenges.ts';
@@ -24,6 +25,8 @@ export interface ApiContext {
   challenges: ChallengeStore;
   adminAuth: AdminAuth;
   limiter: RateLimiter;
+  /** Session state and pin-provider status per wallet, invalidated across processes. */
+  accountState: AccountStateCache;
   sweep: SweepDeps;
   now: () => number;
 }

@@ -8,7 +8,7 @@
 //      missing account) comes after verification and the challenge is spent.
 //      Only a proof that is not base58 of 64 bytes leaves it intact (400).
 import type { FastifyRequest } from 'fastify';
-import { accountDeletedKey } from '../limits/redis-keys.ts';
+import type { SessionState } from './account-state-cache.ts';
 import { STEP_UP_NONCE_PREFIX } from './auth/challenges.ts';
 import type { SessionClaims } from './auth/session-tokens.ts';
 import { decodeSignature, verifyWalletSignature } from './auth/signatures.ts';
@@ -58,27 +58,29 @@ export function requestGuard(ctx: ApiContext) {
     let authError: unknown = null;
     if (auth === 'jwt') {
       try {
-        claims = await ctx.tokens.verify(bearer(request));
+        const token = bearer(request);
+        claims = ctx.tokens.known(token) ?? (await ctx.tokens.verify(token));
       } catch (err) {
         authError = err;
       }
     }
     const checks: RateCheck[] = [{ scope: 'ip', subject: request.ip, bucket: 'api', limit: ipLimit }];
     if (claims) checks.push({ scope: 'wallet', subject: claims.wallet, bucket: 'api', limit: walletLimit });
-    // The Redis windows, the store's session epoch and the deletion mark are independent: ask all at once.
-    const [, epoch, deletedAt] = await Promise.all([
-      ctx.limiter.hit(checks),
-      claims ? ctx.settings.sessionEpoch(claims.wallet) : null,
-      claims ? ctx.redis.get(accountDeletedKey(ctx.config.redis.prefix, claims.wallet)) : null,
-    ]);
+    // Rate windows (leased, mostly in process: undefined when no round trip was needed)
+    // and the session state (cached) are independent.
+    const leasing = ctx.limiter.hit(checks);
+    const session = claims ? ctx.accountState.session(claims.wallet) : null;
+    // Both awaited together, so neither is left to reject unobserved.
+    if (leasing) await Promise.all([leasing, session]);
 
     if (auth === 'admin') ctx.adminAuth.check(request.headers.authorization);
     if (auth === 'jwt') {
       if (!claims) throw authError;
-      if (claims.epoch !== epoch) {
+      const state = await (session as Promise<SessionState>);
+      if (claims.epoch !== state.epoch) {
         throw new ApiError(401, 'session_revoked', 'this session was revoked; log in again');
       }
-      if (deletedAt !== null && claims.issuedAtMs <= Number(deletedAt)) {
+      if (state.deletedAt !== null && claims.issuedAtMs <= state.deletedAt) {
         throw new ApiError(401, 'session_revoked', 'the account of this session was deleted; log in again');
       }
       request.wallet = claims.wallet;

@@ -22,6 +22,7 @@ import { pipelineChecks } from '../metrics/health-checks.ts';
 import { AccountsRepo } from '../store/accounts-repo.ts';
 import type { Store } from '../store/open-store.ts';
 import { SettingsRepo } from '../store/settings-repo.ts';
+import { AccountStateCache } from './account-state-cache.ts';
 import { AdminAuth, readAdminTokenFile } from './auth/admin-auth.ts';
 import { ChallengeStore } from './auth/challenges.ts';
 import { SessionTokens } from './auth/session-tokens.ts';
@@ -87,12 +88,20 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const credentialKey = deps.credentialKey ?? loadCredentialKey(config.api.credential_key_file);
   const db = deps.store.db;
   const jwtKey = deps.jwtKey ?? jwtKeyFrom(config, credentialKey);
+  const accounts = new AccountsRepo(db, { now });
+  const settings = new SettingsRepo(db, { now });
+  const accountState = new AccountStateCache({
+    redis: deps.redis,
+    prefix: config.redis.prefix,
+    accounts,
+    settings,
+  });
   const ctx: ApiContext = {
     config,
     db,
     redis: deps.redis,
-    accounts: new AccountsRepo(db, { now }),
-    settings: new SettingsRepo(db, { now }),
+    accounts,
+    settings,
     sealer: new CredentialSealer(credentialKey),
     tokens: new SessionTokens(jwtKey, now),
     challenges: new ChallengeStore({
@@ -106,6 +115,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       deps.adminToken !== undefined ? deps.adminToken : readAdminTokenFile(config.api.admin_token_file),
     ),
     limiter: new RateLimiter(deps.redis, config.redis.prefix, now),
+    accountState,
     sweep: {
       db,
       redis: deps.redis,
@@ -159,6 +169,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     }
   });
   app.addHook('onRequest', requestGuard(ctx));
+  accountState.start();
+  app.addHook('onClose', async () => accountState.close());
   app.setErrorHandler((err, request, reply) => {
     const out = toErrorReply(err);
     if (out.status >= 500) request.log.error({ err }, 'request failed');

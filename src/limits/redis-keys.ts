@@ -94,3 +94,12 @@ export function stepUpChallengeKey(prefix: string, wallet: string): string {
 export function ipBucketKey(prefix: string, ip: string, bucket: string): string {
   return `${prefix}:rl:ip:${ip}:${bucket}`;
 }
+
+/**
+ * Pub/sub channel of account-state changes (message: the wallet). Every API
+ * process drops its cached session state and pin-provider status of that
+ * wallet on receipt (src/api/account-state-cache.ts).
+ */
+export function accountChangeChannel(prefix: string): string {
+  return `${prefix}:api:account-changed`;
+}

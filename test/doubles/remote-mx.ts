@@ -35,6 +35,8 @@ export interface RemoteMxOptions {
   data?: (n: number, msg: ReceivedMessage) => Reply | null;
   /** Drop the connection in the middle of the n-th message's data (0-based count of DATA commands). */
   dropMidData?: (n: number) => boolean;
+  /** Drop the connection, unanswered, at the n-th MAIL FROM (0-based, counted over all sessions). */
+  dropAtMailFrom?: (n: number) => boolean;
   /** Hold the 220 greeting back until this settles (a slow or tarpitting server). */
   greetingGate?: () => Promise<void>;
   /** Close a connection idle for this long (smtp-server's socketTimeout). */
@@ -93,8 +95,14 @@ export async function startRemoteMx(opts: RemoteMxOptions = {}): Promise<RemoteM
       stats.secure++;
       cb();
     },
-    onMailFrom(_address, _session, cb) {
-      stats.mailFrom++;
+    onMailFrom(_address, session, cb) {
+      const n = stats.mailFrom++;
+      if (opts.dropAtMailFrom?.(n)) {
+        // The remote is gone before it answers: no reply, nothing of the message read.
+        const conns = (server as unknown as { connections: Set<LiveConnection> }).connections;
+        [...conns].find((c) => c.session.id === session.id)?._socket.destroy();
+        return;
+      }
       cb();
     },
     onRcptTo(address, _session, cb) {

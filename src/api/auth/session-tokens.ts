@@ -21,7 +21,7 @@ export interface SessionClaims {
 const CACHE_MAX = 10_000;
 
 export class SessionTokens {
-  private readonly verified = new Map<string, SessionClaims & { expMs: number }>();
+  private readonly verified = new Map<string, { claims: SessionClaims; expMs: number }>();
 
   constructor(
     private readonly key: Uint8Array,
@@ -47,11 +47,16 @@ export class SessionTokens {
 
   /** Verifies signature, algorithm, issuer, audience and expiry; throws a 401 ApiError. */
   async verify(token: string): Promise<SessionClaims> {
+    return this.known(token) ?? this.verifyFully(token);
+  }
+
+  /** The claims of a token this process verified before and that has not expired; else undefined. */
+  known(token: string): SessionClaims | undefined {
     const known = this.verified.get(token);
-    if (known && known.expMs > this.now())
-      return { wallet: known.wallet, epoch: known.epoch, issuedAtMs: known.issuedAtMs };
-    if (known) this.verified.delete(token);
-    return this.verifyFully(token);
+    if (known === undefined) return undefined;
+    if (known.expMs > this.now()) return known.claims;
+    this.verified.delete(token);
+    return undefined;
   }
 
   private async verifyFully(token: string): Promise<SessionClaims> {
@@ -77,7 +82,7 @@ export class SessionTokens {
         issuedAtMs: typeof payload.iam === 'number' ? payload.iam : payload.iat * 1000,
       };
       if (this.verified.size >= CACHE_MAX) this.verified.clear();
-      this.verified.set(token, { ...claims, expMs: payload.exp * 1000 });
+      this.verified.set(token, { claims: Object.freeze(claims), expMs: payload.exp * 1000 });
       return claims;
     } catch (err) {
       if (err instanceof ApiError) throw err;

@@ -139,6 +139,7 @@ export async function authRoutes(app: FastifyInstance, ctx: ApiContext): Promise
       const epoch = await ctx.settings.bumpSessionEpoch(request.wallet);
       if (epoch === null)
         throw new ApiError(404, 'account_not_found', 'this wallet has no account on this server');
+      await ctx.accountState.changed(request.wallet);
       await ctx.accounts.recordAudit({
         actor: request.wallet,
         action: 'sessions.revoke',

@@ -73,10 +73,7 @@ export async function pinProviderRoutes(app: FastifyInstance, ctx: ApiContext): 
       },
       schema: { response: { 200: PIN_PROVIDER_STATUS_SCHEMA } },
     },
-    async (request) => {
-      const stored = await ctx.accounts.getPinProvider(request.wallet);
-      return { configured: stored !== undefined, kind: stored?.kind ?? null };
-    },
+    async (request) => ctx.accountState.pinProvider(request.wallet),
   );
 
   app.put(
@@ -115,6 +112,7 @@ export async function pinProviderRoutes(app: FastifyInstance, ctx: ApiContext): 
         }
         throw err;
       }
+      await ctx.accountState.changed(wallet);
       await ctx.accounts.recordAudit({
         actor: wallet,
         action: 'pin_provider.set',
@@ -148,6 +146,7 @@ export async function pinProviderRoutes(app: FastifyInstance, ctx: ApiContext): 
       }
       const removed = await ctx.accounts.deletePinProvider(wallet);
       if (removed) {
+        await ctx.accountState.changed(wallet);
         await ctx.accounts.recordAudit({
           actor: wallet,
           action: 'pin_provider.delete',
