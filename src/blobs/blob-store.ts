@@ -7,9 +7,23 @@
 //    content-addressed (putContent(bytes, 'dmarc_rua')).
 // Every write goes to a temp file, is fsynced, renamed into place and the
 // directory fsynced, so a crash leaves either the whole blob or nothing.
+// Spool writes (writeSpool) leave the directory fsync to the caller, so that
+// one fsync of `spool/` covers every message renamed before it (the MX's
+// group commit, src/smtp/group-commit.ts).
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, utimes } from 'node:fs/promises';
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  unlink,
+  utimes,
+} from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -31,7 +45,23 @@ export interface PutResult {
   sha256: string;
 }
 
+/** A spool file written and fsynced, its name not yet (BlobStore.syncSpool makes it durable). */
+export interface SpoolWrite {
+  key: string;
+  size: number;
+  /** The message's bytes: from memory when it was small enough to keep, else read back from the file. */
+  bytes(): Promise<Buffer>;
+}
+
+/** Chunks are gathered up to this many bytes and written with one writev. */
+const SPOOL_WRITE_BYTES = 256 * 1024;
+/** Messages up to this size are also kept in memory for `SpoolWrite.bytes` (DKIM reads them once). */
+const SPOOL_KEEP_BYTES = 1024 * 1024;
+
 export class BlobStore {
+  /** Set once `spool/` is known to exist, so a spool write does not ask again. */
+  private spoolDirMade = false;
+
   constructor(readonly root: string) {}
 
   private path(key: string): string {
@@ -46,6 +76,79 @@ export class BlobStore {
     maxBytes = Number.POSITIVE_INFINITY,
   ): Promise<PutResult> {
     return this.writeAtomic(`spool/${id}`, source, maxBytes);
+  }
+
+  /**
+   * Streams `source` into `spool/<id>`: a temp file, written in few large
+   * writes, fdatasynced and renamed into place. The rename is durable only
+   * after `syncSpool()`, which the caller runs once for many writes. Throws
+   * BlobTooLargeError (and leaves nothing) past `maxBytes`.
+   */
+  async writeSpool(
+    id: string,
+    source: AsyncIterable<Uint8Array>,
+    maxBytes = Number.POSITIVE_INFINITY,
+  ): Promise<SpoolWrite> {
+    const key = `spool/${id}`;
+    const final = this.path(key);
+    const dir = dirname(final);
+    const tmp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
+    const fh = await this.openSpoolTemp(dir, tmp);
+    let kept: Uint8Array[] | null = [];
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
+    let size = 0;
+    try {
+      for await (const chunk of source) {
+        size += chunk.length;
+        if (size > maxBytes) throw new BlobTooLargeError(maxBytes);
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (kept) {
+          if (size <= SPOOL_KEEP_BYTES) kept.push(chunk);
+          else kept = null;
+        }
+        if (pendingBytes >= SPOOL_WRITE_BYTES) {
+          await fh.writev(pending);
+          pending = [];
+          pendingBytes = 0;
+        }
+      }
+      if (pending.length) await fh.writev(pending);
+      await fh.datasync();
+    } catch (err) {
+      await fh.close().catch(() => {});
+      await unlink(tmp).catch(() => {});
+      throw err;
+    }
+    await fh.close();
+    await rename(tmp, final);
+    const held = kept;
+    return {
+      key,
+      size,
+      bytes: () => (held ? Promise.resolve(Buffer.concat(held, size)) : readFile(final)),
+    };
+  }
+
+  /** Makes every spool rename done before it durable (one fsync of `spool/`). */
+  async syncSpool(): Promise<void> {
+    await fsyncDir(join(this.root, 'spool'));
+  }
+
+  private async openSpoolTemp(dir: string, tmp: string): Promise<FileHandle> {
+    if (!this.spoolDirMade) {
+      await mkdir(dir, { recursive: true });
+      this.spoolDirMade = true;
+    }
+    try {
+      return await open(tmp, 'wx', 0o600);
+    } catch (err) {
+      // The directory was removed under us: make it again, once.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await mkdir(dir, { recursive: true });
+      return open(tmp, 'wx', 0o600);
+    }
   }
 
   /** Stores bytes under their sha256; storing the same bytes again is a no-op. */

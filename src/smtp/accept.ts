@@ -2,6 +2,8 @@
 // spool, then one delivery job per recipient (children of one spool-cleanup
 // parent) is added to Redis in a single atomic flow. Only then does the MX
 // answer 250; any failure before that removes the spool file and answers 4xx.
+// The spool directory fsync and the MULTI are shared with the other messages
+// committed at the same moment (./group-commit.ts).
 import type { FlowJob, FlowProducer } from 'bullmq';
 import { DELIVERY_BACKOFF } from '../../delivery/backoff.ts';
 import {
@@ -11,8 +13,9 @@ import {
   QUEUE_SPOOL,
   type SpoolJobData,
 } from '../../delivery/jobs.ts';
-import { type BlobStore, BlobTooLargeError } from '../blobs/blob-store.ts';
+import { type BlobStore, BlobTooLargeError, type SpoolWrite } from '../blobs/blob-store.ts';
 import type { MxTrace } from '../mail/trace.ts';
+import { GroupCommit, GroupCommitError } from './group-commit.ts';
 import type { ResolvedRecipient } from './recipients.ts';
 import { replies, SmtpReply } from './smtp-error.ts';
 
@@ -38,26 +41,43 @@ export interface AcceptDeps {
   /** Attempts per delivery job before it is given up (and bounced). */
   attempts: number;
   backoffMs: number;
+  /** The group commit to join; absent: the one shared by every acceptance through `flow`. */
+  commit?: GroupCommit;
+}
+
+const sharedCommits = new WeakMap<FlowProducer, GroupCommit>();
+
+/** One group commit per FlowProducer: the MX and submission listeners of a process share it. */
+function groupCommitOf(deps: AcceptDeps): GroupCommit {
+  if (deps.commit) return deps.commit;
+  let commit = sharedCommits.get(deps.flow);
+  if (!commit) {
+    commit = GroupCommit.forFlow(deps.flow);
+    sharedCommits.set(deps.flow, commit);
+  }
+  return commit;
 }
 
 export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promise<{ size: number }> {
   const spoolKey = `spool/${input.msgid}`;
-  let size: number;
+  let spooled: SpoolWrite;
   try {
-    ({ size } = await deps.blobs.putSpool(input.msgid, input.source, input.maxBytes));
+    spooled = await deps.blobs.writeSpool(input.msgid, input.source, input.maxBytes);
   } catch (err) {
     if (err instanceof BlobTooLargeError) throw replies.tooBig(input.maxBytes);
     if (err instanceof SmtpReply) throw err;
     throw replies.storageFailed();
   }
+  const size = spooled.size;
   if (input.verify) {
     try {
-      await input.verify(await deps.blobs.read(spoolKey));
+      await input.verify(await spooled.bytes());
     } catch (err) {
       await deps.blobs.delete(spoolKey).catch(() => {});
       throw err;
     }
   }
+  let flows: FlowJob[];
   try {
     const trace = input.trace ? await input.trace() : undefined;
     const parent: SpoolJobData = { msgid: input.msgid, spoolKey };
@@ -97,11 +117,20 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
         };
       }),
     };
-    // One MULTI for the spool flow and any extra jobs: all are queued or none.
-    await deps.flow.addBulk([spoolFlow, ...(input.alsoQueue ?? [])]);
+    flows = [spoolFlow, ...(input.alsoQueue ?? [])];
   } catch {
     await deps.blobs.delete(spoolKey).catch(() => {});
     throw replies.queueUnavailable();
+  }
+  try {
+    // The spool rename made durable and the flows queued in one MULTI with
+    // those of the messages committed alongside: this message's are all queued or none.
+    await groupCommitOf(deps).commit(deps.blobs, flows);
+  } catch (err) {
+    await deps.blobs.delete(spoolKey).catch(() => {});
+    throw err instanceof GroupCommitError && err.step === 'sync'
+      ? replies.storageFailed()
+      : replies.queueUnavailable();
   }
   return { size };
 }
