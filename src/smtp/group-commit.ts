@@ -75,15 +75,24 @@ export class GroupCommit {
     private readonly maxBatch = GROUP_COMMIT_MAX_BATCH,
   ) {}
 
-  /** The steps of a real deployment. */
-  static forFlow(flow: FlowProducer): GroupCommit {
-    return new GroupCommit({
+  /** The steps of a real deployment: the blob store's segment and fsync, the FlowProducer's MULTI. */
+  static steps(flow: FlowProducer): GroupCommitSteps {
+    return {
       write: (blobs, messages) => blobs.writeSegment(messages),
       sync: (blobs) => blobs.syncSpool(),
       queue: async (flows) => {
         await flow.addBulk(flows);
       },
-    });
+    };
+  }
+
+  static forFlow(flow: FlowProducer): GroupCommit {
+    return new GroupCommit(GroupCommit.steps(flow));
+  }
+
+  /** Messages waiting for the next batch. */
+  get waitingCount(): number {
+    return this.waiting.length;
   }
 
   /** Resolves with the message's spool key once it is durable and its flows are in Redis. */

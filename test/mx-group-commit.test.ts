@@ -1,0 +1,294 @@
+// The MX's group commit (src/smtp/group-commit.ts) over real SMTP, a devnet,
+// real Redis and the real blob store: sessions whose DATA ends together share
+// one segment file, one directory fsync and one MULTI; every 250 stands for a
+// message whose bytes read back exactly from its spool key and whose jobs are
+// in Redis; a failing disk step or MULTI answers 4xx to exactly the sessions
+// of that batch and leaves nothing of them behind. Faults are injected at the
+// disk and Redis boundary by wrapping the real steps (GroupCommitSteps).
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FlowProducer, Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import nodemailer from 'nodemailer';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type DeliverJobData, QUEUE_DELIVER, QUEUE_SPOOL, type SpoolJobData } from '../delivery/jobs.ts';
+import { BlobStore, SPOOL_SEGMENT_MESSAGE_BYTES } from '../src/blobs/blob-store.ts';
+import { ChainView } from '../src/smtp/chain-view.ts';
+import { GroupCommit, type GroupCommitSteps } from '../src/smtp/group-commit.ts';
+import { startMx } from '../src/smtp/mx-server.ts';
+import { startTestChain } from './helpers/devnet.ts';
+import { prepareMailChain } from './helpers/mail-chain.ts';
+import { tempDir } from './helpers/temp-dir.ts';
+
+const DOMAIN = 'mail.test';
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+interface Rig {
+  port: number;
+  rcpt: string;
+  blobs: BlobStore;
+  spoolDir: string;
+  commit: GroupCommit;
+  flowRedis: Redis;
+  deliver: Queue<DeliverJobData>;
+  spool: Queue<SpoolJobData>;
+}
+
+async function rig(wrap?: (real: GroupCommitSteps) => GroupCommitSteps): Promise<Rig> {
+  const chain = await startTestChain();
+  const mail = await prepareMailChain(chain, DOMAIN);
+  const owner = await mail.mailbox();
+  const prefix = `sealpost-test-gc-${randomBytes(6).toString('hex')}`;
+  const flowRedis = new Redis('redis://127.0.0.1:6379', {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  flowRedis.on('error', () => {});
+  const flow = new FlowProducer({ connection: flowRedis, prefix });
+  const real = GroupCommit.steps(flow);
+  const commit = new GroupCommit(wrap ? wrap(real) : real);
+  const blobs = new BlobStore(join(tempDir(), 'blobs'));
+  const mx = await startMx({
+    host: '127.0.0.1',
+    port: 0,
+    hostname: 'mx.mail.test',
+    policy: { localDomains: [DOMAIN] },
+    maxMessageBytes: 1024 * 1024,
+    maxRecipients: 5,
+    maxConnectionsPerIp: 100,
+    socketTimeoutMs: 20_000,
+    chain: new ChainView({ connection: chain.connection, programId: chain.programId }),
+    accept: { blobs, flow, attempts: 3, backoffMs: 1000, commit },
+    logger: pino({ level: 'silent' }),
+  });
+  const admin = new Redis('redis://127.0.0.1:6379');
+  const deliver = new Queue<DeliverJobData>(QUEUE_DELIVER, { connection: admin, prefix });
+  const spool = new Queue<SpoolJobData>(QUEUE_SPOOL, { connection: admin, prefix });
+  cleanups.push(async () => {
+    await mx.close(100);
+    await flow.close().catch(() => {});
+    flowRedis.disconnect();
+    await deliver.close();
+    await spool.close();
+    const keys = await admin.keys(`${prefix}:*`);
+    if (keys.length) await admin.del(...keys);
+    admin.disconnect();
+  });
+  const rcpt = `${owner.publicKey.toBase58()}@${DOMAIN}`;
+  return {
+    port: mx.port,
+    rcpt,
+    blobs,
+    spoolDir: join(blobs.root, 'spool'),
+    commit,
+    flowRedis,
+    deliver,
+    spool,
+  };
+}
+
+/** One message on its own connection; resolves with the reply code and text (a 4xx/5xx too). */
+async function send(r: Rig, raw: string): Promise<{ code: number; text: string }> {
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: r.port,
+    secure: false,
+    ignoreTLS: true,
+  });
+  try {
+    const info = await transport.sendMail({ envelope: { from: 'a@remote.example', to: [r.rcpt] }, raw });
+    return { code: Number(info.response.slice(0, 3)), text: info.response };
+  } catch (err) {
+    const e = err as { responseCode?: number; response?: string; message: string };
+    return { code: e.responseCode ?? 0, text: e.response ?? e.message };
+  } finally {
+    transport.close();
+  }
+}
+
+function message(i: number, bodyBytes = 200): string {
+  const line = `${'m'.repeat(70)}\r\n`;
+  return `Subject: message ${i}\r\n\r\n${line.repeat(Math.ceil(bodyBytes / line.length))}end of ${i}\r\n`;
+}
+
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open = () => {};
+  const wait = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { wait, open };
+}
+
+async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** Names in the spool directory, temp files included. */
+function spoolNames(r: Rig): string[] {
+  return existsSync(r.spoolDir) ? readdirSync(r.spoolDir).sort() : [];
+}
+
+const msgidOf = (text: string) => text.split(' ').pop() ?? '';
+
+describe('MX group commit', () => {
+  it('commits sessions that end together in one batch; every 250 has its exact bytes and its jobs', async () => {
+    const first = gate();
+    let syncs = 0;
+    const r = await rig((real) => ({
+      ...real,
+      // The first batch's disk step is slow, so the next sessions all end while it runs.
+      sync: async (blobs) => {
+        if (syncs++ === 0) await first.wait;
+        await real.sync(blobs);
+      },
+    }));
+    const raws = new Map<number, string>();
+    raws.set(0, message(0));
+    const lone = send(r, raws.get(0) as string);
+    await until('the first batch', () => r.commit.stats.batches === 1);
+    // 24 small messages (one segment) and 4 over the segment limit (their own files).
+    for (let i = 1; i <= 28; i++)
+      raws.set(i, message(i, i > 24 ? SPOOL_SEGMENT_MESSAGE_BYTES + 1000 : 300 + i));
+    const rest = [...raws]
+      .filter(([i]) => i > 0)
+      .map(([i, raw]) => send(r, raw).then((reply) => [i, reply] as const));
+    await until('28 sessions waiting for the next batch', () => r.commit.waitingCount === 28);
+    first.open();
+    const replies = new Map([[0, await lone] as const, ...(await Promise.all(rest))]);
+
+    expect([...replies.values()].map((x) => x.code)).toEqual(Array(29).fill(250));
+    expect(r.commit.stats).toEqual({ batches: 2, messages: 29, segments: 2 });
+    expect(await r.deliver.count()).toBe(29);
+    const inodes = new Set<number>();
+    for (const [i, reply] of replies) {
+      const msgid = msgidOf(reply.text);
+      const parent = await r.spool.getJob(msgid);
+      const key = parent?.data.spoolKey ?? '';
+      const children = await r.deliver.getJob(`${msgid}.0`);
+      expect(children?.data.spoolKey).toBe(key);
+      expect((await r.blobs.read(key)).toString('latin1')).toBe(raws.get(i));
+      if (i > 24) expect(key).toBe(`spool/${msgid}`);
+      else {
+        expect(key).toMatch(new RegExp(`^spool/${msgid}@\\d+\\+\\d+$`));
+        if (i > 0) inodes.add(statSync(join(r.spoolDir, msgid)).ino);
+      }
+    }
+    // The 24 small messages of the second batch are names of one segment file.
+    expect(inodes.size).toBe(1);
+    expect(spoolNames(r).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+
+  it('answers 452 to exactly the sessions of a batch whose disk step fails, and keeps nothing of them', async () => {
+    const first = gate();
+    let syncs = 0;
+    const r = await rig((real) => ({
+      ...real,
+      sync: async (blobs) => {
+        const n = syncs++;
+        if (n === 0) await first.wait;
+        // The second batch's directory fsync fails (an I/O error on the spool disk).
+        if (n === 1) throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+        await real.sync(blobs);
+      },
+    }));
+    const accepted = send(r, message(0));
+    await until('the first batch', () => r.commit.stats.batches === 1);
+    const failing = Array.from({ length: 6 }, (_, i) => send(r, message(i + 1)));
+    await until('6 sessions waiting', () => r.commit.waitingCount === 6);
+    first.open();
+    expect((await accepted).code).toBe(250);
+    const refused = await Promise.all(failing);
+    for (const reply of refused) expect(reply.text).toMatch(/^452 4\.3\.1 /);
+    // The disk is back: the next message is accepted.
+    const after = await send(r, message(7));
+    expect(after.code).toBe(250);
+
+    const kept = [msgidOf((await accepted).text), msgidOf(after.text)].sort();
+    expect(spoolNames(r)).toEqual(kept);
+    expect(await r.deliver.count()).toBe(2);
+    const queued = (await r.deliver.getJobs(['waiting', 'waiting-children', 'prioritized', 'delayed'])).map(
+      (j) => j.data.msgid,
+    );
+    expect(queued.sort()).toEqual(kept);
+  });
+
+  it('answers 451 and keeps no spool file when Redis is gone when the batch is queued', async () => {
+    const r = await rig();
+    expect((await send(r, message(0))).code).toBe(250);
+    const before = spoolNames(r);
+    r.flowRedis.disconnect();
+    const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => send(r, message(i + 1, 5000))));
+    for (const reply of replies) expect(reply.text).toMatch(/^451 4\.3\.0 /);
+    expect(spoolNames(r)).toEqual(before);
+    expect(await r.deliver.count()).toBe(1);
+  });
+
+  it('retries a failed MULTI message by message: every session still gets its 250, each job once', async () => {
+    const first = gate();
+    let syncs = 0;
+    let multiFailures = 0;
+    const r = await rig((real) => ({
+      ...real,
+      sync: async (blobs) => {
+        if (syncs++ === 0) await first.wait;
+        await real.sync(blobs);
+      },
+      // The first MULTI carrying several messages fails after adding the jobs of the first one.
+      queue: async (flows) => {
+        if (flows.length > 1 && multiFailures === 0) {
+          multiFailures++;
+          await real.queue(flows.slice(0, 1));
+          throw new Error('MULTI failed: connection reset');
+        }
+        await real.queue(flows);
+      },
+    }));
+    const lone = send(r, message(0));
+    await until('the first batch', () => r.commit.stats.batches === 1);
+    const batch = Array.from({ length: 5 }, (_, i) => send(r, message(i + 1)));
+    await until('5 sessions waiting', () => r.commit.waitingCount === 5);
+    first.open();
+    const replies = [await lone, ...(await Promise.all(batch))];
+    expect(multiFailures).toBe(1);
+    expect(replies.map((x) => x.code)).toEqual(Array(6).fill(250));
+    const msgids = replies.map((x) => msgidOf(x.text)).sort();
+    const queued = (await r.deliver.getJobs(['waiting', 'waiting-children', 'prioritized', 'delayed'])).map(
+      (j) => j.data.msgid,
+    );
+    expect(queued.sort()).toEqual(msgids);
+    expect(spoolNames(r)).toEqual(msgids);
+  });
+});
+
+describe('spool segments', () => {
+  it('reads, streams and deletes each message of a segment on its own', async () => {
+    const blobs = new BlobStore(join(tempDir(), 'blobs'));
+    const texts = ['first message\r\n', '', 'third, a little longer\r\n'];
+    const keys = await blobs.writeSegment(
+      texts.map((t, i) => ({ id: `seg-${i}`, chunks: [Buffer.from(t)], size: Buffer.byteLength(t) })),
+    );
+    await blobs.syncSpool();
+    expect(keys).toEqual(['spool/seg-0@0+15', 'spool/seg-1@15+0', 'spool/seg-2@15+24']);
+    for (const [i, key] of keys.entries()) {
+      expect((await blobs.read(key)).toString()).toBe(texts[i]);
+      const streamed: Buffer[] = [];
+      for await (const chunk of blobs.stream(key)) streamed.push(chunk as Buffer);
+      expect(Buffer.concat(streamed).toString()).toBe(texts[i]);
+    }
+    await blobs.delete(keys[0] as string);
+    expect(await blobs.exists(keys[0] as string)).toBe(false);
+    expect((await blobs.read(keys[2] as string)).toString()).toBe(texts[2]);
+    expect(readdirSync(join(blobs.root, 'spool')).sort()).toEqual(['seg-1', 'seg-2']);
+  });
+});
