@@ -16,9 +16,12 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DeliverJobData, QUEUE_DELIVER, QUEUE_SPOOL, type SpoolJobData } from '../delivery/jobs.ts';
 import { BlobStore, SPOOL_SEGMENT_MESSAGE_BYTES } from '../src/blobs/blob-store.ts';
+import { createDnsResolver } from '../src/dns/resolver.ts';
 import { ChainView } from '../src/smtp/chain-view.ts';
 import { GroupCommit, type GroupCommitSteps } from '../src/smtp/group-commit.ts';
 import { startMx } from '../src/smtp/mx-server.ts';
+import { reverseNameLookup } from '../src/smtp/reverse-name.ts';
+import { startDnsDouble } from './doubles/dns-server.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { tempDir } from './helpers/temp-dir.ts';
@@ -290,5 +293,43 @@ describe('spool segments', () => {
     expect(await blobs.exists(keys[0] as string)).toBe(false);
     expect((await blobs.read(keys[2] as string)).toString()).toBe(texts[2]);
     expect(readdirSync(join(blobs.root, 'spool')).sort()).toEqual(['seg-1', 'seg-2']);
+  });
+});
+
+describe('reverse names per IP', () => {
+  it('looks an IP up once for many connections, shares a lookup under way, and asks again after the TTL', async () => {
+    const dns = await startDnsDouble({
+      '1.0.0.127.in-addr.arpa': { PTR: ['client.example'] },
+      'client.example': { A: ['127.0.0.1'] },
+      '2.0.0.127.in-addr.arpa': { PTR: ['liar.example'] },
+      'liar.example': { A: ['192.0.2.1'] },
+    });
+    cleanups.push(() => dns.close());
+    let clock = 1_000_000;
+    const lookup = reverseNameLookup(
+      createDnsResolver({ servers: [dns.address], timeoutMs: 1000, tries: 1 }),
+      2000,
+      {
+        ttlMs: 60_000,
+        now: () => clock,
+      },
+    );
+    const asked = () => dns.queries.filter((q) => q.type === 'PTR').length;
+    // Ten connections at once from one IP: one PTR query.
+    expect(await Promise.all(Array.from({ length: 10 }, () => lookup('127.0.0.1')))).toEqual(
+      Array(10).fill('client.example'),
+    );
+    expect(asked()).toBe(1);
+    // A name that does not confirm is kept too (as none).
+    expect(await lookup('127.0.0.2')).toBeUndefined();
+    expect(await lookup('127.0.0.2')).toBeUndefined();
+    expect(asked()).toBe(2);
+    clock += 59_000;
+    expect(await lookup('127.0.0.1')).toBe('client.example');
+    expect(asked()).toBe(2);
+    clock += 2_000;
+    dns.set('client.example', 'A', ['192.0.2.7']);
+    expect(await lookup('127.0.0.1')).toBeUndefined();
+    expect(asked()).toBe(3);
   });
 });
