@@ -5,95 +5,78 @@
 // in Redis; a failing disk step or MULTI answers 4xx to exactly the sessions
 // of that batch and leaves nothing of them behind. Faults are injected at the
 // disk and Redis boundary by wrapping the real steps (GroupCommitSteps).
-import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FlowProducer, Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Queue } from 'bullmq';
 import nodemailer from 'nodemailer';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DeliverJobData, QUEUE_DELIVER, QUEUE_SPOOL, type SpoolJobData } from '../delivery/jobs.ts';
 import { BlobStore, SPOOL_SEGMENT_MESSAGE_BYTES } from '../src/blobs/blob-store.ts';
 import { createDnsResolver } from '../src/dns/resolver.ts';
-import { ChainView } from '../src/smtp/chain-view.ts';
 import { GroupCommit, type GroupCommitSteps } from '../src/smtp/group-commit.ts';
-import { startMx } from '../src/smtp/mx-server.ts';
 import { reverseNameLookup } from '../src/smtp/reverse-name.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
-import { startTestChain } from './helpers/devnet.ts';
-import { prepareMailChain } from './helpers/mail-chain.ts';
+import { type MxRig, startMxRig } from './helpers/mx-rig.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
-const DOMAIN = 'mail.test';
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-interface Rig {
-  port: number;
-  rcpt: string;
-  blobs: BlobStore;
+interface Rig extends MxRig {
   spoolDir: string;
   commit: GroupCommit;
-  flowRedis: Redis;
   deliver: Queue<DeliverJobData>;
   spool: Queue<SpoolJobData>;
 }
 
 async function rig(wrap?: (real: GroupCommitSteps) => GroupCommitSteps): Promise<Rig> {
-  const chain = await startTestChain();
-  const mail = await prepareMailChain(chain, DOMAIN);
-  const owner = await mail.mailbox();
-  const prefix = `sealpost-test-gc-${randomBytes(6).toString('hex')}`;
-  const flowRedis = new Redis('redis://127.0.0.1:6379', {
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    retryStrategy: () => null,
+  let commit: GroupCommit | undefined;
+  const mx = await startMxRig({
+    logLevel: 'silent',
+    commit: (flow) => {
+      const real = GroupCommit.steps(flow);
+      commit = new GroupCommit(wrap ? wrap(real) : real);
+      return commit;
+    },
   });
-  flowRedis.on('error', () => {});
-  const flow = new FlowProducer({ connection: flowRedis, prefix });
-  const real = GroupCommit.steps(flow);
-  const commit = new GroupCommit(wrap ? wrap(real) : real);
-  const blobs = new BlobStore(join(tempDir(), 'blobs'));
-  const mx = await startMx({
-    host: '127.0.0.1',
-    port: 0,
-    hostname: 'mx.mail.test',
-    policy: { localDomains: [DOMAIN] },
-    maxMessageBytes: 1024 * 1024,
-    maxRecipients: 5,
-    maxConnectionsPerIp: 100,
-    socketTimeoutMs: 20_000,
-    chain: new ChainView({ connection: chain.connection, programId: chain.programId }),
-    accept: { blobs, flow, attempts: 3, backoffMs: 1000, commit },
-    logger: pino({ level: 'silent' }),
-  });
-  const admin = new Redis('redis://127.0.0.1:6379');
-  const deliver = new Queue<DeliverJobData>(QUEUE_DELIVER, { connection: admin, prefix });
-  const spool = new Queue<SpoolJobData>(QUEUE_SPOOL, { connection: admin, prefix });
+  if (!commit) throw new Error('the rig made no group commit');
+  const deliver = new Queue<DeliverJobData>(QUEUE_DELIVER, { connection: mx.redis, prefix: mx.prefix });
+  const spool = new Queue<SpoolJobData>(QUEUE_SPOOL, { connection: mx.redis, prefix: mx.prefix });
   cleanups.push(async () => {
-    await mx.close(100);
-    await flow.close().catch(() => {});
-    flowRedis.disconnect();
     await deliver.close();
     await spool.close();
-    const keys = await admin.keys(`${prefix}:*`);
-    if (keys.length) await admin.del(...keys);
-    admin.disconnect();
   });
-  const rcpt = `${owner.publicKey.toBase58()}@${DOMAIN}`;
+  return { ...mx, spoolDir: join(mx.blobs.root, 'spool'), commit, deliver, spool };
+}
+
+/**
+ * Steps whose first directory fsync waits until `open()` (a slow disk), so
+ * that the sessions ending meanwhile all form the next batch; `then` may
+ * change the later fsyncs (the nth, counted from 1 after the held one).
+ */
+function holdFirstBatch(then?: (n: number) => void): {
+  wrap: (real: GroupCommitSteps) => GroupCommitSteps;
+  open: () => void;
+} {
+  let open = () => {};
+  const held = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  let syncs = 0;
   return {
-    port: mx.port,
-    rcpt,
-    blobs,
-    spoolDir: join(blobs.root, 'spool'),
-    commit,
-    flowRedis,
-    deliver,
-    spool,
+    open,
+    wrap: (real) => ({
+      ...real,
+      sync: async (blobs) => {
+        const n = syncs++;
+        if (n === 0) await held;
+        else then?.(n);
+        await real.sync(blobs);
+      },
+    }),
   };
 }
 
@@ -121,14 +104,6 @@ function message(i: number, bodyBytes = 200): string {
   return `Subject: message ${i}\r\n\r\n${line.repeat(Math.ceil(bodyBytes / line.length))}end of ${i}\r\n`;
 }
 
-function gate(): { wait: Promise<void>; open: () => void } {
-  let open = () => {};
-  const wait = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { wait, open };
-}
-
 async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!ok()) {
@@ -146,16 +121,8 @@ const msgidOf = (text: string) => text.split(' ').pop() ?? '';
 
 describe('MX group commit', () => {
   it('commits sessions that end together in one batch; every 250 has its exact bytes and its jobs', async () => {
-    const first = gate();
-    let syncs = 0;
-    const r = await rig((real) => ({
-      ...real,
-      // The first batch's disk step is slow, so the next sessions all end while it runs.
-      sync: async (blobs) => {
-        if (syncs++ === 0) await first.wait;
-        await real.sync(blobs);
-      },
-    }));
+    const first = holdFirstBatch();
+    const r = await rig(first.wrap);
     const raws = new Map<number, string>();
     raws.set(0, message(0));
     const lone = send(r, raws.get(0) as string);
@@ -193,18 +160,11 @@ describe('MX group commit', () => {
   });
 
   it('answers 452 to exactly the sessions of a batch whose disk step fails, and keeps nothing of them', async () => {
-    const first = gate();
-    let syncs = 0;
-    const r = await rig((real) => ({
-      ...real,
-      sync: async (blobs) => {
-        const n = syncs++;
-        if (n === 0) await first.wait;
-        // The second batch's directory fsync fails (an I/O error on the spool disk).
-        if (n === 1) throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
-        await real.sync(blobs);
-      },
-    }));
+    // The second batch's directory fsync fails (an I/O error on the spool disk).
+    const first = holdFirstBatch((n) => {
+      if (n === 1) throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+    });
+    const r = await rig(first.wrap);
     const accepted = send(r, message(0));
     await until('the first batch', () => r.commit.stats.batches === 1);
     const failing = Array.from({ length: 6 }, (_, i) => send(r, message(i + 1)));
@@ -238,15 +198,10 @@ describe('MX group commit', () => {
   });
 
   it('retries a failed MULTI message by message: every session still gets its 250, each job once', async () => {
-    const first = gate();
-    let syncs = 0;
+    const first = holdFirstBatch();
     let multiFailures = 0;
     const r = await rig((real) => ({
-      ...real,
-      sync: async (blobs) => {
-        if (syncs++ === 0) await first.wait;
-        await real.sync(blobs);
-      },
+      ...first.wrap(real),
       // The first MULTI carrying several messages fails after adding the jobs of the first one.
       queue: async (flows) => {
         if (flows.length > 1 && multiFailures === 0) {

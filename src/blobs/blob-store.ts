@@ -146,10 +146,7 @@ export class BlobStore {
       if (pending.length) await writeAll(file.fh, pending, pendingBytes);
       await file.fh.datasync();
     } catch (err) {
-      if (file) {
-        await file.fh.close().catch(() => {});
-        await unlink(file.tmp).catch(() => {});
-      }
+      if (file) await discardTemp(file.fh, file.tmp);
       throw err;
     }
     await file.fh.close();
@@ -181,8 +178,7 @@ export class BlobStore {
       );
       await fh.datasync();
     } catch (err) {
-      await fh.close().catch(() => {});
-      await unlink(tmp).catch(() => {});
+      await discardTemp(fh, tmp);
       throw err;
     }
     await fh.close();
@@ -337,8 +333,7 @@ export class BlobStore {
       }
       await fh.sync();
     } catch (err) {
-      await fh.close().catch(() => {});
-      await unlink(tmp).catch(() => {});
+      await discardTemp(fh, tmp);
       throw err;
     }
     await fh.close();
@@ -355,6 +350,12 @@ async function fsyncDir(dir: string): Promise<void> {
   } finally {
     await fh.close();
   }
+}
+
+/** Closes and removes an unfinished temp file (a failed write leaves nothing). */
+async function discardTemp(fh: FileHandle, tmp: string): Promise<void> {
+  await fh.close().catch(() => {});
+  await unlink(tmp).catch(() => {});
 }
 
 /** One writev of `chunks` (libuv splits past IOV_MAX and retries short writes). */
