@@ -3,7 +3,8 @@
 //
 //   npm run bench -- [--quick] [--only mx,e2e,outbound,api,floor,cli]
 //
-// Rows: MX accept (smtp-source, 20 sessions × 10 KB, against Sealpost's MX,
+// Rows: MX accept (smtp-source, 20 sessions × 10 KB reusing connections, and
+// 100 sessions with a connection per message, against Sealpost's MX,
 // Postfix queueing locally and Haraka with a disk queue), end to end (250 →
 // confirmed Email with pind), outbound (spooler vs Postfix to smtp-sink),
 // the account API (vs a bare Fastify route) and the floor (seal + CID +
@@ -19,11 +20,7 @@ import { runApi, runOutbound } from './harness/child-benches.ts';
 import { measureCliStart } from './harness/cli-start.ts';
 import { measureEndToEnd } from './harness/end-to-end.ts';
 import { measureFloor } from './harness/floor.ts';
-import { startHarakaPeer } from './harness/haraka-peer.ts';
-import { freePort } from './harness/net.ts';
-import { startPostfixPeer } from './harness/postfix-peer.ts';
-import { startSealpostMx } from './harness/sealpost-mx.ts';
-import { smtpSource } from './harness/smtp-source.ts';
+import { measureMxAccept } from './harness/mx-accept.ts';
 import { type Cell, formatTable, type Row } from './harness/table.ts';
 
 const PARTS = ['floor', 'mx', 'e2e', 'outbound', 'api', 'cli'] as const;
@@ -72,11 +69,6 @@ function reason(err: unknown, part = 'error'): string {
   return text.split('\n')[0] ?? '';
 }
 
-/** What the system holds after the run: every message sent (warm-up included), or how many short. */
-function queuedNote(have: number, sent: number, what: string): string {
-  return have === sent ? `all ${sent} ${what}` : `ONLY ${have} of ${sent} ${what}`;
-}
-
 const rows: Row[] = [];
 const results: Record<string, unknown> = {};
 const started = new Date();
@@ -100,77 +92,16 @@ if (only.has('floor')) {
 const peers = only.has('mx') || only.has('outbound') ? installPeers() : new Map<string, string>();
 
 if (only.has('mx')) {
-  const source = { sessions: load.sessions, messages: load.mxMessages, bytes: load.bytes };
-  const warm = { ...source, messages: Math.min(200, source.messages) };
-  const mxRow: Row = {
-    name: `MX accept: smtp-source ${load.sessions} sessions × 10 KB, ${load.mxMessages} msgs`,
-    unit: 'msg/s',
-    fromFloor: true,
-    sealpost: missing('not run'),
-  };
-  const mx: Record<string, unknown> = {};
-  if (!peers.get('postfix')?.startsWith('ok')) {
-    mxRow.sealpost = missing(`no smtp-source: postfix ${peers.get('postfix')}`);
-  } else {
-    try {
-      log('MX accept: Sealpost (serve --no-workers shape)');
-      const sp = await startSealpostMx();
-      try {
-        await smtpSource({ port: sp.port, rcpt: sp.rcpt, ...warm });
-        const r = await smtpSource({ port: sp.port, rcpt: sp.rcpt, ...source });
-        const queued = await sp.queued();
-        mx.sealpost = { ...r, jobsQueued: queued };
-        mxRow.sealpost = {
-          value: r.perSecond,
-          note: queuedNote(queued, warm.messages + source.messages, 'jobs in Redis'),
-        };
-      } finally {
-        await sp.stop();
-      }
-    } catch (err) {
-      mxRow.sealpost = missing(reason(err, 'mx.sealpost'));
-    }
-    try {
-      log('MX accept: Postfix (hold queue)');
-      const pf = await startPostfixPeer({ port: await freePort(), domain: 'bench.test' });
-      try {
-        await smtpSource({ port: pf.port, rcpt: 'rcpt@bench.test', ...warm });
-        const r = await smtpSource({ port: pf.port, rcpt: 'rcpt@bench.test', ...source });
-        mx.postfix = { ...r, held: pf.held() };
-        mxRow.postfix = {
-          value: r.perSecond,
-          note: queuedNote(pf.held(), warm.messages + source.messages, 'on hold'),
-        };
-      } finally {
-        await pf.stop();
-      }
-    } catch (err) {
-      mxRow.postfix = missing(reason(err, 'mx.postfix'));
-    }
-    if (peers.get('haraka')?.startsWith('ok')) {
-      try {
-        log('MX accept: Haraka (disk queue plugin)');
-        const hk = await startHarakaPeer({ port: await freePort(), domain: 'bench.test' });
-        try {
-          await smtpSource({ port: hk.port, rcpt: 'rcpt@bench.test', ...warm });
-          const r = await smtpSource({ port: hk.port, rcpt: 'rcpt@bench.test', ...source });
-          mx.haraka = { ...r, queued: hk.queued() };
-          mxRow.haraka = {
-            value: r.perSecond,
-            note: queuedNote(hk.queued(), warm.messages + source.messages, 'files fsynced'),
-          };
-        } finally {
-          await hk.stop();
-        }
-      } catch (err) {
-        mxRow.haraka = missing(reason(err, 'mx.haraka'));
-      }
-    } else {
-      mxRow.haraka = missing(peers.get('haraka') ?? 'not installed');
-    }
+  const bytes = load.bytes;
+  for (const mxLoad of [
+    { sessions: load.sessions, messages: load.mxMessages, bytes, reuse: true },
+    { sessions: 100, messages: load.mxMessages, bytes, reuse: false },
+  ]) {
+    const mx = await measureMxAccept(mxLoad, peers, log);
+    results[mxLoad.reuse ? 'mxAccept' : 'mxAcceptPerConnection'] = mx.results;
+    Object.assign(errors, mx.errors);
+    rows.push(mx.row);
   }
-  results.mxAccept = mx;
-  rows.push(mxRow);
 }
 
 if (only.has('e2e')) {

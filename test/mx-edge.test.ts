@@ -160,7 +160,14 @@ describe('MX edge', () => {
       connection: { url: 'redis://127.0.0.1:6379' },
       prefix: r.prefix,
     });
-    expect((await parent.getJob(msgid))?.data.spoolKey).toBe(`spool/${msgid}`);
+    // A small message shares a segment file with the others of its commit: its key names its bytes there.
+    const spoolKey = (await parent.getJob(msgid))?.data.spoolKey ?? '';
+    expect(spoolKey).toMatch(new RegExp(`^spool/${msgid}@\\d+\\+\\d+$`));
+    const bytes = (await new BlobStore(join(r.spoolDir, '..')).read(spoolKey)).toString('utf8');
+    expect(bytes).toBe(
+      'From: sender@remote.example\r\nTo: alice@mail.test\r\nSubject: hi\r\n\r\nhello \u00e9\r\n',
+    );
+    for (const job of jobs) expect(job.data.spoolKey).toBe(spoolKey);
     await parent.close();
   });
 

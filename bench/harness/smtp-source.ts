@@ -1,5 +1,6 @@
 // Drives an MX with Postfix's smtp-source: `sessions` parallel sessions, each
-// reusing its connection (-d), `messages` in all, `bytes` of body each. The
+// reusing its connection (-d) unless `reuse` is false (then every message has
+// a connection of its own), `messages` in all, `bytes` of body each. The
 // same command line for every system; messages/s is messages over wall time.
 import { execFile } from 'node:child_process';
 
@@ -15,6 +16,7 @@ export function smtpSource(opts: {
   sessions: number;
   messages: number;
   bytes: number;
+  reuse?: boolean;
 }): Promise<SourceResult> {
   const args = [
     '-s',
@@ -23,7 +25,7 @@ export function smtpSource(opts: {
     String(opts.messages),
     '-l',
     String(opts.bytes),
-    '-d',
+    ...(opts.reuse === false ? [] : ['-d']),
     '-M',
     'load.example',
     '-f',

@@ -7,17 +7,36 @@
 //    content-addressed (putContent(bytes, 'dmarc_rua')).
 // Every write goes to a temp file, is fsynced, renamed into place and the
 // directory fsynced, so a crash leaves either the whole blob or nothing.
+// Spool writes leave the directory fsync to the caller, so that one fsync of
+// `spool/` covers every name made before it (the MX's group commit,
+// src/smtp/group-commit.ts). A small message is not written on its own: the
+// messages committed together are written into one segment file with one
+// fdatasync, and each gets its own hard link to it as `spool/<id>`; its key
+// then names its bytes in the file, `spool/<id>@<offset>+<length>`. Deleting
+// a key removes that name; the segment's space is freed with its last name.
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, readFile as readFileCallback, unlink as unlinkCallback } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, unlink, utimes } from 'node:fs/promises';
+import {
+  type FileHandle,
+  link,
+  mkdir,
+  open,
+  readdir,
+  rename,
+  rm,
+  stat,
+  unlink,
+  utimes,
+} from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 
 const readFileAsync = promisify(readFileCallback);
 const unlinkAsync = promisify(unlinkCallback);
 
-const KEY_RE = /^((sha256|dmarc_rua)\/[0-9a-f]{2}\/[0-9a-f]{64}|spool\/[0-9A-Za-z._-]{1,80})$/;
+const KEY_RE =
+  /^((sha256|dmarc_rua)\/[0-9a-f]{2}\/[0-9a-f]{64}|spool\/[0-9A-Za-z._-]{1,80}(@[0-9]{1,15}\+[0-9]{1,15})?)$/;
 
 /** Content-addressed areas: sealed bodies (`sha256`) and ingested DMARC reports (`dmarc_rua`). */
 export type ContentArea = 'sha256' | 'dmarc_rua';
@@ -35,12 +54,44 @@ export interface PutResult {
   sha256: string;
 }
 
+/**
+ * A message received for the spool. Past SPOOL_SEGMENT_MESSAGE_BYTES it has
+ * its own file (`key`, fsynced and renamed into place); below, its `chunks`
+ * wait in memory for BlobStore.writeSegment. Either way the name is durable
+ * only after BlobStore.syncSpool.
+ */
+export interface SpoolDraft {
+  size: number;
+  key?: string;
+  chunks?: Uint8Array[];
+  /** The message's bytes: from memory when it was small enough to keep, else read back from the file. */
+  bytes(): Promise<Buffer>;
+}
+
+/** Messages up to this size are written with others into one segment file. */
+export const SPOOL_SEGMENT_MESSAGE_BYTES = 128 * 1024;
+/** Chunks are gathered up to this many bytes and written with one writev. */
+const SPOOL_WRITE_BYTES = 256 * 1024;
+/** Messages up to this size are also kept in memory for `SpoolDraft.bytes` (DKIM reads them once). */
+const SPOOL_KEEP_BYTES = 1024 * 1024;
+const RANGE_RE = /@([0-9]+)\+([0-9]+)$/;
+
 export class BlobStore {
+  /** Set once `spool/` is known to exist, so a spool write does not ask again. */
+  private spoolDirMade = false;
+
   constructor(readonly root: string) {}
 
   private path(key: string): string {
     if (!KEY_RE.test(key)) throw new Error(`invalid blob key ${JSON.stringify(key)}`);
-    return join(this.root, key);
+    const at = key.indexOf('@');
+    return join(this.root, at < 0 ? key : key.slice(0, at));
+  }
+
+  /** The bytes a segment key names in its file (`…@<offset>+<length>`); undefined for a whole file. */
+  private range(key: string): { start: number; length: number } | undefined {
+    const m = RANGE_RE.exec(key);
+    return m ? { start: Number(m[1]), length: Number(m[2]) } : undefined;
   }
 
   /** Streams `source` into `spool/<id>`; throws BlobTooLargeError (and leaves nothing) past `maxBytes`. */
@@ -50,6 +101,127 @@ export class BlobStore {
     maxBytes = Number.POSITIVE_INFINITY,
   ): Promise<PutResult> {
     return this.writeAtomic(`spool/${id}`, source, maxBytes);
+  }
+
+  /**
+   * Receives `source` for `spool/<id>`: a message up to
+   * SPOOL_SEGMENT_MESSAGE_BYTES stays in memory (for writeSegment); a larger
+   * one goes to a temp file in few large writes, fdatasynced and renamed into
+   * place. Throws BlobTooLargeError (and leaves nothing) past `maxBytes`.
+   */
+  async receiveSpool(
+    id: string,
+    source: AsyncIterable<Uint8Array>,
+    maxBytes = Number.POSITIVE_INFINITY,
+  ): Promise<SpoolDraft> {
+    const key = `spool/${id}`;
+    const final = this.path(key);
+    const dir = dirname(final);
+    let file: { fh: FileHandle; tmp: string } | undefined;
+    let kept: Uint8Array[] | null = [];
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
+    let size = 0;
+    try {
+      for await (const chunk of source) {
+        size += chunk.length;
+        if (size > maxBytes) throw new BlobTooLargeError(maxBytes);
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (kept) {
+          if (size <= SPOOL_KEEP_BYTES) kept.push(chunk);
+          else kept = null;
+        }
+        if (!file && size > SPOOL_SEGMENT_MESSAGE_BYTES) {
+          const tmp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
+          file = { fh: await this.openSpoolTemp(dir, tmp), tmp };
+        }
+        if (file && pendingBytes >= SPOOL_WRITE_BYTES) {
+          await writeAll(file.fh, pending, pendingBytes);
+          pending = [];
+          pendingBytes = 0;
+        }
+      }
+      if (!file) {
+        const chunks = pending;
+        return { size, chunks, bytes: async () => Buffer.concat(chunks, size) };
+      }
+      if (pending.length) await writeAll(file.fh, pending, pendingBytes);
+      await file.fh.datasync();
+    } catch (err) {
+      if (file) await discardTemp(file.fh, file.tmp);
+      throw err;
+    }
+    await file.fh.close();
+    await rename(file.tmp, final);
+    const held = kept;
+    return {
+      key,
+      size,
+      bytes: () => (held ? Promise.resolve(Buffer.concat(held, size)) : readFileAsync(final)),
+    };
+  }
+
+  /**
+   * Writes the messages into one new segment file (one writev, one
+   * fdatasync) and links it as `spool/<id>` for each; returns their keys, in
+   * order. The links are durable after syncSpool. On failure nothing is left.
+   */
+  async writeSegment(messages: { id: string; chunks: Uint8Array[]; size: number }[]): Promise<string[]> {
+    const dir = join(this.root, 'spool');
+    const tmp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
+    const names = messages.map((m) => this.path(`spool/${m.id}`));
+    const fh = await this.openSpoolTemp(dir, tmp);
+    try {
+      const total = messages.reduce((sum, m) => sum + m.size, 0);
+      await writeAll(
+        fh,
+        messages.flatMap((m) => m.chunks),
+        total,
+      );
+      await fh.datasync();
+    } catch (err) {
+      await discardTemp(fh, tmp);
+      throw err;
+    }
+    await fh.close();
+    const linked = await Promise.allSettled(names.map((name) => link(tmp, name)));
+    await unlink(tmp).catch(() => {});
+    const failed = linked.find((r) => r.status === 'rejected');
+    if (failed) {
+      await Promise.all(
+        names.map((name, i) =>
+          linked[i]?.status === 'fulfilled' ? rm(name, { force: true }).catch(() => {}) : undefined,
+        ),
+      );
+      throw failed.reason;
+    }
+    let offset = 0;
+    return messages.map((m) => {
+      const key = `spool/${m.id}@${offset}+${m.size}`;
+      offset += m.size;
+      return key;
+    });
+  }
+
+  /** Makes every spool name made before it durable (one fsync of `spool/`). */
+  async syncSpool(): Promise<void> {
+    await fsyncDir(join(this.root, 'spool'));
+  }
+
+  private async openSpoolTemp(dir: string, tmp: string): Promise<FileHandle> {
+    if (!this.spoolDirMade) {
+      await mkdir(dir, { recursive: true });
+      this.spoolDirMade = true;
+    }
+    try {
+      return await open(tmp, 'wx', 0o600);
+    } catch (err) {
+      // The directory was removed under us: make it again, once.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await mkdir(dir, { recursive: true });
+      return open(tmp, 'wx', 0o600);
+    }
   }
 
   /** Stores bytes under their sha256; storing the same bytes again is a no-op. */
@@ -112,14 +284,33 @@ export class BlobStore {
     }
   }
 
-  read(key: string): Promise<Buffer> {
+  async read(key: string): Promise<Buffer> {
+    const range = this.range(key);
     // The callback readFile: the promise one reads in several passes through
     // the thread pool and costs the spooler's event loop far more per blob.
-    return readFileAsync(this.path(key));
+    if (!range) return readFileAsync(this.path(key));
+    const fh = await open(this.path(key), 'r');
+    try {
+      const buf = Buffer.allocUnsafe(range.length);
+      let got = 0;
+      while (got < range.length) {
+        const { bytesRead } = await fh.read(buf, got, range.length - got, range.start + got);
+        if (bytesRead === 0) throw new Error(`blob ${key} is shorter than its range`);
+        got += bytesRead;
+      }
+      return buf;
+    } finally {
+      await fh.close();
+    }
   }
 
   stream(key: string): Readable {
-    return createReadStream(this.path(key));
+    const range = this.range(key);
+    if (range?.length === 0) return Readable.from([]);
+    return createReadStream(
+      this.path(key),
+      range ? { start: range.start, end: range.start + range.length - 1 } : undefined,
+    );
   }
 
   /** Removes a blob; an absent one is no error. */
@@ -151,8 +342,7 @@ export class BlobStore {
       }
       await fh.sync();
     } catch (err) {
-      await fh.close().catch(() => {});
-      await unlink(tmp).catch(() => {});
+      await discardTemp(fh, tmp);
       throw err;
     }
     await fh.close();
@@ -169,4 +359,17 @@ async function fsyncDir(dir: string): Promise<void> {
   } finally {
     await fh.close();
   }
+}
+
+/** Closes and removes an unfinished temp file (a failed write leaves nothing). */
+async function discardTemp(fh: FileHandle, tmp: string): Promise<void> {
+  await fh.close().catch(() => {});
+  await unlink(tmp).catch(() => {});
+}
+
+/** One writev of `chunks` (libuv splits past IOV_MAX and retries short writes). */
+async function writeAll(fh: FileHandle, chunks: Uint8Array[], total: number): Promise<void> {
+  if (chunks.length === 0) return;
+  const { bytesWritten } = await fh.writev(chunks);
+  if (bytesWritten !== total) throw new Error(`short write: ${bytesWritten} of ${total} bytes`);
 }

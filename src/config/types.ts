@@ -231,6 +231,8 @@ export interface TlsConfig {
 export interface DnsConfig {
   /** `host:port` entries; empty means the system resolvers (/etc/resolv.conf). */
   resolvers: string[];
+  /** How long the MX keeps a client IP's forward-confirmed reverse name (0: asks per connection). */
+  reverse_cache_secs: number;
 }
 
 /** The cost guard's windows: `<name>_messages` per `<name>_window_secs` (token buckets); 0 messages: off. */

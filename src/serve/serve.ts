@@ -300,6 +300,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       const reverseName = reverseNameLookup(
         createDnsResolver({ servers: config.dns.resolvers, timeoutMs: 1000, tries: 1 }),
         2000,
+        { ttlMs: config.dns.reverse_cache_secs * 1000 },
       );
       const evaluations = new SenderEvaluationsRepo(store.db);
       const onEvaluation = (e: SenderEvaluation) => {

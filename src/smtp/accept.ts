@@ -2,6 +2,9 @@
 // spool, then one delivery job per recipient (children of one spool-cleanup
 // parent) is added to Redis in a single atomic flow. Only then does the MX
 // answer 250; any failure before that removes the spool file and answers 4xx.
+// The fsyncs and the MULTI are shared with the other messages committed at
+// the same moment (./group-commit.ts): a small message is written into a
+// segment file with them, and its spool key names its bytes there.
 import type { FlowJob, FlowProducer } from 'bullmq';
 import { DELIVERY_BACKOFF } from '../../delivery/backoff.ts';
 import {
@@ -11,8 +14,9 @@ import {
   QUEUE_SPOOL,
   type SpoolJobData,
 } from '../../delivery/jobs.ts';
-import { type BlobStore, BlobTooLargeError } from '../blobs/blob-store.ts';
+import { type BlobStore, BlobTooLargeError, type SpoolDraft } from '../blobs/blob-store.ts';
 import type { MxTrace } from '../mail/trace.ts';
+import { GroupCommit, GroupCommitError } from './group-commit.ts';
 import type { ResolvedRecipient } from './recipients.ts';
 import { replies, SmtpReply } from './smtp-error.ts';
 
@@ -38,28 +42,53 @@ export interface AcceptDeps {
   /** Attempts per delivery job before it is given up (and bounced). */
   attempts: number;
   backoffMs: number;
+  /** The group commit to join; absent: the one shared by every acceptance through `flow`. */
+  commit?: GroupCommit;
+}
+
+const sharedCommits = new WeakMap<FlowProducer, GroupCommit>();
+
+/** One group commit per FlowProducer: the MX and submission listeners of a process share it. */
+function groupCommitOf(deps: AcceptDeps): GroupCommit {
+  if (deps.commit) return deps.commit;
+  let commit = sharedCommits.get(deps.flow);
+  if (!commit) {
+    commit = GroupCommit.forFlow(deps.flow);
+    sharedCommits.set(deps.flow, commit);
+  }
+  return commit;
 }
 
 export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promise<{ size: number }> {
-  const spoolKey = `spool/${input.msgid}`;
-  let size: number;
+  let draft: SpoolDraft;
   try {
-    ({ size } = await deps.blobs.putSpool(input.msgid, input.source, input.maxBytes));
+    draft = await deps.blobs.receiveSpool(input.msgid, input.source, input.maxBytes);
   } catch (err) {
     if (err instanceof BlobTooLargeError) throw replies.tooBig(input.maxBytes);
     if (err instanceof SmtpReply) throw err;
     throw replies.storageFailed();
   }
+  // A large message already has its own spool file; a small one is only in memory until its batch.
+  const dropDraft = async () => {
+    if (draft.key) await deps.blobs.delete(draft.key).catch(() => {});
+  };
+  const size = draft.size;
   if (input.verify) {
     try {
-      await input.verify(await deps.blobs.read(spoolKey));
+      await input.verify(await draft.bytes());
     } catch (err) {
-      await deps.blobs.delete(spoolKey).catch(() => {});
+      await dropDraft();
       throw err;
     }
   }
+  let trace: MxTrace | undefined;
   try {
-    const trace = input.trace ? await input.trace() : undefined;
+    trace = input.trace ? await input.trace() : undefined;
+  } catch {
+    await dropDraft();
+    throw replies.queueUnavailable();
+  }
+  const flows = (spoolKey: string): FlowJob[] => {
     const parent: SpoolJobData = { msgid: input.msgid, spoolKey };
     const spoolFlow: FlowJob = {
       name: 'spool-cleanup',
@@ -97,11 +126,17 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
         };
       }),
     };
-    // One MULTI for the spool flow and any extra jobs: all are queued or none.
-    await deps.flow.addBulk([spoolFlow, ...(input.alsoQueue ?? [])]);
-  } catch {
-    await deps.blobs.delete(spoolKey).catch(() => {});
-    throw replies.queueUnavailable();
+    return [spoolFlow, ...(input.alsoQueue ?? [])];
+  };
+  try {
+    // Bytes and spool name fsynced, then the flows queued in one MULTI, each
+    // shared with the messages committed alongside: this message's jobs are
+    // all queued or none, and on failure its spool name is already removed.
+    await groupCommitOf(deps).commit({ blobs: deps.blobs, id: input.msgid, draft, flows });
+  } catch (err) {
+    throw err instanceof GroupCommitError && err.step === 'spool'
+      ? replies.storageFailed()
+      : replies.queueUnavailable();
   }
   return { size };
 }

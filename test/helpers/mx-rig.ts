@@ -17,6 +17,7 @@ import { CostGuard, type PublicationLimits } from '../../src/limits/cost-guard.t
 import { SealpostMetrics } from '../../src/metrics/index.ts';
 import { ChainView } from '../../src/smtp/chain-view.ts';
 import type { ErrorLimits } from '../../src/smtp/error-limit.ts';
+import type { GroupCommit } from '../../src/smtp/group-commit.ts';
 import { startMx } from '../../src/smtp/mx-server.ts';
 import { startTestChain } from './devnet.ts';
 import { prepareMailChain } from './mail-chain.ts';
@@ -52,18 +53,34 @@ export interface MxRig {
   logs: LogLines;
   metrics: SealpostMetrics;
   redis: Redis;
+  /** The FlowProducer's own connection (disconnect it to take Redis away from acceptance only). */
+  flowRedis: Redis;
+  blobs: BlobStore;
   prefix: string;
 }
 
 export async function startMxRig(
-  opts: { errorLimits?: ErrorLimits; logLevel?: string; limits?: Partial<PublicationLimits> } = {},
+  opts: {
+    errorLimits?: ErrorLimits;
+    logLevel?: string;
+    limits?: Partial<PublicationLimits>;
+    /** The group commit acceptance joins (default: the FlowProducer's shared one). */
+    commit?: (flow: FlowProducer) => GroupCommit;
+  } = {},
 ): Promise<MxRig> {
   const chain = await startTestChain();
   const mail = await prepareMailChain(chain, MX_DOMAIN);
   const owner = await mail.mailbox();
   const prefix = `sptest-mx-${randomBytes(6).toString('hex')}`;
   const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
-  const flow = new FlowProducer({ connection: redis, prefix });
+  const flowRedis = new Redis('redis://127.0.0.1:6379', {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  flowRedis.on('error', () => {});
+  const flow = new FlowProducer({ connection: flowRedis, prefix });
+  const blobs = new BlobStore(join(tempDir(), 'blobs'));
   const off = { limit: 0, windowMs: 3_600_000 };
   const guard = new CostGuard({
     redis,
@@ -83,7 +100,7 @@ export async function startMxRig(
     maxConnectionsPerIp: 50,
     socketTimeoutMs: 10_000,
     chain: new ChainView({ connection: chain.connection, programId: chain.programId }),
-    accept: { blobs: new BlobStore(join(tempDir(), 'blobs')), flow, attempts: 3, backoffMs: 1000 },
+    accept: { blobs, flow, attempts: 3, backoffMs: 1000, commit: opts.commit?.(flow) },
     costGuard: guard,
     errorLimits: opts.errorLimits,
     metrics,
@@ -91,13 +108,24 @@ export async function startMxRig(
   });
   cleanups.push(async () => {
     await mx.close(100);
-    await flow.close();
+    await flow.close().catch(() => {});
+    flowRedis.disconnect();
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
     redis.disconnect();
   });
   const wallet = owner.publicKey.toBase58();
-  return { port: mx.port, rcpt: `${wallet}@${MX_DOMAIN}`, wallet, logs, metrics, redis, prefix };
+  return {
+    port: mx.port,
+    rcpt: `${wallet}@${MX_DOMAIN}`,
+    wallet,
+    logs,
+    metrics,
+    redis,
+    flowRedis,
+    blobs,
+    prefix,
+  };
 }
 
 export interface Timed {

@@ -119,7 +119,7 @@ prefix = "${prefix}"
 
 [log]
 level = "silent"
-${opts.resolver ? `[dns]\nresolvers = ["${opts.resolver}"]\n` : ''}${opts.extraToml ?? ''}`;
+${opts.resolver ? `[dns]\nresolvers = ["${opts.resolver}"]\nreverse_cache_secs = 0\n` : ''}${opts.extraToml ?? ''}`;
   const configFile = join(dataDir, 'sealpost.toml');
   writeFileSync(configFile, toml);
   const config = parseConfig(toml, { dataDirOverride: dataDir, source: configFile });

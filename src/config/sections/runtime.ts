@@ -1,6 +1,6 @@
 // [store], [redis], [log], [dns], [tls]: process-wide infrastructure.
 import * as z from 'zod';
-import { filePath, hostPort, oneOf, redisUrl, text } from '../fields.ts';
+import { filePath, hostPort, nonNegativeInt, oneOf, redisUrl, text } from '../fields.ts';
 
 export const storeSchema = z.strictObject({
   url: text()
@@ -27,6 +27,7 @@ export const logSchema = z.strictObject({
 
 export const dnsSchema = z.strictObject({
   resolvers: z.array(hostPort(53), { error: 'expected an array of "HOST[:PORT]" strings' }).default([]),
+  reverse_cache_secs: nonNegativeInt().default(60),
 });
 
 export const tlsSchema = z.strictObject({
