@@ -8,13 +8,14 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Queue } from 'bullmq';
+import { FlowProducer, Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DeliverJobData, QUEUE_DELIVER, QUEUE_SPOOL, type SpoolJobData } from '../delivery/jobs.ts';
 import { BlobStore, SPOOL_SEGMENT_MESSAGE_BYTES } from '../src/blobs/blob-store.ts';
 import { createDnsResolver } from '../src/dns/resolver.ts';
-import { GroupCommit, type GroupCommitSteps } from '../src/smtp/group-commit.ts';
+import { flowJobKeys, GroupCommit, type GroupCommitSteps } from '../src/smtp/group-commit.ts';
 import { reverseNameLookup } from '../src/smtp/reverse-name.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
 import { type MxRig, startMxRig } from './helpers/mx-rig.ts';
@@ -226,6 +227,40 @@ describe('MX group commit', () => {
     );
     expect(queued.sort()).toEqual(msgids);
     expect(spoolNames(r)).toEqual(msgids);
+  });
+});
+
+describe('the queue step proves its jobs are in', () => {
+  it('refuses when a job of the MULTI failed on its own, or when the producer is closing', async () => {
+    const prefix = `test-gc-${Math.random().toString(36).slice(2, 10)}`;
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
+    const flow = new FlowProducer({ connection: redis.duplicate(), prefix });
+    cleanups.push(async () => {
+      await flow.close().catch(() => {});
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    });
+    const steps = GroupCommit.steps(flow);
+    const flowOf = (id: string) => ({
+      name: 'spool-cleanup',
+      queueName: QUEUE_SPOOL,
+      data: { msgid: id, spoolKey: `spool/${id}` },
+      opts: { jobId: id },
+      children: [{ name: 'deliver', queueName: QUEUE_DELIVER, data: {}, opts: { jobId: `${id}.0` } }],
+    });
+    expect(flowJobKeys([flowOf('a')], prefix)).toEqual([
+      `${prefix}:${QUEUE_SPOOL}:a`,
+      `${prefix}:${QUEUE_DELIVER}:a.0`,
+    ]);
+    await steps.queue([flowOf('a')]);
+    expect(await redis.exists(`${prefix}:${QUEUE_SPOOL}:a`, `${prefix}:${QUEUE_DELIVER}:a.0`)).toBe(2);
+    // A key of the wrong type where one child job goes: that command of the MULTI fails alone.
+    await redis.set(`${prefix}:${QUEUE_DELIVER}:b.0`, 'not a job');
+    await expect(steps.queue([flowOf('c'), flowOf('b')])).rejects.toThrow();
+    await flow.close();
+    await expect(steps.queue([flowOf('d')])).rejects.toThrow(/closing/);
+    expect(await redis.exists(`${prefix}:${QUEUE_SPOOL}:d`)).toBe(0);
   });
 });
 

@@ -81,7 +81,18 @@ export class GroupCommit {
       write: (blobs, messages) => blobs.writeSegment(messages),
       sync: (blobs) => blobs.syncSpool(),
       queue: async (flows) => {
-        await flow.addBulk(flows);
+        // addBulk returns without adding while the producer closes, and it
+        // does not surface a command of its MULTI that failed on its own:
+        // one EXISTS per batch proves every job is in before any 250.
+        const added = await flow.addBulk(flows);
+        if (!added) throw new Error('the job producer is closing');
+        const keys = flowJobKeys(flows, flow.opts.prefix ?? 'bull');
+        const client = await flow.getBackend().client;
+        // Sent back to back on one connection: one round trip for the batch.
+        const found = await Promise.all(keys.map((k) => client.hexists(k, 'data')));
+        const present = found.filter((n) => n === 1).length;
+        if (present !== keys.length)
+          throw new Error(`${keys.length - present} of ${keys.length} jobs missing after the MULTI`);
       },
     };
   }
@@ -174,4 +185,17 @@ export class GroupCommit {
     if (w.key) await w.blobs.delete(w.key).catch(() => {});
     w.reject(err);
   }
+}
+
+/** The Redis hash key of every job in the flows (parents and children), as BullMQ names them. */
+export function flowJobKeys(flows: FlowJob[], defaultPrefix: string): string[] {
+  const keys: string[] = [];
+  const walk = (node: FlowJob) => {
+    const id = node.opts?.jobId;
+    if (!id) throw new Error(`flow job ${node.name} has no fixed id`);
+    keys.push(`${node.prefix ?? defaultPrefix}:${node.queueName}:${id}`);
+    for (const child of node.children ?? []) walk(child);
+  };
+  for (const f of flows) walk(f);
+  return keys;
 }
