@@ -18,6 +18,8 @@ import { attestedSenderOf } from './stages/attest.ts';
 import { pinStage } from './stages/pin.ts';
 import { resolveStage } from './stages/resolve.ts';
 import { type ReaderKey, sealStage } from './stages/seal.ts';
+import type { SendMailBatcher } from './stages/sendmail-batch.ts';
+import type { SignatureWatch } from './stages/signature-watch.ts';
 import { storeStage } from './stages/store.ts';
 import { submitSendMail } from './stages/submit.ts';
 
@@ -44,6 +46,9 @@ export interface PipelineDeps {
   confirmTimeoutMs?: number;
   /** `[chain] pipeline_sendmail` (delivery/stages/submit.ts). */
   pipelineSendMail?: boolean;
+  /** The process's SendMail batcher and status poller (delivery/stages/sendmail-batch.ts). */
+  sendMailBatcher?: SendMailBatcher;
+  signatureWatch?: SignatureWatch;
   /** Stage latencies and failures for /metrics (src/metrics). */
   metrics?: PipelineMetrics;
 }
@@ -125,6 +130,8 @@ export async function runDelivery(
           lockPrefix: deps.prefix,
           confirmTimeoutMs: deps.confirmTimeoutMs,
           pipelined: deps.pipelineSendMail,
+          batcher: deps.sendMailBatcher,
+          watch: deps.signatureWatch,
         },
         {
           wallet: data.wallet,
