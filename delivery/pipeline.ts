@@ -13,6 +13,7 @@ import { type PipelineMetrics, timeStage } from '../src/metrics/types.ts';
 import type { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
 import { bounce } from './bounce.ts';
 import { PendingError, PermanentDeliveryError } from './errors.ts';
+import type { Gate } from './gate.ts';
 import type { DeliverJobData, OutboundJobData, RecipientPinJobData, StageResults } from './jobs.ts';
 import { attestedSenderOf } from './stages/attest.ts';
 import { pinStage } from './stages/pin.ts';
@@ -49,6 +50,8 @@ export interface PipelineDeps {
   /** The process's SendMail batcher and status poller (delivery/stages/sendmail-batch.ts). */
   sendMailBatcher?: SendMailBatcher;
   signatureWatch?: SignatureWatch;
+  /** Bounds how many deliveries seal at once (each holds its message in memory meanwhile). */
+  sealGate?: Gate;
   /** Stage latencies and failures for /metrics (src/metrics). */
   metrics?: PipelineMetrics;
 }
@@ -91,7 +94,7 @@ export async function runDelivery(
   if (!stages.seal) {
     const resolved = stages.resolve;
     const attested = await attestedSenderOf(deps, data.envelope.from, data.trace);
-    stages.seal = await timeStage(deps.metrics, 'seal', () =>
+    const seal = () =>
       sealStage(deps, {
         attested,
         spoolKey: data.spoolKey,
@@ -102,7 +105,9 @@ export async function runDelivery(
         queueId: data.msgid,
         hostname: deps.hostname,
         mx: data.trace,
-      }),
+      });
+    stages.seal = await timeStage(deps.metrics, 'seal', () =>
+      deps.sealGate ? deps.sealGate.run(seal) : seal(),
     );
     await checkpoint();
   }

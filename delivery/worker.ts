@@ -11,6 +11,7 @@ import type { PipelineMetrics } from '../src/metrics/types.ts';
 import type { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
 import { deliveryBackoff } from './backoff.ts';
 import { closeEmailAccount, releaseOperatorPin, removeSpool } from './cleanup.ts';
+import { Gate } from './gate.ts';
 import {
   type DeleteMailJobData,
   type DeliverJobData,
@@ -46,7 +47,10 @@ export interface InboundWorkerOptions {
   localDomains: string[];
   hostname: string;
   logger: Logger;
+  /** Deliveries at once (default 128; most of them wait for the chain). */
   concurrency?: number;
+  /** Of those, how many seal at once (default 32: sealing holds the message in memory). */
+  sealConcurrency?: number;
   recipientPinTimeoutMs?: number;
   pinTimeoutMs?: number;
   confirmTimeoutMs?: number;
@@ -119,6 +123,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     confirmTimeoutMs: opts.confirmTimeoutMs,
     pipelineSendMail: opts.pipelineSendMail,
     sendMailBatcher: batcher,
+    sealGate: new Gate(opts.sealConcurrency ?? 32),
     signatureWatch: watch,
     metrics: opts.metrics,
   };
@@ -139,7 +144,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     {
       ...common,
       connection: conn(),
-      concurrency: opts.concurrency ?? 32,
+      concurrency: opts.concurrency ?? 128,
       settings: { backoffStrategy: deliveryBackoff },
     },
   );

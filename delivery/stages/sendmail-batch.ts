@@ -342,18 +342,18 @@ export class SendMailBatcher {
 
   private blockhash: { blockhash: string; lastValidBlockHeight: number; at: number } | undefined;
 
+  /** The wire size of a legacy transaction carrying `planned` (one signature), counted without serializing. */
   private size(planned: Planned[]): number {
-    const tx = new Transaction({
-      feePayer: this.o.authority.publicKey,
-      blockhash: '11111111111111111111111111111111',
-      lastValidBlockHeight: 0,
-    }).add(...planned.map((x) => x.ix));
-    try {
-      return tx.serializeMessage().length + 1 + 64;
-    } catch {
-      // web3.js refuses to write a message past the packet size.
-      return Number.POSITIVE_INFINITY;
+    const keys = new Set<string>([this.o.authority.publicKey.toBuffer().toString('latin1')]);
+    let instructions = 0;
+    for (const { ix } of planned) {
+      keys.add(ix.programId.toBuffer().toString('latin1'));
+      for (const k of ix.keys) keys.add(k.pubkey.toBuffer().toString('latin1'));
+      instructions +=
+        1 + shortVec(ix.keys.length) + ix.keys.length + shortVec(ix.data.length) + ix.data.length;
     }
+    const message = 3 + shortVec(keys.size) + 32 * keys.size + 32 + shortVec(planned.length) + instructions;
+    return shortVec(1) + 64 + message;
   }
 
   private sign(planned: Planned[]): SignedBatch {
@@ -473,6 +473,11 @@ export class SendMailBatcher {
     const { blockhash, lastValidBlockHeight } = await this.o.connection.getLatestBlockhash('confirmed');
     this.blockhash = { blockhash, lastValidBlockHeight, at: Date.now() };
   }
+}
+
+/** Length of Solana's compact-u16 prefix for `n`. */
+function shortVec(n: number): number {
+  return n < 0x80 ? 1 : n < 0x4000 ? 2 : 3;
 }
 
 interface SignedBatch {
