@@ -50,10 +50,9 @@ async function process_(opts: { lingerMs?: number; maxPerTx?: number } = {}) {
   const prefix = `sptest-batch-${randomBytes(6).toString('hex')}`;
   prefixes.push(prefix);
   const watch = new SignatureWatch(chain.connection);
+  const base = { connection: chain.connection, programId: chain.programId, authority: mail.authority };
   const batcher = new SendMailBatcher({
-    connection: chain.connection,
-    programId: chain.programId,
-    authority: mail.authority,
+    ...base,
     redis,
     lockPrefix: prefix,
     watch,
@@ -65,16 +64,7 @@ async function process_(opts: { lingerMs?: number; maxPerTx?: number } = {}) {
     batcher.close();
     watch.close();
   });
-  const deps: SubmitDeps = {
-    connection: chain.connection,
-    programId: chain.programId,
-    authority: mail.authority,
-    redis,
-    lockPrefix: prefix,
-    pipelined: true,
-    batcher,
-    watch,
-  };
+  const deps: SubmitDeps = { ...base, redis, lockPrefix: prefix, pipelined: true, batcher, watch };
   return { chain, mail, deps, prefix };
 }
 

@@ -44,7 +44,7 @@ export async function createOpenMailboxes(opts: {
   const deadline = Date.now() + 120_000;
   for (let i = 0; i < addresses.length; ) {
     const infos = await connection.getMultipleAccountsInfo(addresses.slice(i, i + 100), 'confirmed');
-    const missing = infos.findIndex((info) => info === null);
+    const missing = infos.indexOf(null);
     if (missing === -1) i += 100;
     else if (Date.now() > deadline) throw new Error(`mailbox ${i + missing} was not created`);
     else await new Promise((r) => setTimeout(r, 100));

@@ -32,7 +32,7 @@ import {
 import { acquireWalletLease, type Lease } from '../../src/limits/lease.ts';
 import { PendingError, PermanentDeliveryError } from '../errors.ts';
 import type { StageResults } from '../jobs.ts';
-import type { SignatureState, SignatureWatch } from './signature-watch.ts';
+import { type SignatureState, type SignatureWatch, settledAt } from './signature-watch.ts';
 
 type Submitted = NonNullable<StageResults['submit']>;
 
@@ -419,20 +419,11 @@ export class SendMailBatcher {
     lastValidBlockHeight: number,
     target: 'processed' | 'confirmed',
   ): Promise<SignatureState> {
-    return this.o.watch.wait(
-      signature,
-      lastValidBlockHeight,
-      (s) =>
-        s.kind === 'landed' ||
-        s.kind === 'failed' ||
-        s.kind === 'expired' ||
-        (target === 'processed' && s.kind === 'processed'),
-      {
-        fast: target === 'processed',
-        timeoutMs: this.o.confirmTimeoutMs ?? 60_000,
-        onTimeout: () => new PendingError(`SendMail ${signature} not ${target} yet`),
-      },
-    );
+    return this.o.watch.wait(signature, lastValidBlockHeight, settledAt(target), {
+      fast: target === 'processed',
+      timeoutMs: this.o.confirmTimeoutMs ?? 60_000,
+      onTimeout: () => new PendingError(`SendMail ${signature} not ${target} yet`),
+    });
   }
 
   /** Waits for the batch's confirmation and settles each job: confirmed, refused, or to be sent alone. */

@@ -23,6 +23,15 @@ interface Waiter {
 
 const STATUS_BATCH = 256;
 
+/** Whether waiting for `target` is over: reached, or final (failed, expired). */
+export function settledAt(target: 'processed' | 'confirmed'): (s: SignatureState) => boolean {
+  return (s) =>
+    s.kind === 'landed' ||
+    s.kind === 'failed' ||
+    s.kind === 'expired' ||
+    (target === 'processed' && s.kind === 'processed');
+}
+
 /** What a status says, given the block height when it is missing. */
 export function stateOf(
   status: SignatureStatus | null,

@@ -38,7 +38,7 @@ import {
   SendAloneError,
   type SendMailBatcher,
 } from './sendmail-batch.ts';
-import { type SignatureState, SignatureWatch } from './signature-watch.ts';
+import { type SignatureState, SignatureWatch, settledAt } from './signature-watch.ts';
 
 export interface SubmitDeps {
   connection: Connection;
@@ -203,11 +203,7 @@ async function waitFor(
   target: 'processed' | 'confirmed',
   sleep: (ms: number) => Promise<void>,
 ): Promise<void> {
-  const done = (s: SignatureState) =>
-    s.kind === 'landed' ||
-    s.kind === 'failed' ||
-    s.kind === 'expired' ||
-    (target === 'processed' && s.kind === 'processed');
+  const done = settledAt(target);
   const timeoutMs = deps.confirmTimeoutMs ?? 60_000;
   const notYet = () => new PendingError(`SendMail ${prev.signature} not ${target} yet`);
   let state: SignatureState;
