@@ -45,7 +45,7 @@ async function chainOnce() {
 }
 
 /** A "worker process": its own status poller and batcher, sharing Redis and the chain. */
-async function process_(opts: { lingerMs?: number; maxPerTx?: number } = {}) {
+async function workerProcess(opts: { lingerMs?: number; maxPerTx?: number } = {}) {
   const { chain, mail } = await chainOnce();
   const prefix = `sptest-batch-${randomBytes(6).toString('hex')}`;
   prefixes.push(prefix);
@@ -100,7 +100,7 @@ async function inboxCids(chain: TestChain, wallet: string): Promise<string[]> {
 
 describe('batched SendMail', () => {
   it('a burst to one wallet lands in few transactions with consecutive indices, one Email each', async () => {
-    const { chain, mail, deps } = await process_();
+    const { chain, mail, deps } = await workerProcess();
     const wallet = (await mail.mailbox()).publicKey.toBase58();
     const jobs = await Promise.all(
       Array.from({ length: 24 }, (_, i) => job(wallet, `s${i % 5}@remote.example`)),
@@ -123,7 +123,7 @@ describe('batched SendMail', () => {
 
   it('a batch with one refused recipient delivers the others and refuses only that one', async () => {
     // A long wait gathers all three into one flush (and one transaction: three fit the packet).
-    const { chain, mail, deps } = await process_({ lingerMs: 300 });
+    const { chain, mail, deps } = await workerProcess({ lingerMs: 300 });
     const open = (await mail.mailbox()).publicKey.toBase58();
     const strict = (await mail.mailbox({ postage: 1_000_000n })).publicKey.toBase58();
     const good = await Promise.all([0, 1].map((i) => job(open, `friend${i}@remote.example`)));
@@ -152,7 +152,7 @@ describe('batched SendMail', () => {
   }, 120_000);
 
   it('jobs of a batch that died after checkpointing, before the send, are rebuilt once', async () => {
-    const first = await process_();
+    const first = await workerProcess();
     const wallet = (await first.mail.mailbox()).publicKey.toBase58();
     const jobs = await Promise.all([0, 1, 2, 3].map((i) => job(wallet, `d${i}@remote.example`)));
     // The process "dies" while the last job's checkpoint is being written: it never sends.
@@ -173,7 +173,7 @@ describe('batched SendMail', () => {
     expect(jobs.every((j) => j.saved[0]?.signature === batchSig)).toBe(true);
     expect(jobs[0]?.saved[0]?.batch?.size).toBe(4);
     // Another process retries every job from its checkpoint.
-    const second = await process_();
+    const second = await workerProcess();
     const deps = { ...second.deps, lockPrefix: first.prefix };
     const retried = await Promise.all(
       jobs.map((j) => submitSendMail(deps, { ...j.input, previous: j.saved[0] })),
@@ -185,7 +185,7 @@ describe('batched SendMail', () => {
   }, 120_000);
 
   it('jobs of a batch that was sent before its process died are not sent again', async () => {
-    const { chain, mail, deps, prefix } = await process_();
+    const { chain, mail, deps, prefix } = await workerProcess();
     const wallet = (await mail.mailbox()).publicKey.toBase58();
     const jobs = await Promise.all([0, 1, 2].map((i) => job(wallet, `e${i}@remote.example`)));
     const sent = await Promise.all(jobs.map((j) => submitSendMail(deps, j.input)));
