@@ -235,6 +235,8 @@ export class SendMailBatcher {
       if ([...wallets].some((w) => broken.has(w))) {
         // Built on a send of this flush that did not go out: their indices are wrong; queue them again.
         for (const x of batch.planned) this.requeue(x.p);
+        // Later transactions carrying these recipients were built on this one too.
+        for (const w of wallets) broken.add(w);
         continue;
       }
       const ok = await this.checkpointAndMark(batch);
