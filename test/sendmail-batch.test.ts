@@ -1,15 +1,19 @@
-// Batched SendMail (delivery/stages/sendmail-batch.ts) against a real devnet
+// Batched SendMail (delivery/stages/sendmail-batch.ts, signed by
+// delivery/stages/legacy-tx.ts) against a real devnet
 // and real Redis: a burst to one wallet lands in few transactions with
 // consecutive indices and exactly one Email per message; a batch with one
 // refused recipient delivers the others and refuses only that one; a
 // process that dies after its jobs checkpointed a batch (before or after the
 // send) neither loses nor doubles a message when the jobs are retried.
 import { randomBytes } from 'node:crypto';
+import { Keypair, type PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import bs58 from 'bs58';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { decodeEmail, emailAddress, getMailbox } from '../chain/index.ts';
+import { decodeEmail, emailAddress, fromHash, getMailbox, sendMailInstruction } from '../chain/index.ts';
 import { PermanentDeliveryError } from '../delivery/errors.ts';
 import type { StageResults } from '../delivery/jobs.ts';
+import { keyFileOf, signLegacy } from '../delivery/stages/legacy-tx.ts';
 import { batchMarkKey, SendMailBatcher } from '../delivery/stages/sendmail-batch.ts';
 import { SignatureWatch } from '../delivery/stages/signature-watch.ts';
 import { type SubmitDeps, type SubmitInput, submitSendMail } from '../delivery/stages/submit.ts';
@@ -97,6 +101,48 @@ async function inboxCids(chain: TestChain, wallet: string): Promise<string[]> {
     return decodeEmail(new Uint8Array(info.data)).cid;
   });
 }
+
+describe('signLegacy', () => {
+  it('writes a transaction web3.js reads back with the same instructions and a valid signature', async () => {
+    const authority = Keypair.generate();
+    const programId = Keypair.generate().publicKey.toBase58();
+    const wallets = [Keypair.generate().publicKey, Keypair.generate().publicKey];
+    const cid = await computeCid(randomBytes(64));
+    const ixs = [0, 1, 2].map((i) =>
+      sendMailInstruction({
+        programId,
+        sender: authority.publicKey,
+        recipient: wallets[i % 2] as PublicKey,
+        index: BigInt(i),
+        fromHash: fromHash(`s${i}@remote.example`),
+        cid,
+        domain: 'mail.test',
+      }),
+    );
+    const blockhash = Keypair.generate().publicKey.toBase58();
+    const { raw, signature } = signLegacy(keyFileOf(authority.secretKey), ixs, blockhash);
+    const tx = Transaction.from(raw);
+    expect(tx.verifySignatures()).toBe(true);
+    expect(bs58.encode(tx.signature ?? new Uint8Array())).toBe(signature);
+    expect(tx.recentBlockhash).toBe(blockhash);
+    expect(tx.feePayer?.equals(authority.publicKey)).toBe(true);
+    expect(tx.instructions).toHaveLength(3);
+    tx.instructions.forEach((ix, i) => {
+      const want = ixs[i] as TransactionInstruction;
+      expect(ix.programId.equals(want.programId)).toBe(true);
+      expect(Buffer.from(ix.data).equals(Buffer.from(want.data))).toBe(true);
+      expect(ix.keys.map((k) => [k.pubkey.toBase58(), k.isSigner, k.isWritable])).toEqual(
+        want.keys.map((k) => [k.pubkey.toBase58(), k.isSigner, k.isWritable]),
+      );
+    });
+    // The same size web3.js writes for the same instructions.
+    const ref = new Transaction({ feePayer: authority.publicKey, blockhash, lastValidBlockHeight: 0 }).add(
+      ...ixs,
+    );
+    ref.sign(authority);
+    expect(raw.length).toBe(ref.serialize().length);
+  });
+});
 
 describe('batched SendMail', () => {
   it('a burst to one wallet lands in few transactions with consecutive indices, one Email each', async () => {

@@ -18,8 +18,7 @@
 // of those jobs recorded them. A batch that fails on chain is final (its
 // signature can never land again): the job whose instruction was refused
 // permanently bounces, every other job of it is sent again on its own.
-import { type Connection, type Keypair, Transaction, type TransactionInstruction } from '@solana/web3.js';
-import bs58 from 'bs58';
+import type { Connection, Keypair, TransactionInstruction } from '@solana/web3.js';
 import type { Redis } from 'ioredis';
 import {
   decodeMailbox,
@@ -29,9 +28,11 @@ import {
   parseMailProgramError,
   sendMailInstruction,
 } from '../../chain/index.ts';
+import type { Keypair as KeyFile } from '../../src/keys/keypair-file.ts';
 import { acquireWalletLease, type Lease } from '../../src/limits/lease.ts';
 import { PendingError, PermanentDeliveryError } from '../errors.ts';
 import type { StageResults } from '../jobs.ts';
+import { keyFileOf, signLegacy } from './legacy-tx.ts';
 import { type SignatureState, type SignatureWatch, settledAt } from './signature-watch.ts';
 
 type Submitted = NonNullable<StageResults['submit']>;
@@ -130,7 +131,11 @@ export class SendMailBatcher {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(private readonly o: BatcherOptions) {}
+  private readonly payer: KeyFile;
+
+  constructor(private readonly o: BatcherOptions) {
+    this.payer = keyFileOf(o.authority.secretKey);
+  }
 
   /** Sends the request's SendMail in a batch; resolves once it is confirmed. */
   send(req: BatchRequest): Promise<Submitted> {
@@ -361,14 +366,11 @@ export class SendMailBatcher {
   private sign(planned: Planned[]): SignedBatch {
     const hash = this.blockhash;
     if (!hash) throw new Error('no blockhash');
-    const tx = new Transaction({
-      feePayer: this.o.authority.publicKey,
-      blockhash: hash.blockhash,
-      lastValidBlockHeight: hash.lastValidBlockHeight,
-    }).add(...planned.map((x) => x.ix));
-    tx.sign(this.o.authority);
-    const raw = tx.serialize({ verifySignatures: false });
-    const signature = bs58.encode(tx.signature ?? new Uint8Array());
+    const { raw, signature } = signLegacy(
+      this.payer,
+      planned.map((x) => x.ix),
+      hash.blockhash,
+    );
     const base = {
       signature,
       lastValidBlockHeight: hash.lastValidBlockHeight,
