@@ -6,7 +6,7 @@
 //                account confirmed on devnet, and per-message latency from
 //                its 250 to its delivery job completing (Email confirmed and stored).
 //
-//   npm run bench:inbound -- [--messages 1000] [--clients 50] [--recipients 50] [--slot-ms 400] [--concurrency 32] [--pipeline-sendmail true|false]
+//   npm run bench:inbound -- [--messages 1000] [--clients 50] [--recipients 50] [--slot-ms 400] [--concurrency 128] [--pipeline-sendmail true|false]
 //
 // Load shape: `clients` SMTP sessions in parallel, each reusing its session
 // for its share of messages (so smtp-server's fixed 100 ms greeting delay is
@@ -149,7 +149,7 @@ try {
   const rows = [
     [
       'load',
-      `${MESSAGES} × 10 KB, ${CLIENTS} concurrent SMTP clients (sessions reused), ${RECIPIENTS} recipients, slot ${SLOT_MS} ms, worker concurrency ${values.concurrency ?? 32}, pipeline_sendmail ${values['pipeline-sendmail'] ?? 'false (default)'}`,
+      `${MESSAGES} × 10 KB, ${CLIENTS} concurrent SMTP clients (sessions reused), ${RECIPIENTS} recipients, slot ${SLOT_MS} ms, worker concurrency ${values.concurrency ?? '128 (default)'}, pipeline_sendmail ${values['pipeline-sendmail'] ?? 'true (default)'}`,
     ],
     ['accepted (250)', `${(MESSAGES / acceptSecs).toFixed(1)} msg/s  (${acceptSecs.toFixed(2)} s)`],
     [

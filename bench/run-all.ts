@@ -1,12 +1,13 @@
 // `npm run bench`: Sealpost next to real peers, on this machine, in one run,
 // in one table (also written as JSON under bench/results/).
 //
-//   npm run bench -- [--quick] [--only mx,e2e,outbound,api,floor,cli]
+//   npm run bench -- [--quick] [--only mx,e2e,hot,many,paced,outbound,api,floor,cli]
 //
 // Rows: MX accept (smtp-source, 20 sessions × 10 KB reusing connections, and
 // 100 sessions with a connection per message, against Sealpost's MX,
 // Postfix queueing locally and Haraka with a disk queue), end to end (250 →
-// confirmed Email with pind), outbound (spooler vs Postfix to smtp-sink),
+// confirmed Email with pind; a hot recipient, many recipients, an offered
+// 200 msg/s: bench/harness/pipeline-load.ts), outbound (spooler vs Postfix to smtp-sink),
 // the account API (vs a bare Fastify route) and the floor (seal + CID +
 // blake3 per message), and the CLI's start-up (`--help`, `--version`,
 // `config check`, from dist/ and through tsx). Peers are installed by bench/harness/install-peers.sh;
@@ -21,9 +22,10 @@ import { measureCliStart } from './harness/cli-start.ts';
 import { measureEndToEnd } from './harness/end-to-end.ts';
 import { measureFloor } from './harness/floor.ts';
 import { measureMxAccept } from './harness/mx-accept.ts';
+import { pipelineRows } from './harness/pipeline-load.ts';
 import { type Cell, formatTable, type Row } from './harness/table.ts';
 
-const PARTS = ['floor', 'mx', 'e2e', 'outbound', 'api', 'cli'] as const;
+const PARTS = ['floor', 'mx', 'e2e', 'hot', 'many', 'paced', 'outbound', 'api', 'cli'] as const;
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -138,6 +140,20 @@ if (only.has('e2e')) {
   } catch (err) {
     rows.push({ name, unit: 'msg/s', sealpost: missing(reason(err, 'e2e')) });
   }
+}
+
+if (only.has('hot') || only.has('many') || only.has('paced')) {
+  const p = await pipelineRows({
+    hot: only.has('hot'),
+    many: only.has('many'),
+    paced: only.has('paced'),
+    quick,
+    bytes: load.bytes,
+    log,
+  });
+  rows.push(...p.rows);
+  Object.assign(results, p.results);
+  Object.assign(errors, p.errors);
 }
 
 if (only.has('outbound')) {

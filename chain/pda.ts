@@ -44,8 +44,28 @@ export const seeds = {
   postoffice: (): Uint8Array[] => [utf8(SEED.postoffice)],
 };
 
+// Derivation costs a few hashes and curve checks per bump tried (about 0.1 ms
+// in JavaScript), and the pipeline derives the same mailbox, postoffice and
+// domain addresses for every message: results are kept, keyed by program and
+// seeds, in a bounded map emptied when it fills.
+const FOUND_MAX = 20_000;
+const found = new Map<string, Pda>();
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+const hex = (b: Uint8Array): string => {
+  let out = '';
+  for (const x of b) out += HEX[x];
+  return out;
+};
+
 function find(programId: Key, list: Uint8Array[]): Pda {
-  return PublicKey.findProgramAddressSync(list, toPublicKey(programId));
+  const program = toPublicKey(programId);
+  const key = [program.toBytes(), ...list].map(hex).join('/');
+  const hit = found.get(key);
+  if (hit) return hit;
+  const pda = PublicKey.findProgramAddressSync(list, program);
+  if (found.size >= FOUND_MAX) found.clear();
+  found.set(key, pda);
+  return pda;
 }
 
 function hash32(h: Uint8Array, what: string): Uint8Array {

@@ -32,6 +32,8 @@ export interface StageResults {
     lastValidBlockHeight: number;
     /** The signed transaction (base64), resent as is while its blockhash is valid. */
     tx: string;
+    /** Set when the transaction carries several jobs' SendMails: how many, and this job's instruction. */
+    batch?: { size: number; position: number };
     confirmed?: boolean;
   };
   /** store: the message row. */

@@ -13,11 +13,14 @@ import { type PipelineMetrics, timeStage } from '../src/metrics/types.ts';
 import type { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
 import { bounce } from './bounce.ts';
 import { PendingError, PermanentDeliveryError } from './errors.ts';
+import type { Gate } from './gate.ts';
 import type { DeliverJobData, OutboundJobData, RecipientPinJobData, StageResults } from './jobs.ts';
 import { attestedSenderOf } from './stages/attest.ts';
 import { pinStage } from './stages/pin.ts';
 import { resolveStage } from './stages/resolve.ts';
 import { type ReaderKey, sealStage } from './stages/seal.ts';
+import type { SendMailBatcher } from './stages/sendmail-batch.ts';
+import type { SignatureWatch } from './stages/signature-watch.ts';
 import { storeStage } from './stages/store.ts';
 import { submitSendMail } from './stages/submit.ts';
 
@@ -44,6 +47,11 @@ export interface PipelineDeps {
   confirmTimeoutMs?: number;
   /** `[chain] pipeline_sendmail` (delivery/stages/submit.ts). */
   pipelineSendMail?: boolean;
+  /** The process's SendMail batcher and status poller (delivery/stages/sendmail-batch.ts). */
+  sendMailBatcher?: SendMailBatcher;
+  signatureWatch?: SignatureWatch;
+  /** Bounds how many deliveries seal at once (each holds its message in memory meanwhile). */
+  sealGate?: Gate;
   /** Stage latencies and failures for /metrics (src/metrics). */
   metrics?: PipelineMetrics;
 }
@@ -86,7 +94,7 @@ export async function runDelivery(
   if (!stages.seal) {
     const resolved = stages.resolve;
     const attested = await attestedSenderOf(deps, data.envelope.from, data.trace);
-    stages.seal = await timeStage(deps.metrics, 'seal', () =>
+    const seal = () =>
       sealStage(deps, {
         attested,
         spoolKey: data.spoolKey,
@@ -97,7 +105,9 @@ export async function runDelivery(
         queueId: data.msgid,
         hostname: deps.hostname,
         mx: data.trace,
-      }),
+      });
+    stages.seal = await timeStage(deps.metrics, 'seal', () =>
+      deps.sealGate ? deps.sealGate.run(seal) : seal(),
     );
     await checkpoint();
   }
@@ -125,6 +135,8 @@ export async function runDelivery(
           lockPrefix: deps.prefix,
           confirmTimeoutMs: deps.confirmTimeoutMs,
           pipelined: deps.pipelineSendMail,
+          batcher: deps.sendMailBatcher,
+          watch: deps.signatureWatch,
         },
         {
           wallet: data.wallet,

@@ -11,6 +11,7 @@ import type { PipelineMetrics } from '../src/metrics/types.ts';
 import type { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
 import { deliveryBackoff } from './backoff.ts';
 import { closeEmailAccount, releaseOperatorPin, removeSpool } from './cleanup.ts';
+import { Gate } from './gate.ts';
 import {
   type DeleteMailJobData,
   type DeliverJobData,
@@ -28,6 +29,8 @@ import {
 import { type PipelineDeps, processDeliverJob } from './pipeline.ts';
 import { pinForRecipient } from './recipient-pin.ts';
 import type { ReaderKey } from './stages/seal.ts';
+import { SendMailBatcher } from './stages/sendmail-batch.ts';
+import { SignatureWatch } from './stages/signature-watch.ts';
 
 export interface InboundWorkerOptions {
   /** A connection factory: BullMQ workers each need their own blocking connection. */
@@ -44,12 +47,17 @@ export interface InboundWorkerOptions {
   localDomains: string[];
   hostname: string;
   logger: Logger;
+  /** Deliveries at once (default 128; most of them wait for the chain). */
   concurrency?: number;
+  /** Of those, how many seal at once (default 32: sealing holds the message in memory). */
+  sealConcurrency?: number;
   recipientPinTimeoutMs?: number;
   pinTimeoutMs?: number;
   confirmTimeoutMs?: number;
   /** `[chain] pipeline_sendmail`. */
   pipelineSendMail?: boolean;
+  /** `[chain] sendmail_batch_max` / `sendmail_batch_wait_ms` (absent or max 1: one SendMail per transaction). */
+  sendMailBatch?: { max: number; waitMs: number };
   readerKeys?: (wallet: string) => Promise<ReaderKey[]>;
   afterStore?: PipelineDeps['afterStore'];
   recipientPinner?: Parameters<typeof pinForRecipient>[0]['pinnerFor'];
@@ -76,6 +84,24 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     prefix: opts.prefix,
   });
   const outbound = new Queue<OutboundJobData>(QUEUE_OUTBOUND, { connection: shared, prefix: opts.prefix });
+  // One status poller and one batcher per process (delivery/stages/sendmail-batch.ts).
+  const watch = new SignatureWatch(opts.connection);
+  const batch = opts.sendMailBatch;
+  const batcher =
+    batch && batch.max > 1
+      ? new SendMailBatcher({
+          connection: opts.connection,
+          programId: opts.programId,
+          authority: opts.authority,
+          redis: shared,
+          lockPrefix: opts.prefix,
+          watch,
+          pipelined: opts.pipelineSendMail ?? true,
+          maxPerTx: batch.max,
+          lingerMs: batch.waitMs,
+          confirmTimeoutMs: opts.confirmTimeoutMs,
+        })
+      : undefined;
   const deps: PipelineDeps = {
     connection: opts.connection,
     programId: opts.programId,
@@ -96,6 +122,9 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     pinTimeoutMs: opts.pinTimeoutMs,
     confirmTimeoutMs: opts.confirmTimeoutMs,
     pipelineSendMail: opts.pipelineSendMail,
+    sendMailBatcher: batcher,
+    sealGate: new Gate(opts.sealConcurrency ?? 32),
+    signatureWatch: watch,
     metrics: opts.metrics,
   };
   // A crashed worker's jobs are picked up again within seconds, and however
@@ -115,7 +144,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     {
       ...common,
       connection: conn(),
-      concurrency: opts.concurrency ?? 32,
+      concurrency: opts.concurrency ?? 128,
       settings: { backoffStrategy: deliveryBackoff },
     },
   );
@@ -179,6 +208,8 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     deliver,
     async close() {
       await Promise.all(workers.map((w) => w.close()));
+      batcher?.close();
+      watch.close();
       await recipientPins.close();
       await outbound.close();
       await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));

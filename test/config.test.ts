@@ -202,7 +202,9 @@ describe('config defaults', () => {
       authority_key_file: undefined,
       delegate_key_file: undefined,
       min_authority_lamports: 10_000_000,
-      pipeline_sendmail: false,
+      pipeline_sendmail: true,
+      sendmail_batch_max: 8,
+      sendmail_batch_wait_ms: 5,
     });
     expect(c.limits).toMatchObject({
       sender_messages: 1000,

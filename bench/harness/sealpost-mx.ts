@@ -6,15 +6,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Connection } from '@solana/web3.js';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { startDevnet } from '../../chain/devnet/server.ts';
 import { QUEUE_DELIVER } from '../../delivery/jobs.ts';
 import { startPind } from '../../pinning/pind/server.ts';
-import { loadConfig } from '../../src/config/index.ts';
+import { type Config, loadConfig } from '../../src/config/index.ts';
 import { startServe } from '../../src/serve/serve.ts';
 import { dropRedisPrefix, prepareChain, randomPrefix, STACK_DOMAIN, writeStackConfig } from './stack.ts';
+import { createOpenMailboxes } from './wallets.ts';
 
 export interface SealpostMx {
   port: number;
@@ -30,9 +32,19 @@ export interface SealpostMx {
   stop(): Promise<void>;
 }
 
-export async function startSealpostMx(
-  opts: { workers?: boolean; wallets?: number } = {},
-): Promise<SealpostMx> {
+export interface SealpostMxOptions {
+  workers?: boolean;
+  /** Wallets made by bootstrapChain (keys on disk). */
+  wallets?: number;
+  /** More recipient wallets with open mailboxes, made fast (bench/harness/wallets.ts); after `wallets` in `rcpts`. */
+  manyWallets?: number;
+  /** `serve --concurrency`: deliveries one worker process runs at once. */
+  workerConcurrency?: number;
+  /** `[chain]` settings over the harness's config (e.g. SendMail batching off for an A/B). */
+  chain?: Partial<Config['chain']>;
+}
+
+export async function startSealpostMx(opts: SealpostMxOptions = {}): Promise<SealpostMx> {
   const dir = mkdtempSync(join(tmpdir(), 'sealpost-bench-mx-'));
   const silent = pino({ level: 'silent' });
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -77,6 +89,16 @@ export async function startSealpostMx(
       apiPort: 8080,
     });
     const config = loadConfig(configFile);
+    Object.assign(config.chain, opts.chain);
+    const more = opts.manyWallets
+      ? await createOpenMailboxes({
+          connection: new Connection(devnet.rpcUrl, 'confirmed'),
+          programId: devnet.programId,
+          domain: STACK_DOMAIN,
+          payer: keys.authority,
+          count: opts.manyWallets,
+        })
+      : [];
     closers.push(() => dropRedisPrefix(redisUrl, prefix));
     const serving = await startServe({
       config,
@@ -84,11 +106,12 @@ export async function startSealpostMx(
       components: { smtp: true, workers: opts.workers ?? false, api: false },
       listenerOverrides: [{ host: '127.0.0.1', port: 0 }],
       mailAccess: { imap: false, pop3: false },
+      workerConcurrency: opts.workerConcurrency,
     });
     closers.push(() => serving.close());
     const mx = serving.listeners.find((l) => l.mode === 'mx');
     if (!mx) throw new Error('no MX listener');
-    const rcpts = keys.wallets.map((w) => `${w.address}@${STACK_DOMAIN}`);
+    const rcpts = [...keys.wallets.map((w) => w.address), ...more].map((w) => `${w}@${STACK_DOMAIN}`);
     return {
       port: mx.port,
       rcpt: rcpts[0] as string,

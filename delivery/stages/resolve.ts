@@ -1,10 +1,11 @@
 // Stage 1: which key the body is sealed to, and whether the mailbox opted
 // out of IPFS. Reads the chain fresh (not the MX's cache): the sealing key
-// must be the one published now.
+// must be the one published now. The Mailbox and the MailboxKey are read in
+// one getMultipleAccountsInfo; the choice of key is recipient-key.ts's.
 import type { Connection } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { getMailbox } from '../../chain/index.ts';
-import { recipientSealKey } from '../../src/seal/recipient-key.ts';
+import { decodeMailbox, decodeMailboxKey, mailboxAddress, mailboxKeyAddress } from '../../chain/index.ts';
+import { sealKeyFrom } from '../../src/seal/recipient-key.ts';
 import { PermanentDeliveryError } from '../errors.ts';
 import type { StageResults } from '../jobs.ts';
 
@@ -17,8 +18,18 @@ export async function resolveStage(
   deps: ResolveDeps,
   wallet: string,
 ): Promise<NonNullable<StageResults['resolve']>> {
-  const mailbox = await getMailbox(deps.connection, deps.programId, wallet);
+  const [mailboxInfo, keyInfo] = await deps.connection.getMultipleAccountsInfo([
+    mailboxAddress(deps.programId, wallet)[0],
+    mailboxKeyAddress(deps.programId, wallet)[0],
+  ]);
+  const ours = (info: typeof mailboxInfo) => (info?.owner.toBase58() === deps.programId ? info : null);
+  const mailbox = ours(mailboxInfo);
   if (!mailbox) throw new PermanentDeliveryError('NoMailbox', `wallet ${wallet} has no mailbox on chain`);
-  const key = await recipientSealKey(deps.connection, deps.programId, wallet);
-  return { publicKey: bs58.encode(key.publicKey), source: key.source, noIpfs: mailbox.noIpfs };
+  const published = ours(keyInfo);
+  const key = sealKeyFrom(wallet, published ? decodeMailboxKey(new Uint8Array(published.data)) : null);
+  return {
+    publicKey: bs58.encode(key.publicKey),
+    source: key.source,
+    noIpfs: decodeMailbox(new Uint8Array(mailbox.data)).noIpfs,
+  };
 }

@@ -13,6 +13,7 @@ function integer(expected: string, min: number, max: number = Number.MAX_SAFE_IN
 export const port = () => integer('expected integer 1-65535', 1, 65535);
 export const positiveInt = () => integer('expected integer >= 1', 1);
 export const nonNegativeInt = () => integer('expected integer >= 0', 0);
+export const intBetween = (min: number, max: number) => integer(`expected integer ${min}-${max}`, min, max);
 export const bool = () => z.boolean({ error: 'expected true or false' });
 export const text = () =>
   z.string({ error: 'expected a string' }).min(1, { error: 'expected a non-empty string' });

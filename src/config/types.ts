@@ -147,6 +147,10 @@ export interface ChainConfig {
   min_authority_lamports: number;
   /** The next SendMail to a recipient may go once the previous one is processed (not yet confirmed). */
   pipeline_sendmail: boolean;
+  /** SendMail instructions per transaction at most (1: one per transaction). */
+  sendmail_batch_max: number;
+  /** How long a send waits for others to share its transaction. */
+  sendmail_batch_wait_ms: number;
 }
 
 export interface IpfsConfig {

@@ -49,10 +49,21 @@ function edPoint(walletPubkey32: Uint8Array) {
   return point;
 }
 
+// The curve checks cost about 2 ms in JavaScript and a busy recipient gets
+// many messages: converted keys are kept (bounded; emptied when full).
+const CONVERTED_MAX = 10_000;
+const converted = new Map<string, Uint8Array>();
+
 /** The X25519 public key that mail to a wallet without a MailboxKey is sealed to. */
 export function walletEncryptionPublicKey(walletPubkey32: Uint8Array): Uint8Array {
+  const key = walletPubkey32 instanceof Uint8Array ? walletPubkey32.join(',') : '';
+  const hit = converted.get(key);
+  if (hit) return hit.slice();
   edPoint(walletPubkey32);
-  return ed25519.utils.toMontgomery(walletPubkey32);
+  const x = ed25519.utils.toMontgomery(walletPubkey32);
+  if (converted.size >= CONVERTED_MAX) converted.clear();
+  converted.set(key, x.slice());
+  return x;
 }
 
 /**

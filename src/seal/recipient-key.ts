@@ -3,6 +3,7 @@
 // extension wallets cannot decrypt — else the wallet's own key converted to
 // X25519. Reads the chain on every call; callers decide about caching.
 import type { Connection } from '@solana/web3.js';
+import type { MailboxKey } from '../../chain/accounts/index.ts';
 import { type Key, keyBytes } from '../../chain/bytes.ts';
 import { getMailboxKey } from '../../chain/client.ts';
 import { walletEncryptionPublicKey } from './keys.ts';
@@ -20,8 +21,12 @@ export async function recipientSealKey(
   programId: Key,
   wallet: Key,
 ): Promise<RecipientSealKey> {
+  return sealKeyFrom(wallet, await getMailboxKey(conn, programId, wallet));
+}
+
+/** The choice, given the wallet's MailboxKey as read from the chain (null: none published). */
+export function sealKeyFrom(wallet: Key, published: MailboxKey | null): RecipientSealKey {
   // MailboxKey.pub_key is stored as the raw 32 key bytes (docs/protocol.md, account 2).
-  const published = await getMailboxKey(conn, programId, wallet);
   if (published) return { publicKey: published.pubKey.toBytes(), source: 'mailbox_key' };
   return { publicKey: walletEncryptionPublicKey(keyBytes(wallet)), source: 'wallet' };
 }

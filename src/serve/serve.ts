@@ -221,6 +221,10 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         logger: log,
         concurrency: opts.workerConcurrency,
         pipelineSendMail: config.chain.pipeline_sendmail,
+        sendMailBatch: {
+          max: config.chain.sendmail_batch_max,
+          waitMs: config.chain.sendmail_batch_wait_ms,
+        },
         metrics: prometheus,
         recipientPinTimeoutMs: config.ipfs.recipient_pin_timeout_secs * 1000,
         afterStore: dmarcIngestHook(config, store, blobs, log),

@@ -82,8 +82,10 @@ export function register(program: Command): void {
       '\nExample:\n  sealpost worker --config /etc/sealpost/sealpost.toml --concurrency 64 --metrics-listen 0.0.0.0:9464',
     );
   addServerOptions(worker, { listen: false })
-    .option('--concurrency <n>', 'deliveries processed at once by this process (default 32)', (v) =>
-      Number.parseInt(v, 10),
+    .option(
+      '--concurrency <n>',
+      'deliveries processed at once by this process (default 128; at most 32 of them seal at once)',
+      (v) => Number.parseInt(v, 10),
     )
     .option(
       '--metrics-listen <host:port>',

@@ -1,7 +1,7 @@
 // [chain]: the Solana cluster (devnet by default) and the server's keys.
 import * as z from 'zod';
 import { DEFAULT_PROGRAM_ID } from '../../../chain/program-id.ts';
-import { bool, filePath, httpUrl, nonNegativeInt, oneOf, pubkey, wsUrl } from '../fields.ts';
+import { bool, filePath, httpUrl, intBetween, nonNegativeInt, oneOf, pubkey, wsUrl } from '../fields.ts';
 
 export const DEFAULT_RPC_URL = 'http://127.0.0.1:8899';
 
@@ -13,7 +13,9 @@ export const chainSchema = z.strictObject({
   delegate_key_file: filePath().optional(),
   commitment: oneOf(['processed', 'confirmed', 'finalized']).default('confirmed'),
   min_authority_lamports: nonNegativeInt().default(10_000_000),
-  pipeline_sendmail: bool().default(false),
+  pipeline_sendmail: bool().default(true),
+  sendmail_batch_max: intBetween(1, 16).default(8),
+  sendmail_batch_wait_ms: nonNegativeInt().default(5),
 });
 
 export type ChainInput = z.output<typeof chainSchema>;

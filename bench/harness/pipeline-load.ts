@@ -1,0 +1,271 @@
+// Inbound pipeline load (issue 20, targets 1 and 2): SMTP clients send 10 KB
+// messages through the MX; each message's latency runs from its 250 to its
+// delivery job finishing (Email account confirmed on devnet, copy stored),
+// read from the job's own finishedOn. Three shapes:
+//   hot   — every message to ONE wallet (closed loop, sessions reused);
+//   many  — messages spread over many wallets (closed loop);
+//   paced — open loop: message i is handed to the client pool at t0 + i/rate,
+//           whatever the server does, so queueing shows in the latency.
+// The stack is started by `startPipelineStack` only, so it can be switched
+// to separate processes (serve --workers N, devnet and pind on their own)
+// in one place. Devnet runs at its default 400 ms slots.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import nodemailer from 'nodemailer';
+import { QUEUE_DELIVER } from '../../delivery/jobs.ts';
+import { type SealpostMx, type SealpostMxOptions, startSealpostMx } from './sealpost-mx.ts';
+import type { Row } from './table.ts';
+
+/** The one place the harness starts the stack (in this process for now). */
+export const startPipelineStack: (opts: SealpostMxOptions) => Promise<SealpostMx> = startSealpostMx;
+
+export interface LoadResult {
+  messages: number;
+  /** Delivered per second, from the first send to the last delivery. */
+  perSecond: number;
+  acceptPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  undelivered: number;
+  /** Distinct SendMail transactions the delivered messages landed in. */
+  transactions: number;
+  /** CPU (user + system) of this whole process per delivered message: MX, workers, devnet, pind, load. */
+  cpuMsPerMessage: number;
+  /** Mean ms per pipeline stage (the stack's /metrics histograms). */
+  stages: Record<string, { count: number; meanMs: number }>;
+}
+
+export interface LoadOptions {
+  messages: number;
+  clients: number;
+  bytes: number;
+  /** Recipient addresses, used round robin. */
+  rcpts?: (all: string[]) => string[];
+  /** Open loop at this many messages per second (closed loop when absent). */
+  ratePerSecond?: number;
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** Starts a stack, runs the load against it, stops it. */
+export async function measurePipelineLoad(
+  stackOpts: SealpostMxOptions,
+  load: LoadOptions,
+): Promise<LoadResult> {
+  const stack = await startPipelineStack({ workers: true, ...stackOpts });
+  try {
+    return await runLoad(stack, load);
+  } finally {
+    await stack.stop();
+  }
+}
+
+export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<LoadResult> {
+  const connection = new Redis(stack.redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue(QUEUE_DELIVER, { connection, prefix: stack.prefix });
+  const rcpts = load.rcpts ? load.rcpts(stack.rcpts) : stack.rcpts;
+  const body = `${'0123456789abcdef'.repeat(4)}\r\n`.repeat(Math.ceil(load.bytes / 66));
+  const ackedAt = new Map<string, number>();
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: stack.port,
+    secure: false,
+    ignoreTLS: true,
+    pool: true,
+    maxConnections: load.clients,
+    maxMessages: Number.POSITIVE_INFINITY,
+  });
+  const sendOne = async (i: number) => {
+    const to = rcpts[i % rcpts.length] as string;
+    const from = `client${i % load.clients}@load.example`;
+    const info = await transport.sendMail({
+      envelope: { from, to: [to] },
+      raw: `From: ${from}\r\nTo: ${to}\r\nSubject: load ${i}\r\n\r\n${body}`,
+    });
+    ackedAt.set(info.response.split(' ').pop() ?? '', Date.now());
+  };
+  try {
+    const cpu0 = process.cpuUsage();
+    const t0 = Date.now();
+    if (load.ratePerSecond) {
+      const rate = load.ratePerSecond;
+      const sends: Promise<void>[] = [];
+      for (let i = 0; i < load.messages; i++) {
+        const due = t0 + (i * 1000) / rate;
+        const wait = due - Date.now();
+        if (wait > 0) await sleep(wait);
+        sends.push(sendOne(i));
+      }
+      await Promise.all(sends);
+    } else {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: load.clients }, async () => {
+          for (let i = next++; i < load.messages; i = next++) await sendOne(i);
+        }),
+      );
+    }
+    const acceptSecs = (Date.now() - t0) / 1000;
+    const deadline = Date.now() + 20 * 60_000;
+    for (;;) {
+      const c = await queue.getJobCounts('completed', 'failed');
+      if ((c.completed ?? 0) + (c.failed ?? 0) >= load.messages || Date.now() > deadline) break;
+      await sleep(100);
+    }
+    const cpu = process.cpuUsage(cpu0);
+    const done = await queue.getJobs(['completed'], 0, load.messages);
+    const latencies: number[] = [];
+    const signatures = new Set<string>();
+    let last = t0;
+    for (const job of done) {
+      const at = ackedAt.get(job.data.msgid);
+      if (at === undefined || !job.finishedOn) continue;
+      latencies.push(job.finishedOn - at);
+      last = Math.max(last, job.finishedOn);
+      const sig = (job.returnvalue as { signature?: string } | undefined)?.signature;
+      if (sig) signatures.add(sig);
+    }
+    latencies.sort((a, b) => a - b);
+    return {
+      messages: load.messages,
+      perSecond: latencies.length / ((last - t0) / 1000),
+      acceptPerSecond: load.messages / acceptSecs,
+      p50Ms: pct(latencies, 50),
+      p99Ms: pct(latencies, 99),
+      undelivered: load.messages - latencies.length,
+      transactions: signatures.size,
+      cpuMsPerMessage: (cpu.user + cpu.system) / 1000 / Math.max(1, latencies.length),
+      stages: await stack.stageMeans(),
+    };
+  } finally {
+    transport.close();
+    await queue.close();
+    connection.disconnect();
+  }
+}
+
+/** `resolve 12, seal 30, …` (mean ms per stage). */
+export function stageText(stages: LoadResult['stages']): string {
+  return Object.entries(stages)
+    .map(([stage, m]) => `${stage} ${m.meanMs.toFixed(0)}`)
+    .join(', ');
+}
+
+/** The row note: latency, transactions, CPU. */
+export function loadNote(r: LoadResult): string {
+  return `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.transactions} txs, ${r.cpuMsPerMessage.toFixed(1)} ms CPU/msg, ${r.undelivered} undelivered`;
+}
+
+export interface PipelineRowsResult {
+  rows: Row[];
+  results: Record<string, unknown>;
+  errors: Record<string, string>;
+}
+
+/**
+ * The bench rows of targets 1 and 2: `hot` (200 × 10 KB from 10 sessions to
+ * one wallet, with the same load before batching — one SendMail per
+ * transaction, confirmed — in the same run), `many` (5,000 messages to 1,000
+ * wallets, with where time and CPU go) and `paced` (an offered 200 msg/s).
+ * `quick` shrinks the counts.
+ */
+export async function pipelineRows(opts: {
+  hot: boolean;
+  many: boolean;
+  paced: boolean;
+  quick: boolean;
+  bytes: number;
+  log: (line: string) => void;
+}): Promise<PipelineRowsResult> {
+  const out: PipelineRowsResult = { rows: [], results: {}, errors: {} };
+  const run = async (part: string, name: string, fn: () => Promise<Row[]>) => {
+    try {
+      out.rows.push(...(await fn()));
+    } catch (err) {
+      const text = err instanceof Error ? err.message : String(err);
+      out.errors[part] = text;
+      out.rows.push({ name, unit: 'msg/s', sealpost: { missing: text.split('\n')[0]?.slice(0, 87) ?? '' } });
+    }
+  };
+  const one = (all: string[]) => all.slice(0, 1);
+  if (opts.hot) {
+    const messages = opts.quick ? 100 : 200;
+    const before = opts.quick ? 30 : 100;
+    const name = `hot recipient: ${messages} × 10 KB from 10 sessions to ONE wallet, 250 → confirmed`;
+    await run('hot', name, async () => {
+      opts.log(`hot recipient: ${messages} msgs, batched + pipelined (the defaults)`);
+      const now = await measurePipelineLoad(
+        { wallets: 1 },
+        { messages, clients: 10, bytes: opts.bytes, rcpts: one },
+      );
+      opts.log(`hot recipient: ${before} msgs, one SendMail per transaction, confirmed (before)`);
+      const old = await measurePipelineLoad(
+        { wallets: 1, chain: { sendmail_batch_max: 1, pipeline_sendmail: false } },
+        { messages: before, clients: 10, bytes: opts.bytes, rcpts: one },
+      );
+      out.results.hot = { now, before: old };
+      return [
+        { name, unit: 'msg/s', sealpost: { value: now.perSecond, note: loadNote(now) }, fromFloor: true },
+        {
+          name: '  where a delivery spends its time (mean ms)',
+          unit: 'ms',
+          sealpost: { text: stageText(now.stages) },
+        },
+        {
+          name: `  before: one SendMail per tx, confirmed (${before} msgs)`,
+          unit: 'msg/s',
+          sealpost: { value: old.perSecond, note: loadNote(old) },
+        },
+      ];
+    });
+  }
+  if (opts.many) {
+    const messages = opts.quick ? 1000 : 5000;
+    const wallets = opts.quick ? 200 : 1000;
+    const name = `many recipients: ${messages} msgs to ${wallets} wallets, 400 ms slots, 250 → confirmed`;
+    await run('many', name, async () => {
+      opts.log(`many recipients: ${messages} msgs to ${wallets} wallets (making the mailboxes first)`);
+      const r = await measurePipelineLoad(
+        { wallets: 1, manyWallets: wallets - 1 },
+        { messages, clients: 20, bytes: opts.bytes },
+      );
+      out.results.many = r;
+      return [
+        { name, unit: 'msg/s', sealpost: { value: r.perSecond, note: loadNote(r) }, fromFloor: true },
+        {
+          name: '  where a delivery spends its time (mean ms)',
+          unit: 'ms',
+          sealpost: { text: stageText(r.stages) },
+        },
+      ];
+    });
+  }
+  if (opts.paced) {
+    const rate = 200;
+    const messages = opts.quick ? 1000 : 3000;
+    const wallets = opts.quick ? 200 : 1000;
+    const name = `offered ${rate} msg/s (open loop), ${messages} msgs to ${wallets} wallets: 250 → confirmed`;
+    await run('paced', name, async () => {
+      opts.log(`paced: ${messages} msgs at ${rate} msg/s to ${wallets} wallets`);
+      const r = await measurePipelineLoad(
+        { wallets: 1, manyWallets: wallets - 1 },
+        { messages, clients: 50, bytes: opts.bytes, ratePerSecond: rate },
+      );
+      out.results.paced = r;
+      return [
+        {
+          name,
+          unit: 'ms p99',
+          sealpost: {
+            value: r.p99Ms,
+            note: `p50 ${r.p50Ms} ms, delivered ${r.perSecond.toFixed(0)} msg/s, ${r.undelivered} undelivered`,
+          },
+        },
+      ];
+    });
+  }
+  return out;
+}
