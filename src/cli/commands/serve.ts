@@ -123,9 +123,10 @@ export function register(program: Command): void {
           metricsSource: slot === undefined ? undefined : (own) => clusterMetricsSource(own),
         });
       } catch (err) {
-        // A forked process ends here; its supervisor counts the failure.
-        if (slot !== undefined) process.exitCode = 1;
-        throw err;
+        if (slot === undefined) throw err;
+        // A forked process ends here (its IPC channel would keep it alive); the supervisor counts the failure.
+        logger.error({ err: (err as Error).message }, 'this serving process could not start');
+        process.exit(1);
       }
       if (slot === undefined) process.stdout.write(readyText(running));
       else reportReady(readyText(running));
