@@ -1,0 +1,182 @@
+// Memory soak: `sealpost serve` as an operator runs it (a child process with
+// all its serving processes and their pipeline workers), next to `sealpost
+// devnet` and `sealpost pind`, under a steady load of 10 KB messages to many
+// wallets for `minutes`. Every 10 s the resident memory of serve's whole
+// process tree (the supervisor and every serving process) is summed; the
+// result is the start, the highest, the end and the least-squares slope.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sendLoad } from '../drill/mail.ts';
+import { Proc } from '../drill/procs.ts';
+import { canListen, freePort } from './net.ts';
+import { dropRedisPrefix, prepareChain, randomPrefix, STACK_DOMAIN, writeStackConfig } from './stack.ts';
+
+export interface SoakResult {
+  minutes: number;
+  offeredPerSecond: number;
+  acked: number;
+  /** Serving processes counted (the supervisor's children). */
+  processes: number;
+  samples: { atSecs: number; rssMb: number }[];
+  startMb: number;
+  maxMb: number;
+  endMb: number;
+  /** Least-squares slope of the samples, MB per minute. */
+  slopeMbPerMin: number;
+}
+
+function parentAndRss(pid: number): { ppid: number; rssKb: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return {
+      ppid: Number(/^PPid:\s+(\d+)/m.exec(status)?.[1] ?? 0),
+      rssKb: Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resident memory of a process and all its descendants, in bytes, and how many processes that was. */
+export function treeRss(root: number): { bytes: number; processes: number } {
+  const all = new Map<number, { ppid: number; rssKb: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const info = parentAndRss(Number(entry));
+    if (info) all.set(Number(entry), info);
+  }
+  const tree = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, info] of all)
+      if (!tree.has(pid) && tree.has(info.ppid)) {
+        tree.add(pid);
+        grew = true;
+      }
+  }
+  let kb = 0;
+  for (const pid of tree) kb += all.get(pid)?.rssKb ?? 0;
+  return { bytes: kb * 1024, processes: tree.size };
+}
+
+function slope(points: { x: number; y: number }[]): number {
+  const n = points.length;
+  if (n < 2) return 0;
+  const mx = points.reduce((a, p) => a + p.x, 0) / n;
+  const my = points.reduce((a, p) => a + p.y, 0) / n;
+  const num = points.reduce((a, p) => a + (p.x - mx) * (p.y - my), 0);
+  const den = points.reduce((a, p) => a + (p.x - mx) ** 2, 0);
+  return den === 0 ? 0 : num / den;
+}
+
+export async function measureSoak(opts: {
+  minutes: number;
+  wallets: number;
+  /** Offered messages per second. */
+  rate: number;
+  log: (line: string) => void;
+}): Promise<SoakResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'sealpost-soak-'));
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const prefix = randomPrefix('soak');
+  const procs: Proc[] = [];
+  try {
+    let rpcPort = await freePort();
+    while (!(await canListen(rpcPort + 1))) rpcPort = await freePort();
+    const [pindPort, mxPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const rpcUrl = `http://127.0.0.1:${rpcPort}`;
+    const pindUrl = `http://127.0.0.1:${pindPort}`;
+    const devnet = Proc.sealpost(
+      'devnet',
+      ['devnet', '--data-dir', join(dir, 'chain'), '--listen', `127.0.0.1:${rpcPort}`, '--slot-ms', '400'],
+      /program id\s+(\S+)/,
+    );
+    procs.push(devnet);
+    const programId = /program id\s+(\S+)/.exec(await devnet.start())?.[1] as string;
+    opts.log(`soak: preparing ${opts.wallets} wallets on devnet`);
+    const keys = await prepareChain({ dir, rpcUrl, programId, wallets: opts.wallets });
+    const dataDir = join(dir, 'data');
+    mkdirSync(dataDir, { recursive: true });
+    const configFile = writeStackConfig({
+      dir,
+      keysDir: keys.keysDir,
+      rpcUrl,
+      programId,
+      pindUrl,
+      gatewayUrl: pindUrl,
+      redisUrl,
+      prefix,
+      mxPort,
+      apiPort,
+      dataDir,
+    });
+    const pind = Proc.sealpost(
+      'pind',
+      ['pind', '--config', configFile, '--data-dir', join(dir, 'pind'), '--listen', `127.0.0.1:${pindPort}`],
+      /gateway\s+\S+/,
+    );
+    procs.push(pind);
+    await pind.start();
+    // serve with its default process count and pipeline workers in every serving process.
+    const serve = Proc.sealpost('serve', ['serve', '--config', configFile], /pipeline workers:/);
+    procs.push(serve);
+    await serve.start();
+    const to = keys.wallets.map((w) => `${w.address}@${STACK_DOMAIN}`);
+    const durationMs = opts.minutes * 60_000;
+    const connections = 10;
+    const count = Math.round(opts.rate * (durationMs / 1000));
+    opts.log(
+      `soak: ${opts.minutes} min at ${opts.rate} msg/s offered (${count} msgs to ${to.length} wallets)`,
+    );
+    const t0 = Date.now();
+    const samples: { atSecs: number; rssMb: number }[] = [];
+    let processes = 0;
+    const sample = () => {
+      const r = treeRss(serve.pid as number);
+      processes = r.processes - 1;
+      samples.push({ atSecs: Math.round((Date.now() - t0) / 1000), rssMb: r.bytes / 2 ** 20 });
+    };
+    sample();
+    let sending = true;
+    const sampler = (async () => {
+      while (sending) {
+        await sleep(10_000);
+        if (sending) sample();
+      }
+    })();
+    const load = await sendLoad({
+      mxPort,
+      to,
+      count,
+      connections,
+      deadlineMs: durationMs + 60_000,
+      tag: 'soak',
+      bodyBytes: 10 * 1024,
+      // Each connection offers rate / connections messages per second.
+      paceMs: Math.max(0, (1000 * connections) / opts.rate),
+    });
+    // The load paces itself to the duration; keep sampling to its end if it finished early.
+    while (Date.now() - t0 < durationMs) await sleep(1000);
+    sending = false;
+    await sampler;
+    sample();
+    const mb = samples.map((s) => s.rssMb);
+    return {
+      minutes: opts.minutes,
+      offeredPerSecond: opts.rate,
+      acked: load.acked.length,
+      processes,
+      samples,
+      startMb: mb[0] ?? 0,
+      maxMb: Math.max(...mb),
+      endMb: mb[mb.length - 1] ?? 0,
+      slopeMbPerMin: slope(samples.map((s) => ({ x: s.atSecs / 60, y: s.rssMb }))),
+    };
+  } finally {
+    for (const p of procs.slice().reverse()) await p.stop('SIGTERM').catch(() => undefined);
+    await dropRedisPrefix(redisUrl, prefix);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,104 @@
+// Scale-out: the same deployment as separate processes (`sealpost devnet`,
+// `sealpost pind`, `sealpost serve --no-workers` as the MX), first with one
+// `sealpost worker` process, then with two, against the same Redis and
+// store. Each phase sends the same load (10 KB messages over reused SMTP
+// sessions to many wallets, so no recipient's ordering is the bound) and
+// measures end to end: from the first message sent to the last delivery job
+// finished (Email account confirmed on devnet, copy stored).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { QUEUE_DELIVER } from '../../delivery/jobs.ts';
+import { sendLoad } from '../drill/mail.ts';
+import { Proc } from '../drill/procs.ts';
+import { type DrillStack, startDrillStack } from '../drill/rig.ts';
+
+export interface ScalePhase {
+  workerProcesses: number;
+  messages: number;
+  /** Acknowledged by the MX. */
+  acked: number;
+  perSecond: number;
+  seconds: number;
+  /** Not finished (failed, or still waiting at the deadline). */
+  undelivered: number;
+}
+
+export interface WorkersScaleResult {
+  phases: ScalePhase[];
+  /** perSecond with 2 worker processes ÷ with 1. */
+  speedup: number;
+}
+
+async function phase(
+  stack: DrillStack,
+  queue: Queue,
+  workerProcesses: number,
+  messages: number,
+  tag: string,
+): Promise<ScalePhase> {
+  const counts = async () => {
+    const c = await queue.getJobCounts('completed', 'failed');
+    return { completed: c.completed ?? 0, failed: c.failed ?? 0 };
+  };
+  const before = await counts();
+  const t0 = Date.now();
+  const load = await sendLoad({
+    mxPort: stack.mxPort,
+    to: stack.addresses(),
+    count: messages,
+    connections: 20,
+    deadlineMs: 5 * 60_000,
+    tag,
+    bodyBytes: 10 * 1024,
+  });
+  const deadline = Date.now() + 15 * 60_000;
+  let now = await counts();
+  while (now.completed + now.failed - before.completed - before.failed < load.acked.length) {
+    if (Date.now() > deadline) break;
+    await sleep(100);
+    now = await counts();
+  }
+  const seconds = (Date.now() - t0) / 1000;
+  const delivered = now.completed - before.completed;
+  return {
+    workerProcesses,
+    messages,
+    acked: load.acked.length,
+    perSecond: delivered / seconds,
+    seconds,
+    undelivered: load.acked.length - delivered,
+  };
+}
+
+export async function measureWorkersScale(opts: {
+  messages: number;
+  wallets: number;
+  log: (line: string) => void;
+}): Promise<WorkersScaleResult> {
+  const stack = await startDrillStack({ label: 'scale', wallets: opts.wallets, workers: 1 });
+  const extra: Proc[] = [];
+  const connection = new Redis(stack.redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue(QUEUE_DELIVER, { connection, prefix: stack.prefix });
+  try {
+    // A short warm-up (JIT, connections, the chain's first accounts), not counted.
+    await phase(stack, queue, 1, Math.min(40, opts.messages), 'warm');
+    opts.log(`workers: 1 worker process, ${opts.messages} msgs`);
+    const one = await phase(stack, queue, 1, opts.messages, 'one');
+    const second = Proc.sealpost(
+      'worker-b',
+      ['worker', '--config', stack.configFile],
+      /pipeline workers running/,
+    );
+    extra.push(second);
+    await second.start();
+    opts.log(`workers: 2 worker processes, ${opts.messages} msgs`);
+    const two = await phase(stack, queue, 2, opts.messages, 'two');
+    return { phases: [one, two], speedup: one.perSecond > 0 ? two.perSecond / one.perSecond : 0 };
+  } finally {
+    await queue.close();
+    connection.disconnect();
+    for (const p of extra) await p.stop('SIGTERM').catch(() => undefined);
+    await stack.close();
+  }
+}
