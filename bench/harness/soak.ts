@@ -4,13 +4,14 @@
 // wallets for `minutes`. Every 10 s the resident memory of serve's whole
 // process tree (the supervisor and every serving process) is summed; the
 // result is the start, the highest, the end and the least-squares slope.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sendLoad } from '../drill/mail.ts';
 import { Proc } from '../drill/procs.ts';
 import { canListen, freePort } from './net.ts';
+import { treeRss } from './proc-tree.ts';
 import { dropRedisPrefix, prepareChain, randomPrefix, STACK_DOMAIN, writeStackConfig } from './stack.ts';
 
 export interface SoakResult {
@@ -25,40 +26,6 @@ export interface SoakResult {
   endMb: number;
   /** Least-squares slope of the samples, MB per minute. */
   slopeMbPerMin: number;
-}
-
-function parentAndRss(pid: number): { ppid: number; rssKb: number } | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return {
-      ppid: Number(/^PPid:\s+(\d+)/m.exec(status)?.[1] ?? 0),
-      rssKb: Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0),
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Resident memory of a process and all its descendants, in bytes, and how many processes that was. */
-export function treeRss(root: number): { bytes: number; processes: number } {
-  const all = new Map<number, { ppid: number; rssKb: number }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const info = parentAndRss(Number(entry));
-    if (info) all.set(Number(entry), info);
-  }
-  const tree = new Set([root]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [pid, info] of all)
-      if (!tree.has(pid) && tree.has(info.ppid)) {
-        tree.add(pid);
-        grew = true;
-      }
-  }
-  let kb = 0;
-  for (const pid of tree) kb += all.get(pid)?.rssKb ?? 0;
-  return { bytes: kb * 1024, processes: tree.size };
 }
 
 function slope(points: { x: number; y: number }[]): number {
