@@ -10,26 +10,13 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.ts';
 import type { DevSummary } from '../src/dev/dev-stack.ts';
+import { alive, parentOf } from './helpers/procs.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');
 const started: ChildProcess[] = [];
 const leftPids: number[] = [];
 const configFiles: string[] = [];
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function parentOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-}
 
 async function gone(pids: number[], withinMs: number): Promise<number[]> {
   const deadline = Date.now() + withinMs;

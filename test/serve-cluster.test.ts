@@ -7,7 +7,7 @@
 // SIGTERM stops every process within a bound; a process that keeps failing
 // at start ends the supervisor with exit code 1.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@solana/web3.js';
@@ -32,6 +32,7 @@ import {
 } from '../bench/harness/stack.ts';
 import { type Devnet, startDevnet } from '../chain/devnet/server.ts';
 import { type Pind, startPind } from '../pinning/pind/server.ts';
+import { alive, childPids } from './helpers/procs.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');
@@ -86,32 +87,6 @@ function spawnServe(args: string[], ready: RegExp | null): Promise<ServeChild> {
       reject(new Error(`serve exited (${code}) before it was ready: ${err.slice(-2000)}`));
     });
   });
-}
-
-/** Child pids of a process (Linux /proc). */
-function childPids(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Field 4 (ppid) follows the command name in parentheses.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 let dir: string;

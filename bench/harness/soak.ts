@@ -4,15 +4,10 @@
 // wallets for `minutes`. Every 10 s the resident memory of serve's whole
 // process tree (the supervisor and every serving process) is summed; the
 // result is the start, the highest, the end and the least-squares slope.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sendLoad } from '../drill/mail.ts';
-import { Proc } from '../drill/procs.ts';
-import { canListen, freePort } from './net.ts';
+import { startDrillStack } from '../drill/rig.ts';
 import { treeRss } from './proc-tree.ts';
-import { dropRedisPrefix, prepareChain, randomPrefix, STACK_DOMAIN, writeStackConfig } from './stack.ts';
 
 export interface SoakResult {
   minutes: number;
@@ -45,52 +40,15 @@ export async function measureSoak(opts: {
   rate: number;
   log: (line: string) => void;
 }): Promise<SoakResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'sealpost-soak-'));
-  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const prefix = randomPrefix('soak');
-  const procs: Proc[] = [];
+  const stack = await startDrillStack({
+    label: 'soak',
+    wallets: opts.wallets,
+    workers: 0,
+    workersInServe: true,
+  });
   try {
-    let rpcPort = await freePort();
-    while (!(await canListen(rpcPort + 1))) rpcPort = await freePort();
-    const [pindPort, mxPort, apiPort] = [await freePort(), await freePort(), await freePort()];
-    const rpcUrl = `http://127.0.0.1:${rpcPort}`;
-    const pindUrl = `http://127.0.0.1:${pindPort}`;
-    const devnet = Proc.sealpost(
-      'devnet',
-      ['devnet', '--data-dir', join(dir, 'chain'), '--listen', `127.0.0.1:${rpcPort}`, '--slot-ms', '400'],
-      /program id\s+(\S+)/,
-    );
-    procs.push(devnet);
-    const programId = /program id\s+(\S+)/.exec(await devnet.start())?.[1] as string;
-    opts.log(`soak: preparing ${opts.wallets} wallets on devnet`);
-    const keys = await prepareChain({ dir, rpcUrl, programId, wallets: opts.wallets });
-    const dataDir = join(dir, 'data');
-    mkdirSync(dataDir, { recursive: true });
-    const configFile = writeStackConfig({
-      dir,
-      keysDir: keys.keysDir,
-      rpcUrl,
-      programId,
-      pindUrl,
-      gatewayUrl: pindUrl,
-      redisUrl,
-      prefix,
-      mxPort,
-      apiPort,
-      dataDir,
-    });
-    const pind = Proc.sealpost(
-      'pind',
-      ['pind', '--config', configFile, '--data-dir', join(dir, 'pind'), '--listen', `127.0.0.1:${pindPort}`],
-      /gateway\s+\S+/,
-    );
-    procs.push(pind);
-    await pind.start();
-    // serve with its default process count and pipeline workers in every serving process.
-    const serve = Proc.sealpost('serve', ['serve', '--config', configFile], /pipeline workers:/);
-    procs.push(serve);
-    await serve.start();
-    const to = keys.wallets.map((w) => `${w.address}@${STACK_DOMAIN}`);
+    const serve = stack.serve;
+    const to = stack.addresses();
     const durationMs = opts.minutes * 60_000;
     const connections = 10;
     const count = Math.round(opts.rate * (durationMs / 1000));
@@ -114,7 +72,7 @@ export async function measureSoak(opts: {
       }
     })();
     const load = await sendLoad({
-      mxPort,
+      mxPort: stack.mxPort,
       to,
       count,
       connections,
@@ -142,8 +100,6 @@ export async function measureSoak(opts: {
       slopeMbPerMin: slope(samples.map((s) => ({ x: s.atSecs / 60, y: s.rssMb }))),
     };
   } finally {
-    for (const p of procs.slice().reverse()) await p.stop('SIGTERM').catch(() => undefined);
-    await dropRedisPrefix(redisUrl, prefix);
-    rmSync(dir, { recursive: true, force: true });
+    await stack.close();
   }
 }
