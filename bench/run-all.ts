@@ -273,9 +273,14 @@ if (only.has('cli')) {
 
 if (only.has('workers')) {
   log('scale-out: devnet, pind, serve --no-workers and 1, then 2 `sealpost worker` processes');
-  const name = `scale-out: end to end, ${load.workersMessages} msgs to 40 wallets`;
+  const name = `scale-out: end to end, ${load.workersMessages} msgs to 100 wallets, concurrency 16 per process`;
   try {
-    const w = await measureWorkersScale({ messages: load.workersMessages, wallets: 40, log });
+    const w = await measureWorkersScale({
+      messages: load.workersMessages,
+      wallets: 100,
+      concurrency: 16,
+      log,
+    });
     results.workersScale = w;
     for (const p of w.phases)
       rows.push({

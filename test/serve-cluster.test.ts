@@ -42,6 +42,7 @@ const quiet = pino({ level: 'silent' });
 interface ServeChild {
   child: ChildProcess;
   stdout(): string;
+  stderr(): string;
   /** Parsed JSON log lines so far. */
   logs(): Record<string, unknown>[];
   exited: Promise<number | null>;
@@ -61,6 +62,7 @@ function spawnServe(args: string[], ready: RegExp | null): Promise<ServeChild> {
   const handle: ServeChild = {
     child,
     stdout: () => out,
+    stderr: () => err,
     logs: () =>
       err.split('\n').flatMap((line) => {
         if (!line.startsWith('{')) return [];
@@ -270,6 +272,27 @@ describe('sealpost serve --workers 2', () => {
     expect(took).toBeLessThan(30_000);
     for (const pid of pids) expect(alive(pid), `serving process ${pid} still running`).toBe(false);
   }, 90_000);
+});
+
+describe('sealpost serve process options', () => {
+  it('takes --workers N together with --no-workers (serving processes without pipeline workers)', async () => {
+    const serve = await spawnServe(
+      ['--config', configFile, '--workers', '2', '--no-workers'],
+      /serve: 2 serving processes/,
+    );
+    expect(serve.stdout()).toContain('pipeline workers: not in this process');
+    expect(childPids(serve.child.pid as number)).toHaveLength(2);
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  }, 150_000);
+
+  it('refuses a --workers value that is not a process count, naming it', async () => {
+    const serve = await spawnServe(['--config', configFile, '--workers', 'many'], null);
+    expect(await serve.exited).toBe(2);
+    expect(serve.stderr()).toMatch(
+      /--workers <n>.*expected 0 \(one per core\) or a process count up to 256, got "many"/s,
+    );
+  }, 60_000);
 });
 
 describe('sealpost serve --workers 2 that cannot start', () => {

@@ -2,9 +2,11 @@
 // `sealpost pind`, `sealpost serve --no-workers` as the MX), first with one
 // `sealpost worker` process, then with two, against the same Redis and
 // store. Each phase sends the same load (10 KB messages over reused SMTP
-// sessions to many wallets, so no recipient's ordering is the bound) and
-// measures end to end: from the first message sent to the last delivery job
-// finished (Email account confirmed on devnet, copy stored).
+// sessions to many wallets, two or so each, so the per-recipient ordering of
+// sends is not the bound) and measures end to end: from the first message
+// sent to the last delivery job finished (Email account confirmed on devnet,
+// copy stored). Each worker process runs `--concurrency` deliveries at once,
+// so one process's capacity, not the recipients, limits the first phase.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -26,6 +28,7 @@ export interface ScalePhase {
 
 export interface WorkersScaleResult {
   phases: ScalePhase[];
+  concurrency: number;
   /** perSecond with 2 worker processes ÷ with 1. */
   speedup: number;
 }
@@ -74,27 +77,37 @@ async function phase(
 export async function measureWorkersScale(opts: {
   messages: number;
   wallets: number;
+  /** Deliveries each worker process runs at once. */
+  concurrency: number;
   log: (line: string) => void;
 }): Promise<WorkersScaleResult> {
-  const stack = await startDrillStack({ label: 'scale', wallets: opts.wallets, workers: 1 });
+  const stack = await startDrillStack({ label: 'scale', wallets: opts.wallets, workers: 0 });
   const extra: Proc[] = [];
+  const addWorker = async () => {
+    const p = Proc.sealpost(
+      `worker-${extra.length}`,
+      ['worker', '--config', stack.configFile, '--concurrency', String(opts.concurrency)],
+      /pipeline workers running/,
+    );
+    extra.push(p);
+    await p.start();
+  };
   const connection = new Redis(stack.redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue(QUEUE_DELIVER, { connection, prefix: stack.prefix });
   try {
+    await addWorker();
     // A short warm-up (JIT, connections, the chain's first accounts), not counted.
     await phase(stack, queue, 1, Math.min(40, opts.messages), 'warm');
     opts.log(`workers: 1 worker process, ${opts.messages} msgs`);
     const one = await phase(stack, queue, 1, opts.messages, 'one');
-    const second = Proc.sealpost(
-      'worker-b',
-      ['worker', '--config', stack.configFile],
-      /pipeline workers running/,
-    );
-    extra.push(second);
-    await second.start();
+    await addWorker();
     opts.log(`workers: 2 worker processes, ${opts.messages} msgs`);
     const two = await phase(stack, queue, 2, opts.messages, 'two');
-    return { phases: [one, two], speedup: one.perSecond > 0 ? two.perSecond / one.perSecond : 0 };
+    return {
+      phases: [one, two],
+      concurrency: opts.concurrency,
+      speedup: one.perSecond > 0 ? two.perSecond / one.perSecond : 0,
+    };
   } finally {
     await queue.close();
     connection.disconnect();
