@@ -1,7 +1,7 @@
 // `npm run bench`: Sealpost next to real peers, on this machine, in one run,
 // in one table (also written as JSON under bench/results/).
 //
-//   npm run bench -- [--quick] [--only mx,e2e,hot,many,paced,outbound,api,floor,cli]
+//   npm run bench -- [--quick] [--only mx,e2e,hot,many,paced,outbound,api,floor,cli,workers,soak]
 //
 // Rows: MX accept (smtp-source, 20 sessions × 10 KB reusing connections, and
 // 100 sessions with a connection per message, against Sealpost's MX,
@@ -23,9 +23,23 @@ import { measureEndToEnd } from './harness/end-to-end.ts';
 import { measureFloor } from './harness/floor.ts';
 import { measureMxAccept } from './harness/mx-accept.ts';
 import { pipelineRows } from './harness/pipeline-load.ts';
+import { measureSoak } from './harness/soak.ts';
 import { type Cell, formatTable, type Row } from './harness/table.ts';
+import { measureWorkersScale } from './harness/workers-scale.ts';
 
-const PARTS = ['floor', 'mx', 'e2e', 'hot', 'many', 'paced', 'outbound', 'api', 'cli'] as const;
+const PARTS = [
+  'floor',
+  'mx',
+  'e2e',
+  'hot',
+  'many',
+  'paced',
+  'outbound',
+  'api',
+  'cli',
+  'workers',
+  'soak',
+] as const;
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -43,6 +57,8 @@ const load = {
   apiSecs: quick ? 3 : 8,
   floorMessages: quick ? 500 : 2000,
   cliRuns: quick ? 8 : 20,
+  workersMessages: quick ? 200 : 600,
+  soakMinutes: quick ? 1 : 10,
 };
 const root = resolve(import.meta.dirname, '..');
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -211,6 +227,50 @@ if (only.has('cli')) {
     }
   } catch (err) {
     rows.push({ name: 'CLI start to exit', unit: 'ms', sealpost: missing(reason(err, 'cli')) });
+  }
+}
+
+if (only.has('workers')) {
+  log('scale-out: devnet, pind, serve --no-workers and 1, then 2 `sealpost worker` processes');
+  const name = `scale-out: end to end, ${load.workersMessages} msgs to 100 wallets, concurrency 16 per process`;
+  try {
+    const w = await measureWorkersScale({
+      messages: load.workersMessages,
+      wallets: 100,
+      concurrency: 16,
+      log,
+    });
+    results.workersScale = w;
+    for (const p of w.phases)
+      rows.push({
+        name: `${name}, ${p.workerProcesses} worker process${p.workerProcesses > 1 ? 'es' : ''}`,
+        unit: 'msg/s',
+        sealpost: {
+          value: p.perSecond,
+          note: `${p.undelivered} undelivered${p.workerProcesses > 1 ? `; ${w.speedup.toFixed(2)}× one process` : ''}`,
+        },
+        fromFloor: true,
+      });
+  } catch (err) {
+    rows.push({ name, unit: 'msg/s', sealpost: missing(reason(err, 'workers')) });
+  }
+}
+
+if (only.has('soak')) {
+  const name = `soak: RSS of sealpost serve (all processes), ${load.soakMinutes} min`;
+  try {
+    const s = await measureSoak({ minutes: load.soakMinutes, wallets: quick ? 50 : 200, rate: 20, log });
+    results.soak = s;
+    rows.push({
+      name,
+      unit: 'MB',
+      sealpost: {
+        value: s.maxMb,
+        note: `max; start ${s.startMb.toFixed(0)}, end ${s.endMb.toFixed(0)}, slope ${s.slopeMbPerMin.toFixed(1)} MB/min, ${s.processes} serving processes, ${s.acked} msgs`,
+      },
+    });
+  } catch (err) {
+    rows.push({ name, unit: 'MB', sealpost: missing(reason(err, 'soak')) });
   }
 }
 

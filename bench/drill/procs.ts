@@ -2,8 +2,8 @@
 // and `redis-server`, started, waited for, killed with a chosen signal and
 // restarted with the same arguments.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { treeRss } from '../harness/proc-tree.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 const BIN = resolve(ROOT, 'bin', 'sealpost.js');
@@ -77,16 +77,11 @@ export class Proc {
     clearTimeout(force);
   }
 
-  /** Resident memory in bytes (Linux /proc), or undefined when not running. */
+  /** Resident memory in bytes of the process and its children (serve's serving processes), or undefined when not running. */
   rss(): number | undefined {
     if (!this.pid || !this.running) return undefined;
-    try {
-      const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
-      const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
-      return kb ? Number(kb) * 1024 : undefined;
-    } catch {
-      return undefined;
-    }
+    const { bytes } = treeRss(this.pid);
+    return bytes > 0 ? bytes : undefined;
   }
 
   stderr(): string {

@@ -24,6 +24,8 @@ export interface DrillStackOptions {
   wallets: number;
   /** Worker processes next to serve (default 1). */
   workers?: number;
+  /** serve runs the pipeline workers itself (default: `serve --no-workers`). */
+  workersInServe?: boolean;
   /** Default: REDIS_URL or the machine's Redis on 6379 (keys under a random prefix). */
   redisUrl?: string;
   /** Called with the blob store's directory before serve starts (e.g. to mount a tmpfs there). */
@@ -119,7 +121,7 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
     opts.prepareBlobs?.(blobDir);
     const serve = Proc.sealpost(
       'serve',
-      ['serve', '--config', configFile, '--no-workers'],
+      ['serve', '--config', configFile, ...(opts.workersInServe ? [] : ['--no-workers'])],
       /pipeline workers:/,
     );
     procs.push(serve);

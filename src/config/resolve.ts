@@ -149,6 +149,7 @@ export function resolveConfig(
       tls_key_file: opt(raw.domaind.tls_key_file),
     },
     pind: { ...raw.pind, data_dir: abs(raw.pind.data_dir ?? join(dataDir, 'pind')) },
+    serve: raw.serve,
     store: { url: resolveStoreUrl(raw.store.url, dataDir, abs), data_dir: dataDir },
     redis: { url: redisUrl, prefix: raw.redis.prefix },
     log: raw.log,

@@ -9,7 +9,14 @@ import { limitsSchema } from './sections/limits.ts';
 import { imapSchema, pop3Schema } from './sections/mail-access.ts';
 import { mailHostsSchema } from './sections/mail-hosts.ts';
 import { pindSchema } from './sections/pind.ts';
-import { dnsSchema, logSchema, redisSchema, storeSchema, tlsSchema } from './sections/runtime.ts';
+import {
+  dnsSchema,
+  logSchema,
+  redisSchema,
+  serveSchema,
+  storeSchema,
+  tlsSchema,
+} from './sections/runtime.ts';
 import { smtpSchema } from './sections/smtp.ts';
 import { spoolerSchema } from './sections/spooler.ts';
 
@@ -26,6 +33,7 @@ export const configSchema = z.strictObject({
   api: section(apiSchema),
   domaind: section(domaindSchema),
   pind: section(pindSchema),
+  serve: section(serveSchema),
   store: section(storeSchema),
   redis: section(redisSchema),
   log: section(logSchema),

@@ -210,6 +210,12 @@ export interface PindConfig {
   data_dir: string;
 }
 
+/** [serve]: how `sealpost serve` spreads over processes. */
+export interface ServeConfig {
+  /** Serving processes `sealpost serve` runs (node:cluster); 0: one per core. */
+  workers: number;
+}
+
 export interface StoreConfig {
   /** `sqlite:/absolute/path` or a `postgres://` URL. */
   url: string;
@@ -264,6 +270,7 @@ export interface Config {
   api: ApiConfig;
   domaind: DomaindConfig;
   pind: PindConfig;
+  serve: ServeConfig;
   store: StoreConfig;
   redis: RedisConfig;
   log: LogConfig;

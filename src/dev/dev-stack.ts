@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { Connection } from '@solana/web3.js';
 import { startDevnet } from '../../chain/devnet/server.ts';
 import { startPind } from '../../pinning/pind/server.ts';
+import { formatListen } from '../cli/common.ts';
 import type { Config } from '../config/index.ts';
 import { createCredentialKeyFile, loadCredentialKey } from '../crypto/credential-seal.ts';
 import { startDomaind } from '../domaind/server.ts';
@@ -22,6 +23,7 @@ import { startServe } from '../serve/serve.ts';
 import { openStore } from '../store/index.ts';
 import { ensureSelfSignedFiles } from '../tls/self-signed.ts';
 import { bootstrapChain } from './bootstrap-chain.ts';
+import { type DevChild, startDevChild } from './child-process.ts';
 import { applyAddresses, DEV_DOMAIN, ensureDevConfig, writeDevConfig, zeroPorts } from './dev-config.ts';
 import { ensureRedis } from './redis.ts';
 
@@ -47,6 +49,11 @@ export interface DevStackOptions {
   workerConcurrency?: number;
   /** The devnet's clock (Unix seconds; default the system clock): tests move it past timelock windows. */
   clock?: () => number;
+  /**
+   * devnet, pind and domaind as `sealpost devnet|pind|domaind` child
+   * processes (what `sealpost dev` does), instead of in this process.
+   */
+  childProcesses?: boolean;
   /** A logger, or how to make one from the loaded config (so `[log] level` applies). */
   logger: Logger | ((config: Config) => Logger);
 }
@@ -71,6 +78,8 @@ export interface DevSummary {
     address_form: string;
   }[];
   components: { name: string; url: string }[];
+  /** The child processes (with childProcesses): dev stops them when it stops. */
+  processes: { name: string; pid: number }[];
 }
 
 export interface DevStack {
@@ -138,16 +147,45 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     closers.push(() => store.close());
 
     const rpc = new URL(config.chain.rpc_url);
-    const devnet = await startDevnet({
-      dataDir: join(dataDir, 'devnet'),
+    const rpcListen = {
       host: opts.rpcHost ?? rpc.hostname,
       port: opts.rpcPort ?? (opts.randomPorts ? 0 : Number(rpc.port || 8899)),
-      programId: config.chain.program_id,
-      slotMs: opts.slotMs,
-      clock: opts.clock,
-      logger: log.child({ component: 'devnet' }),
-    });
-    closers.push(devnet.close);
+    };
+    const children: DevChild[] = [];
+    const child = async (name: string, args: string[], ready: RegExp) => {
+      const c = await startDevChild({ name, args: [...args, '--config', configFile], ready, logger: log });
+      children.push(c);
+      closers.push(() => c.stop());
+      return c;
+    };
+    let devnet: { rpcUrl: string; wsUrl: string; programId: string };
+    if (opts.childProcesses) {
+      if (opts.clock) throw new Error('a devnet clock needs the devnet in this process');
+      const c = await child(
+        'devnet',
+        [
+          'devnet',
+          '--data-dir',
+          dataDir,
+          '--listen',
+          formatListen(rpcListen),
+          ...(opts.slotMs ? ['--slot-ms', String(opts.slotMs)] : []),
+        ],
+        /JSON-RPC\s+(\S+)\n\s+WebSocket\s+(\S+)\n\s+program id\s+(\S+)\n/,
+      );
+      devnet = { rpcUrl: c.match[1] as string, wsUrl: c.match[2] as string, programId: c.match[3] as string };
+    } else {
+      const inProcess = await startDevnet({
+        dataDir: join(dataDir, 'devnet'),
+        ...rpcListen,
+        programId: config.chain.program_id,
+        slotMs: opts.slotMs,
+        clock: opts.clock,
+        logger: log.child({ component: 'devnet' }),
+      });
+      closers.push(inProcess.close);
+      devnet = inProcess;
+    }
 
     const connection = new Connection(devnet.rpcUrl, { commitment: 'confirmed', wsEndpoint: devnet.wsUrl });
     const wallets = [
@@ -171,15 +209,28 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     if (performed.length === 0) log.info('chain already prepared');
 
     // The operator pin and gateway (pind), then the mail server itself.
-    const pind = await startPind({
-      dataDir: config.pind.data_dir,
-      pin: { host: config.pind.host, port: config.pind.port },
-      gateway: { host: config.pind.gateway_host, port: config.pind.gateway_port },
-      authToken: config.pind.auth_token,
-      maxPinBytes: config.pind.max_pin_bytes,
-      logger: log.child({ component: 'pind' }),
-    });
-    closers.push(pind.close);
+    const pinListen = { host: config.pind.host, port: config.pind.port };
+    const gatewayListen = { host: config.pind.gateway_host, port: config.pind.gateway_port };
+    let pind: { pinUrl: string; gatewayUrl: string };
+    if (opts.childProcesses) {
+      const c = await child(
+        'pind',
+        ['pind', '--listen', formatListen(pinListen), '--listen', formatListen(gatewayListen)],
+        /pin surface\s+(\S+)\n\s+gateway\s+(\S+)\n/,
+      );
+      pind = { pinUrl: c.match[1] as string, gatewayUrl: c.match[2] as string };
+    } else {
+      const inProcess = await startPind({
+        dataDir: config.pind.data_dir,
+        pin: pinListen,
+        gateway: gatewayListen,
+        authToken: config.pind.auth_token,
+        maxPinBytes: config.pind.max_pin_bytes,
+        logger: log.child({ component: 'pind' }),
+      });
+      closers.push(inProcess.close);
+      pind = inProcess;
+    }
     if (
       await ensureSelfSignedFiles(config.smtp.tls_cert_file, config.smtp.tls_key_file, [
         config.smtp.hostname,
@@ -216,11 +267,26 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       apiUrl: serving.apiUrl,
       mailAccess: serving.mailAccessListeners ?? [],
     };
-    const domaind = await startDomaind({
-      config: applyAddresses(config, addresses),
-      logger: log.child({ component: 'domaind' }),
-    });
-    closers.push(domaind.close);
+    let domaind: { url: string; port: number };
+    if (opts.childProcesses) {
+      // The child reads the generated config: the addresses go into the file first.
+      applyAddresses(config, addresses);
+      writeDevConfig(configFile, applyAddresses(fileConfig, addresses));
+      const c = await child(
+        'domaind',
+        ['domaind', '--listen', formatListen({ host: config.domaind.host, port: config.domaind.port })],
+        /URL\s+(\S+)\n/,
+      );
+      const url = c.match[1] as string;
+      domaind = { url, port: Number(new URL(url).port) };
+    } else {
+      const inProcess = await startDomaind({
+        config: applyAddresses(config, addresses),
+        logger: log.child({ component: 'domaind' }),
+      });
+      closers.push(inProcess.close);
+      domaind = inProcess;
+    }
     applyAddresses(fileConfig, { ...addresses, domaindUrl: domaind.url });
     config.domaind.port = domaind.port;
     config.api.public_url = fileConfig.api.public_url;
@@ -274,6 +340,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
           url: `${l.name}://${l.host}:${l.port}`,
         })),
       ],
+      processes: children.map((c) => ({ name: c.name, pid: c.pid })),
     };
     const devJson = join(dataDir, 'dev.json');
     writeFileSync(`${devJson}.tmp`, `${JSON.stringify(summary, null, 2)}\n`);
@@ -303,6 +370,9 @@ export function formatSummary(s: DevSummary): string {
     `  config                     ${s.config_file}`,
     `  admin token                ${s.keys.admin_token}`,
     `  summary (JSON)             ${join(s.data_dir, 'dev.json')}`,
+    ...(s.processes.length
+      ? [`  child processes            ${s.processes.map((p) => `${p.name} (pid ${p.pid})`).join(', ')}`]
+      : []),
     '',
     'Press Ctrl-C to stop.',
   ];

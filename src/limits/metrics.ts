@@ -58,6 +58,30 @@ abstract class Metric {
     }
     return lines.join('\n');
   }
+
+  /**
+   * The series as prom-client's metric JSON, for summing a deployment's
+   * processes (src/serve/cluster.ts): counters add up; a gauge (a balance
+   * every process reads from the chain) takes the highest value.
+   */
+  snapshot(): MetricSnapshot {
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: this.type === 'counter' ? 'sum' : 'max',
+      values: [...this.series.values()].map((s) => ({ labels: { ...s.labels }, value: s.value })),
+    };
+  }
+}
+
+/** One metric in prom-client's `getMetricsAsJSON()` shape. */
+export interface MetricSnapshot {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge';
+  aggregator: 'sum' | 'max';
+  values: { labels: Labels; value: number }[];
 }
 
 export class Counter extends Metric {
@@ -90,6 +114,11 @@ export class MetricsRegistry {
 
   gauge(name: string, help: string): Gauge {
     return this.register(name, () => new Gauge(name, help), Gauge);
+  }
+
+  /** Every metric as prom-client metric JSON (see Metric.snapshot). */
+  snapshot(): MetricSnapshot[] {
+    return [...this.metrics.values()].map((m) => m.snapshot());
   }
 
   /** Prometheus text exposition (version 0.0.4). */

@@ -4,11 +4,16 @@
 // Queue names and failure counts say how busy a deployment is; they are not
 // for the public.
 import type { FastifyPluginAsync } from 'fastify';
-import { METRICS_CONTENT_TYPE, type SealpostMetrics } from './sealpost-metrics.ts';
+import { METRICS_CONTENT_TYPE } from './sealpost-metrics.ts';
+
+/** What GET /metrics renders: one process's SealpostMetrics, or all serve processes summed (src/serve/cluster.ts). */
+export interface MetricsSource {
+  render(): Promise<string>;
+}
 
 export const METRICS_PATH = '/metrics';
 
-export function metricsRoute(metrics: SealpostMetrics): FastifyPluginAsync {
+export function metricsRoute(metrics: MetricsSource): FastifyPluginAsync {
   return async (app) => {
     app.get(
       METRICS_PATH,
@@ -16,7 +21,8 @@ export function metricsRoute(metrics: SealpostMetrics): FastifyPluginAsync {
         config: {
           auth: 'admin',
           doc: {
-            summary: 'Prometheus metrics of this process (text exposition format 0.0.4)',
+            summary:
+              'Prometheus metrics of this process, or of every process of a `serve --workers N` (text exposition format 0.0.4)',
             tags: ['admin'],
             errors: [401, 429],
             responses: {

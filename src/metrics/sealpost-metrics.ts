@@ -102,6 +102,8 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
       help: 'Jobs per BullMQ queue and state (wait, active, delayed, failed, ...), read from Redis at scrape time.',
       labelNames: ['queue', 'state'],
       registers,
+      // Every process reads the same Redis: summing the processes would count each job N times.
+      aggregator: 'first',
       async collect() {
         this.reset();
         for (const source of sources) {
@@ -171,6 +173,11 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
   /** Closes the queue handles (the Redis connections stay with their owners). */
   async close(): Promise<void> {
     await Promise.all(this.queueSources.splice(0).map(closeQueueDepthSource));
+  }
+
+  /** The same figures as metric JSON, for summing several processes (src/serve/cluster.ts). */
+  async snapshot(): Promise<unknown[]> {
+    return [...(await this.registry.getMetricsAsJSON()), ...this.extra.flatMap((r) => r.snapshot())];
   }
 
   /** The whole exposition: these metrics, then the extra registries. */

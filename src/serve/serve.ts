@@ -34,6 +34,7 @@ import type { Logger } from '../log.ts';
 import { Readiness } from '../metrics/health.ts';
 import { chainRpcCheck, operatorPinCheck, redisCheck, storeCheck } from '../metrics/health-checks.ts';
 import { metricsRoute, SealpostMetrics, startMetricsServer } from '../metrics/index.ts';
+import type { MetricsSource } from '../metrics/route.ts';
 import { type LoginBackoff, readerPublicKeys } from '../reader-keys/index.ts';
 import { ChainView } from '../smtp/chain-view.ts';
 import { errorLimitsFromConfig } from '../smtp/error-limit.ts';
@@ -61,6 +62,15 @@ export interface ServeOptions {
   /** Replaces the operator pin built from [ipfs] (tests use this to count calls, never to fake results). */
   operatorPin?: Pinner;
   workerConcurrency?: number;
+  /**
+   * Run the parts a deployment needs once, not once per process (default
+   * true): the maintenance queue's worker and schedules, the start-up check
+   * of the local domains on chain. `serve --workers N` gives them to one
+   * serving process.
+   */
+  singletons?: boolean;
+  /** What GET /metrics renders (default: this process's figures); serve --workers N sums its processes. */
+  metricsSource?: (own: SealpostMetrics) => MetricsSource;
   /** A /metrics listener of its own (`sealpost worker --metrics-listen`); serve's API has /metrics anyway. */
   metricsListen?: { host: string; port: number };
   /** IMAP/POP3 (default: with the SMTP listeners, when [mail_hosts] enables them) and listener overrides. */
@@ -163,6 +173,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
   const runSmtp = opts.components?.smtp ?? true;
   const runWorkers = opts.components?.workers ?? true;
   const runApi = opts.components?.api ?? runSmtp;
+  const singletons = opts.singletons ?? true;
   const closers: (() => Promise<void>)[] = [];
   const metrics = new MetricsRegistry();
   const prometheus = new SealpostMetrics({ extra: [metrics] });
@@ -232,14 +243,21 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       });
       const w = workers;
       closers.push(() => w.close());
-      const maintenance = await startMaintenance({
-        redis: () => workerRedis(config.redis.url, log),
-        prefix,
-        prune: { db: store.db, blobs, retention: config.spooler.dmarc_rua_ingest, logger: log },
-        sweep: { db: store.db, blobs, graceMs: blobSweepGraceMs(config.spooler.lifetime_secs), logger: log },
-        logger: log,
-      });
-      closers.push(() => maintenance.close());
+      if (singletons) {
+        const maintenance = await startMaintenance({
+          redis: () => workerRedis(config.redis.url, log),
+          prefix,
+          prune: { db: store.db, blobs, retention: config.spooler.dmarc_rua_ingest, logger: log },
+          sweep: {
+            db: store.db,
+            blobs,
+            graceMs: blobSweepGraceMs(config.spooler.lifetime_secs),
+            logger: log,
+          },
+          logger: log,
+        });
+        closers.push(() => maintenance.close());
+      }
       log.info({ prefix }, 'pipeline workers running');
     }
     // The outbound spooler: DSNs from the pipeline and submitted mail leave from here.
@@ -260,19 +278,20 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     }
 
     // Warn (never fail) when a local domain is not authorized on chain to our authority key.
-    checkLocalDomains({
-      connection,
-      programId: config.chain.program_id,
-      domains: config.smtp.local_domains,
-      authority: authority.publicKey,
-    })
-      .then((results) => {
-        for (const r of results) {
-          const warning = domainCheckWarning(r, authority.publicKey.toBase58());
-          if (warning) log.warn({ domain: r.domain, status: r.status }, warning);
-        }
+    if (singletons)
+      checkLocalDomains({
+        connection,
+        programId: config.chain.program_id,
+        domains: config.smtp.local_domains,
+        authority: authority.publicKey,
       })
-      .catch((err: Error) => log.warn({ err: err.message }, 'could not check the local domains on chain'));
+        .then((results) => {
+          for (const r of results) {
+            const warning = domainCheckWarning(r, authority.publicKey.toBase58());
+            if (warning) log.warn({ domain: r.domain, status: r.status }, warning);
+          }
+        })
+        .catch((err: Error) => log.warn({ err: err.message }, 'could not check the local domains on chain'));
 
     const listeners: RunningListener[] = [];
     // The webmail's compose-through-the-server uses the submission listeners' parts.
@@ -390,7 +409,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         readinessChecks: readinessChecks(),
         plugins: [
           dmarcAdminRoutes({ db: store.db, blobs }),
-          metricsRoute(prometheus),
+          metricsRoute(opts.metricsSource?.(prometheus) ?? prometheus),
           mailRoutesFromConfig(config, store, blobs, submitParts),
           marketRoutes({ connection, programId: config.chain.program_id }),
         ],

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { formatSummary, startDevStack } from '../../dev/dev-stack.ts';
 import { createLogger } from '../../log.ts';
 import { type Listen, parseListen } from '../common.ts';
+import { waitForStop } from '../wait-for-stop.ts';
 
 export function register(program: Command): void {
   program
@@ -24,6 +25,8 @@ export function register(program: Command): void {
         rpcPort: opts.listen?.port,
         slotMs: opts.slotMs,
         randomPorts: opts.randomPorts,
+        // The chain node, the pin daemon and domaind get processes (and cores) of their own.
+        childProcesses: true,
         // [log] level of the generated config applies; the format follows the terminal.
         logger: (config) =>
           createLogger({
@@ -33,11 +36,7 @@ export function register(program: Command): void {
           }),
       });
       process.stdout.write(formatSummary(stack.summary));
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      await waitForStop();
       stack.logger.info('shutting down');
       await stack.close();
     });

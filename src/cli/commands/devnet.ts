@@ -6,6 +6,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { startDevnet } from '../../../chain/devnet/server.ts';
 import { createLogger } from '../../log.ts';
 import { addServerOptions, CliError, EXIT_USAGE, type Listen, loadCliConfig } from '../common.ts';
+import { waitForStop } from '../wait-for-stop.ts';
 
 const DEFAULT_LISTEN: Listen = { host: '127.0.0.1', port: 8899 };
 
@@ -40,10 +41,7 @@ export function register(program: Command): void {
       process.stdout.write(
         `devnet\n  JSON-RPC   ${devnet.rpcUrl}\n  WebSocket  ${devnet.wsUrl}\n  program id ${devnet.programId}\n`,
       );
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      await waitForStop();
       logger.info('shutting down');
       await devnet.close();
     });

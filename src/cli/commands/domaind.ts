@@ -7,6 +7,7 @@ import { startDomaind } from '../../domaind/server.ts';
 import { KeypairFileError } from '../../keys/keypair-file.ts';
 import { createLogger } from '../../log.ts';
 import { addServerOptions, CliError, EXIT_USAGE, type Listen, loadCliConfig } from '../common.ts';
+import { waitForStop } from '../wait-for-stop.ts';
 
 export function register(program: Command): void {
   const cmd = program
@@ -38,10 +39,7 @@ export function register(program: Command): void {
       process.stdout.write(
         `domaind\n  URL        ${domaind.url}\n  delegate   ${domaind.health.delegate ?? 'not configured (POST /domain and /domain/reclaim answer 503)'}\n  authority  ${domaind.health.authority ?? 'not configured'}\n`,
       );
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      await waitForStop();
       logger.info('shutting down');
       await domaind.close();
     });

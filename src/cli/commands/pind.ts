@@ -9,6 +9,7 @@ import { PindConfigError, startPind } from '../../../pinning/pind/server.ts';
 import { PindStore } from '../../../pinning/pind/store.ts';
 import { createLogger } from '../../log.ts';
 import { addServerOptions, CliError, EXIT_USAGE, type Listen, loadCliConfig } from '../common.ts';
+import { waitForStop } from '../wait-for-stop.ts';
 import { addressOption, connect, intOption, urlOption } from './program-common.ts';
 
 interface DaemonOpts {
@@ -54,10 +55,7 @@ async function runDaemon(opts: DaemonOpts): Promise<void> {
   process.stdout.write(
     `pind\n  pin surface  ${pind.pinUrl}\n  gateway      ${pind.gatewayUrl}\n  data dir     ${cfg.data_dir}\n`,
   );
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  await waitForStop();
   logger.info('shutting down');
   await pind.close();
 }

@@ -1,16 +1,40 @@
 // `sealpost serve` (SMTP listeners, API, pipeline workers) and `sealpost
 // worker` (only the workers; run many to scale out). Both stop on SIGINT/
 // SIGTERM: listeners stop accepting and drain, workers finish running jobs.
-import type { Command } from 'commander';
+// serve runs `--workers N` serving processes under a supervisor
+// (src/serve/cluster.ts); with N = 1 it is one process, no cluster.
+import cluster from 'node:cluster';
+import { type Command, InvalidArgumentError } from 'commander';
+import { MAX_SERVE_WORKERS } from '../../config/sections/runtime.ts';
 import { createLogger } from '../../log.ts';
-import { startServe } from '../../serve/serve.ts';
+import {
+  clusterMetricsSource,
+  reportReady,
+  runServePrimary,
+  serveProcessCount,
+  serveSlot,
+} from '../../serve/cluster.ts';
+import { type Serving, startServe } from '../../serve/serve.ts';
 import { addServerOptions, type Listen, loadCliConfig, parseListen } from '../common.ts';
+import { waitForStop } from '../wait-for-stop.ts';
 
-function waitForSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
+function parseProcesses(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > MAX_SERVE_WORKERS)
+    throw new InvalidArgumentError(
+      `expected 0 (one per core) or a process count up to ${MAX_SERVE_WORKERS}, got "${value}"`,
+    );
+  return n;
+}
+
+/** What serve prints once it listens (by the supervisor, once, with --workers N). */
+function readyText(running: Serving): string {
+  const lines: string[] = [];
+  for (const l of running.listeners) lines.push(`${l.name} (${l.mode}) listening on ${l.host}:${l.port}`);
+  for (const l of running.mailAccessListeners ?? []) lines.push(`${l.name} listening on ${l.host}:${l.port}`);
+  if (running.apiUrl) lines.push(`account API on ${running.apiUrl}`);
+  lines.push(`pipeline workers: ${running.workers ? 'running' : 'not in this process'}`);
+  return `${lines.join('\n')}\n`;
 }
 
 interface WorkerCliOptions {
@@ -24,7 +48,6 @@ interface ServeCliOptions {
   config?: string;
   dataDir?: string;
   listen: Listen[];
-  workers: boolean;
   apiListen?: Listen;
   imapListen?: Listen;
   pop3Listen?: Listen;
@@ -39,8 +62,23 @@ export function register(program: Command): void {
       '\nEach --listen replaces the address of the [[smtp.listeners]] entry at the same position.\n' +
         'Example:\n  sealpost serve --config /etc/sealpost/sealpost.toml\n  sealpost serve --listen 127.0.0.1:2525',
     );
+  // `--workers N` (processes) and `--no-workers` (no pipeline workers) share commander's
+  // attribute name, so each is read from its own option event.
+  let processesOption: number | undefined;
+  let pipelineWorkers = true;
+  serve.on('option:workers', (value: number) => {
+    processesOption = value;
+  });
+  serve.on('option:no-workers', () => {
+    pipelineWorkers = false;
+  });
   addServerOptions(serve, { listen: 'listener address, in [[smtp.listeners]] order (repeatable)' })
-    .option('--no-workers', 'do not run the pipeline workers in this process (run `sealpost worker` instead)')
+    .option(
+      '--workers <n>',
+      'serving processes sharing the listeners, each with its own pipeline workers (default [serve] workers: one per core; 1: a single process)',
+      parseProcesses,
+    )
+    .option('--no-workers', 'do not run the pipeline workers in serve (run `sealpost worker` instead)')
     .option('--api-listen <host:port>', 'account API address, overriding [api] host and port', parseListen)
     .option(
       '--imap-listen <host:port>',
@@ -54,24 +92,49 @@ export function register(program: Command): void {
     )
     .action(async (opts: ServeCliOptions) => {
       const { config } = loadCliConfig(opts);
-      const logger = createLogger({ name: 'serve', level: config.log.level, format: config.log.format });
-      const running = await startServe({
-        config,
-        logger,
-        components: { smtp: true, workers: opts.workers, api: true },
-        listenerOverrides: opts.listen,
-        apiListen: opts.apiListen,
-        mailAccess: { imapListen: opts.imapListen, pop3Listen: opts.pop3Listen },
-      });
-      for (const l of running.listeners)
-        process.stdout.write(`${l.name} (${l.mode}) listening on ${l.host}:${l.port}\n`);
-      for (const l of running.mailAccessListeners ?? [])
-        process.stdout.write(`${l.name} listening on ${l.host}:${l.port}\n`);
-      if (running.apiUrl) process.stdout.write(`account API on ${running.apiUrl}\n`);
-      process.stdout.write(`pipeline workers: ${running.workers ? 'running' : 'not in this process'}\n`);
-      const signal = await waitForSignal();
-      logger.info({ signal }, 'shutting down');
+      const base = createLogger({ name: 'serve', level: config.log.level, format: config.log.format });
+      const processes = serveProcessCount(processesOption ?? config.serve.workers);
+      if (cluster.isPrimary && processes > 1) {
+        const stopTimeoutMs = (config.smtp.timeouts.shutdown_drain_secs + 60) * 1000;
+        process.exitCode = await runServePrimary({
+          processes,
+          logger: base.child({ component: 'supervisor' }),
+          stopTimeoutMs,
+          onReady: (text) =>
+            process.stdout.write(
+              `${text}serve: ${processes} serving processes (supervisor pid ${process.pid})\n`,
+            ),
+        });
+        return;
+      }
+      const slot = serveSlot();
+      const logger = slot === undefined ? base : base.child({ slot });
+      let running: Serving;
+      try {
+        running = await startServe({
+          config,
+          logger,
+          components: { smtp: true, workers: pipelineWorkers, api: true },
+          listenerOverrides: opts.listen,
+          apiListen: opts.apiListen,
+          mailAccess: { imapListen: opts.imapListen, pop3Listen: opts.pop3Listen },
+          // Once-per-deployment parts run in slot 0 (or in the one process).
+          singletons: slot === undefined || slot === 0,
+          metricsSource: slot === undefined ? undefined : (own) => clusterMetricsSource(own),
+        });
+      } catch (err) {
+        if (slot === undefined) throw err;
+        // A forked process ends here (its IPC channel would keep it alive); the supervisor counts the failure.
+        logger.error({ err: (err as Error).message }, 'this serving process could not start');
+        process.exit(1);
+      }
+      if (slot === undefined) process.stdout.write(readyText(running));
+      else reportReady(readyText(running));
+      const reason = await waitForStop();
+      logger.info({ signal: reason }, 'shutting down');
       await running.close();
+      // A forked process's IPC channel would keep it alive: leave now that everything is closed.
+      if (slot !== undefined) cluster.worker?.disconnect();
     });
 
   const worker = program
@@ -104,7 +167,7 @@ export function register(program: Command): void {
       });
       if (running.metricsUrl) process.stdout.write(`metrics listening on ${running.metricsUrl}/metrics\n`);
       process.stdout.write('pipeline workers running\n');
-      const signal = await waitForSignal();
+      const signal = await waitForStop();
       logger.info({ signal }, 'shutting down');
       await running.close();
     });

@@ -1,6 +1,16 @@
-// [store], [redis], [log], [dns], [tls]: process-wide infrastructure.
+// [serve], [store], [redis], [log], [dns], [tls]: process-wide infrastructure.
 import * as z from 'zod';
 import { filePath, hostPort, nonNegativeInt, oneOf, redisUrl, text } from '../fields.ts';
+
+/** The most serving processes `sealpost serve` forks (a typo like 1000 fails the config check). */
+export const MAX_SERVE_WORKERS = 256;
+
+export const serveSchema = z.strictObject({
+  // 0: one serving process per core (os.availableParallelism()).
+  workers: nonNegativeInt()
+    .refine((n) => n <= MAX_SERVE_WORKERS, { error: `expected at most ${MAX_SERVE_WORKERS}` })
+    .default(0),
+});
 
 export const storeSchema = z.strictObject({
   url: text()
@@ -34,6 +44,7 @@ export const tlsSchema = z.strictObject({
   extra_ca_file: filePath().optional(),
 });
 
+export type ServeInput = z.output<typeof serveSchema>;
 export type StoreInput = z.output<typeof storeSchema>;
 export type RedisInput = z.output<typeof redisSchema>;
 export type LogInput = z.output<typeof logSchema>;

@@ -1,0 +1,37 @@
+// A process and its descendants (Linux /proc): `sealpost serve --workers N`
+// is a supervisor with N serving processes, so its memory is the tree's.
+import { readdirSync, readFileSync } from 'node:fs';
+
+function parentAndRss(pid: number): { ppid: number; rssKb: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return {
+      ppid: Number(/^PPid:\s+(\d+)/m.exec(status)?.[1] ?? 0),
+      rssKb: Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resident memory of a process and all its descendants, in bytes, and how many processes that was. */
+export function treeRss(root: number): { bytes: number; processes: number } {
+  const all = new Map<number, { ppid: number; rssKb: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const info = parentAndRss(Number(entry));
+    if (info) all.set(Number(entry), info);
+  }
+  const tree = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, info] of all)
+      if (!tree.has(pid) && tree.has(info.ppid)) {
+        tree.add(pid);
+        grew = true;
+      }
+  }
+  let kb = 0;
+  for (const pid of tree) kb += all.get(pid)?.rssKb ?? 0;
+  return { bytes: kb * 1024, processes: tree.size };
+}
