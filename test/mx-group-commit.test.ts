@@ -233,10 +233,14 @@ describe('MX group commit', () => {
 describe('the queue step proves its jobs are in', () => {
   it('refuses when a job of the MULTI failed on its own, or when the producer is closing', async () => {
     const prefix = `test-gc-${Math.random().toString(36).slice(2, 10)}`;
-    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
-    const flow = new FlowProducer({ connection: redis.duplicate(), prefix });
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
+      maxRetriesPerRequest: null,
+    });
+    const flowRedis = redis.duplicate();
+    const flow = new FlowProducer({ connection: flowRedis, prefix });
     cleanups.push(async () => {
       await flow.close().catch(() => {});
+      flowRedis.disconnect();
       const keys = await redis.keys(`${prefix}:*`);
       if (keys.length) await redis.del(...keys);
       redis.disconnect();
