@@ -1,7 +1,9 @@
 // Inbound pipeline load (issue 20, targets 1 and 2): SMTP clients send 10 KB
 // messages through the MX; each message's latency runs from its 250 to its
 // delivery job finishing (Email account confirmed on devnet, copy stored),
-// read from the job's own finishedOn. Three shapes:
+// taken from the queue's `completed` events (the MX keeps only the last
+// 1,000 completed jobs, so their finishedOn cannot be read back after a
+// larger run). Three shapes:
 //   hot   — every message to ONE wallet (closed loop, sessions reused);
 //   many  — messages spread over many wallets (closed loop);
 //   paced — open loop: message i is handed to the client pool at t0 + i/rate,
@@ -10,7 +12,7 @@
 // to separate processes (serve --workers N, devnet and pind on their own)
 // in one place. Devnet runs at its default 400 ms slots.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Queue } from 'bullmq';
+import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { QUEUE_DELIVER } from '../../delivery/jobs.ts';
@@ -65,10 +67,23 @@ export async function measurePipelineLoad(
 
 export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<LoadResult> {
   const connection = new Redis(stack.redisUrl, { maxRetriesPerRequest: null });
-  const queue = new Queue(QUEUE_DELIVER, { connection, prefix: stack.prefix });
   const rcpts = load.rcpts ? load.rcpts(stack.rcpts) : stack.rcpts;
   const body = `${'0123456789abcdef'.repeat(4)}\r\n`.repeat(Math.ceil(load.bytes / 66));
   const ackedAt = new Map<string, number>();
+  // Every delivery job's end: when, and the SendMail signature it returned.
+  const finished = new Map<string, { at: number; signature?: string }>();
+  let failed = 0;
+  const events = new QueueEvents(QUEUE_DELIVER, { connection, prefix: stack.prefix });
+  events.on('completed', ({ jobId, returnvalue }) => {
+    const value = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as
+      | { signature?: string }
+      | undefined;
+    finished.set(jobId, { at: Date.now(), signature: value?.signature });
+  });
+  events.on('failed', () => {
+    failed++;
+  });
+  await events.waitUntilReady();
   const transport = nodemailer.createTransport({
     host: '127.0.0.1',
     port: stack.port,
@@ -110,23 +125,17 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
     }
     const acceptSecs = (Date.now() - t0) / 1000;
     const deadline = Date.now() + 20 * 60_000;
-    for (;;) {
-      const c = await queue.getJobCounts('completed', 'failed');
-      if ((c.completed ?? 0) + (c.failed ?? 0) >= load.messages || Date.now() > deadline) break;
-      await sleep(100);
-    }
+    while (finished.size + failed < load.messages && Date.now() < deadline) await sleep(100);
     const cpu = process.cpuUsage(cpu0);
-    const done = await queue.getJobs(['completed'], 0, load.messages);
     const latencies: number[] = [];
     const signatures = new Set<string>();
     let last = t0;
-    for (const job of done) {
-      const at = ackedAt.get(job.data.msgid);
-      if (at === undefined || !job.finishedOn) continue;
-      latencies.push(job.finishedOn - at);
-      last = Math.max(last, job.finishedOn);
-      const sig = (job.returnvalue as { signature?: string } | undefined)?.signature;
-      if (sig) signatures.add(sig);
+    for (const [jobId, end] of finished) {
+      const at = ackedAt.get(jobId.slice(0, jobId.lastIndexOf('.')));
+      if (at === undefined) continue;
+      latencies.push(end.at - at);
+      last = Math.max(last, end.at);
+      if (end.signature) signatures.add(end.signature);
     }
     latencies.sort((a, b) => a - b);
     return {
@@ -142,7 +151,7 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
     };
   } finally {
     transport.close();
-    await queue.close();
+    await events.close();
     connection.disconnect();
   }
 }
