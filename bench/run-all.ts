@@ -266,7 +266,7 @@ if (only.has('soak')) {
       unit: 'MB',
       sealpost: {
         value: s.maxMb,
-        note: `max; start ${s.startMb.toFixed(0)}, end ${s.endMb.toFixed(0)}, slope ${s.slopeMbPerMin.toFixed(1)} MB/min, ${s.processes} serving processes, ${s.acked} msgs`,
+        note: `max; start ${s.startMb.toFixed(0)}, end ${s.endMb.toFixed(0)}, slope ${s.slopeMbPerMin.toFixed(1)} MB/min, ${s.processes} serving processes, ${s.acked} msgs acknowledged, ${s.unacked} not`,
       },
     });
   } catch (err) {

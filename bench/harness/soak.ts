@@ -5,7 +5,7 @@
 // process tree (the supervisor and every serving process) is summed; the
 // result is the start, the highest, the end and the least-squares slope.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sendLoad } from '../drill/mail.ts';
+import { formatReplies, sendLoad } from '../drill/mail.ts';
 import { startDrillStack } from '../drill/rig.ts';
 import { treeRss } from './proc-tree.ts';
 
@@ -13,6 +13,12 @@ export interface SoakResult {
   minutes: number;
   offeredPerSecond: number;
   acked: number;
+  /** Given up at the deadline (never acknowledged). */
+  unacked: number;
+  /** SMTP replies seen by the load ('250', '451 4.3.0', 'conn' for a failed connection). */
+  replies: string;
+  /** The last lines serve wrote to standard error (a process that died says so there). */
+  serveLog: string;
   /** Serving processes counted (the supervisor's children). */
   processes: number;
   samples: { atSecs: number; rssMb: number }[];
@@ -92,6 +98,9 @@ export async function measureSoak(opts: {
       minutes: opts.minutes,
       offeredPerSecond: opts.rate,
       acked: load.acked.length,
+      unacked: load.unacked,
+      replies: formatReplies(load.replies),
+      serveLog: serve.stderr(),
       processes,
       samples,
       startMb: mb[0] ?? 0,
