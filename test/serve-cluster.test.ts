@@ -158,6 +158,12 @@ afterAll(async () => {
 
 const addresses = () => keys.wallets.map((w) => `${w.address}@${STACK_DOMAIN}`);
 
+/** Polls `ok` every 250 ms until it holds or `ms` pass. */
+async function eventually(ok: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok() && Date.now() < deadline) await sleep(250);
+}
+
 async function deliveredOnce(acked: Parameters<typeof account>[0], total: number): Promise<void> {
   await waitForInboxes(connection, programId, keys.wallets, total, 120_000);
   await sleep(1500); // a late duplicate would land after the count is reached
@@ -202,13 +208,25 @@ describe('sealpost serve --workers 2', () => {
     );
     const pids = childPids(serve.child.pid as number);
     expect([...acceptedBy].sort()).toEqual([...pids].sort());
-    const deliveredBy = serve.logs().filter((l) => String(l.msg).includes('status=sent'));
-    expect(deliveredBy).toHaveLength(24);
+    // A job logs status=sent after its copy is stored; on a loaded machine the
+    // last lines can trail the stored copies a little (or a retry finishes it).
+    const sentLines = () => serve.logs().filter((l) => String(l.msg).includes('status=sent')).length;
+    await eventually(() => sentLines() >= 24, 60_000);
+    expect(sentLines()).toBe(24);
   }, 200_000);
 
   it('answers on the account API and sums both processes in /metrics', async () => {
     const health = await fetch(`http://127.0.0.1:${apiPort}/health`);
     expect(health.status).toBe(200);
+    const deliveredNow = async () => {
+      const res = await fetch(`http://127.0.0.1:${apiPort}/metrics`, {
+        headers: { authorization: `Bearer ${keys.adminToken}` },
+      });
+      return Number(/^sealpost_deliveries_total\{outcome="delivered"\} (\d+)$/m.exec(await res.text())?.[1]);
+    };
+    // Counted when a job completes, which can trail its stored copy on a loaded machine.
+    const until = Date.now() + 45_000;
+    while ((await deliveredNow()) < acceptedSoFar && Date.now() < until) await sleep(250);
     // Several scrapes: each lands on either process and must show the whole deployment.
     for (let i = 0; i < 4; i++) {
       const res = await fetch(`http://127.0.0.1:${apiPort}/metrics`, {
