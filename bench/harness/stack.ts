@@ -59,7 +59,9 @@ export async function prepareChain(opts: {
     authority,
     delegate,
     wallets: wallets.map((key, i) => ({ name: `w${i}`, key, defaultPostage: 0n })),
-    fundLamports: 20 * 1_000_000_000,
+    // The authority pays every Email account's rent (about 0.0027 SOL): 200 SOL covers
+    // the 10-minute soak's 12,000 messages with room, so the balance guard stays quiet.
+    fundLamports: 200 * 1_000_000_000,
   });
   return { authority, delegate, wallets, walletFiles, keysDir, adminToken };
 }
