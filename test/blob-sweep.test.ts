@@ -27,9 +27,20 @@ async function* chunks(text: string): AsyncGenerator<Uint8Array> {
   yield Buffer.from(text);
 }
 
+/** A message spooled as the MX spools it: received, written into a segment, the directory fsynced. */
+async function spoolMessage(blobs: BlobStore, id: string): Promise<{ key: string }> {
+  const draft = await blobs.receiveSpool(id, chunks('raw'));
+  const key =
+    draft.key ?? (await blobs.writeSegment([{ id, chunks: draft.chunks ?? [], size: draft.size }]))[0];
+  if (!key) throw new Error(`no spool key for ${id}`);
+  await blobs.syncSpool();
+  return { key };
+}
+
 function age(blobs: BlobStore, key: string, days: number): void {
   const at = new Date(Date.now() - days * DAY);
-  utimesSync(join(blobs.root, key), at, at);
+  // A spool segment key names a range of its file: the file is what ages.
+  utimesSync(join(blobs.root, key.split('@')[0] as string), at, at);
 }
 
 describe('orphan blob sweep', () => {
@@ -59,8 +70,8 @@ describe('orphan blob sweep', () => {
       txSignature: null,
       publishedByUs: true,
     });
-    const oldSpool = await blobs.putSpool('old-msgid', chunks('raw'));
-    const newSpool = await blobs.putSpool('new-msgid', chunks('raw'));
+    const oldSpool = await spoolMessage(blobs, 'old-msgid');
+    const newSpool = await spoolMessage(blobs, 'new-msgid');
     for (const key of [referenced.key, orphan.key, reused.key, oldSpool.key]) age(blobs, key, 10);
     // An unfinished write left behind by a crash.
     const tempKey = `${orphan.key.slice(0, 'sha256/xx'.length)}/.tmp-0123456789abcdef`;

@@ -94,15 +94,6 @@ export class BlobStore {
     return m ? { start: Number(m[1]), length: Number(m[2]) } : undefined;
   }
 
-  /** Streams `source` into `spool/<id>`; throws BlobTooLargeError (and leaves nothing) past `maxBytes`. */
-  async putSpool(
-    id: string,
-    source: AsyncIterable<Uint8Array>,
-    maxBytes = Number.POSITIVE_INFINITY,
-  ): Promise<PutResult> {
-    return this.writeAtomic(`spool/${id}`, source, maxBytes);
-  }
-
   /**
    * Receives `source` for `spool/<id>`: a message up to
    * SPOOL_SEGMENT_MESSAGE_BYTES stays in memory (for writeSegment); a larger
