@@ -19,6 +19,8 @@ export interface Sent {
   msgid: string;
   /** Attempts before the 250 (more than 1: an earlier attempt got a 4xx or lost its connection). */
   attempts: number;
+  /** What each earlier attempt got: a reply ('451 4.3.0') or 'conn' for a connection lost without one. */
+  earlier: string[];
   ackedAt: number;
 }
 
@@ -70,6 +72,7 @@ export async function sendLoad(opts: LoadOptions): Promise<LoadResult> {
       const to = opts.to[i % opts.to.length] as string;
       const subject = `${opts.tag}-${i}`;
       const raw = `From: drill@remote.example\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: <${subject}@remote.example>\r\n\r\n${filler}`;
+      const earlier: string[] = [];
       for (let attempt = 1; ; attempt++) {
         try {
           const info = await transport.sendMail({
@@ -82,6 +85,7 @@ export async function sendLoad(opts: LoadOptions): Promise<LoadResult> {
             wallet: to.split('@')[0] as string,
             msgid: info.response.split(' ').pop() ?? '',
             attempts: attempt,
+            earlier,
             ackedAt: Date.now(),
           });
           opts.onAck?.(acked.length);
@@ -92,7 +96,9 @@ export async function sendLoad(opts: LoadOptions): Promise<LoadResult> {
           const enhanced = /^\d{3}[ -](\d\.\d{1,3}\.\d{1,3})/.exec(
             (err as { response?: string }).response ?? '',
           )?.[1];
-          bump(replies, code ? `${code}${enhanced ? ` ${enhanced}` : ''}` : 'conn');
+          const seen = code ? `${code}${enhanced ? ` ${enhanced}` : ''}` : 'conn';
+          bump(replies, seen);
+          earlier.push(seen);
           transport.close();
           transport = makeTransport(opts.mxPort);
           if ((code && code >= 500) || opts.noRetry || Date.now() - started > opts.deadlineMs) {

@@ -205,6 +205,7 @@ export const smtpFuzz: Drill = {
               wallet: canaryTo.split('@')[0] as string,
               msgid: info.messageId,
               attempts: 1,
+              earlier: [],
               ackedAt: Date.now(),
             });
           } catch (err) {
