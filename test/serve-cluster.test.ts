@@ -182,9 +182,10 @@ async function deliveredOnce(acked: Parameters<typeof account>[0], total: number
     const s = sent.get(subject);
     const copies = inbox.filter((e) => e.subject === subject).length;
     const lostReplies = s?.earlier.filter((r) => r === 'conn').length ?? 0;
-    expect(copies, `${subject}: ${copies} copies after earlier attempts ${s?.earlier.join(', ')}`).toBeLessThanOrEqual(
-      1 + lostReplies,
-    );
+    expect(
+      copies,
+      `${subject}: ${copies} copies after earlier attempts ${s?.earlier.join(', ')}`,
+    ).toBeLessThanOrEqual(1 + lostReplies);
     resentCopies += copies - 1;
   }
   expect(a.unackedDelivered, describeAccounting(a)).toBe(0);
