@@ -4,7 +4,17 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  sql,
+} from 'kysely';
 import pg from 'pg';
 import { migrateToLatest } from './migrations/index.ts';
 import type { Database } from './types.ts';
@@ -69,6 +79,30 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   return store;
 }
 
+// Every SQLite transaction takes the write lock when it begins (BEGIN
+// IMMEDIATE). A deferred transaction that reads first and then writes cannot
+// wait for the lock in WAL mode: when another process (a second `sealpost
+// worker` on the same file) committed after its read, SQLite answers
+// SQLITE_BUSY at once, busy_timeout or not, and the delivery was deferred
+// with "database is locked". Taking the lock up front makes the second
+// writer wait (up to busy_timeout) for its turn instead.
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
 function openSqlite(path: string): Store {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SQLite(path);
@@ -78,7 +112,7 @@ function openSqlite(path: string): Store {
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
