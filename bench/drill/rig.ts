@@ -5,10 +5,12 @@
 // redis-server). Every process can be killed and started again with the
 // same arguments, ports and data.
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@solana/web3.js';
+import pg from 'pg';
 import type { Keypair } from '../../src/keys/keypair-file.ts';
 import { canListen, freePort } from '../harness/net.ts';
 import {
@@ -28,6 +30,8 @@ export interface DrillStackOptions {
   workersInServe?: boolean;
   /** Default: REDIS_URL or the machine's Redis on 6379 (keys under a random prefix). */
   redisUrl?: string;
+  /** `[store] url`: a PostgreSQL URL (a schema of its own is made and dropped); default SQLite in the stack's directory. */
+  postgresUrl?: string;
   /** Called with the blob store's directory before serve starts (e.g. to mount a tmpfs there). */
   prepareBlobs?: (dir: string) => void;
   label: string;
@@ -67,6 +71,9 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
   const dir = mkdtempSync(join(tmpdir(), `sealpost-drill-${opts.label}-`));
   const redisUrl = opts.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = randomPrefix(`drill-${opts.label}`);
+  // serve creates the schema on first open; close drops it.
+  const schema = `sealpost_drill_${randomBytes(5).toString('hex')}`;
+  const storeUrl = opts.postgresUrl ? `${opts.postgresUrl}?schema=${schema}` : undefined;
   const rpcPort = await pairPort();
   const [pindPort, mxPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const rpcUrl = `http://127.0.0.1:${rpcPort}`;
@@ -81,6 +88,7 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
     closed = true;
     for (const p of procs.slice().reverse()) await p.stop('SIGTERM').catch(() => undefined);
     await dropRedisPrefix(redisUrl, prefix);
+    if (opts.postgresUrl) await dropPgSchema(opts.postgresUrl, schema).catch(() => undefined);
     try {
       execFileSync('umount', ['-l', blobDir], { stdio: 'ignore' });
     } catch {
@@ -110,6 +118,7 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
       mxPort,
       apiPort,
       dataDir,
+      storeUrl,
     });
     const pind = Proc.sealpost(
       'pind',
@@ -155,5 +164,15 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
   } catch (err) {
     await close();
     throw err;
+  }
+}
+
+async function dropPgSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
   }
 }

@@ -79,6 +79,8 @@ export interface StackConfigInput {
   apiPort: number;
   /** Where the blob store lives (default: dir). */
   dataDir?: string;
+  /** `[store] url` (default: SQLite under dataDir). */
+  storeUrl?: string;
   logLevel?: string;
 }
 
@@ -130,6 +132,7 @@ null_sender_messages = 0
 
 [store]
 data_dir = "${c.dataDir ?? c.dir}"
+${c.storeUrl ? `url = "${c.storeUrl}"` : ''}
 
 [redis]
 url = "${c.redisUrl}"

@@ -1,7 +1,7 @@
 // Scale-out: the same deployment as separate processes (`sealpost devnet`,
 // `sealpost pind`, `sealpost serve --no-workers` as the MX), first with one
 // `sealpost worker` process, then with two, against the same Redis and
-// store. Each phase sends the same load (10 KB messages over reused SMTP
+// PostgreSQL store. Each phase sends the same load (10 KB messages over reused SMTP
 // sessions to many wallets, two or so each, so the per-recipient ordering of
 // sends is not the bound) and measures end to end: from the first message
 // sent to the last delivery job finished (Email account confirmed on devnet,
@@ -85,7 +85,13 @@ export async function measureWorkersScale(opts: {
   concurrency: number;
   log: (line: string) => void;
 }): Promise<WorkersScaleResult> {
-  const stack = await startDrillStack({ label: 'scale', wallets: opts.wallets, workers: 0 });
+  // The issue's shape: every process against the same Redis and PostgreSQL.
+  const stack = await startDrillStack({
+    label: 'scale',
+    wallets: opts.wallets,
+    workers: 0,
+    postgresUrl: process.env.SEALPOST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  });
   const extra: Proc[] = [];
   const addWorker = async () => {
     const p = Proc.sealpost(
