@@ -20,8 +20,21 @@ export function utf8(s: string): Uint8Array {
   return encoder.encode(s);
 }
 
+// The same few addresses (the program, the authority, recipients) are given
+// as base58 text over and over (a PDA derivation or instruction per
+// message): their decoded keys are kept (PublicKey is immutable), in a
+// bounded map emptied when it fills.
+const DECODED_MAX = 20_000;
+const decoded = new Map<string, PublicKey>();
+
 export function toPublicKey(k: Key): PublicKey {
-  return typeof k === 'string' ? new PublicKey(k) : k;
+  if (typeof k !== 'string') return k;
+  const hit = decoded.get(k);
+  if (hit) return hit;
+  const key = new PublicKey(k);
+  if (decoded.size >= DECODED_MAX) decoded.clear();
+  decoded.set(k, key);
+  return key;
 }
 
 export function toBase58(k: Key): string {

@@ -57,9 +57,17 @@ const hex = (b: Uint8Array): string => {
   return out;
 };
 
+// A program's part of the key, per (cached, see toPublicKey) PublicKey.
+const programHex = new WeakMap<PublicKey, string>();
+
 function find(programId: Key, list: Uint8Array[]): Pda {
   const program = toPublicKey(programId);
-  const key = [program.toBytes(), ...list].map(hex).join('/');
+  let head = programHex.get(program);
+  if (head === undefined) {
+    head = hex(program.toBytes());
+    programHex.set(program, head);
+  }
+  const key = `${head}/${list.map(hex).join('/')}`;
   const hit = found.get(key);
   if (hit) return hit;
   const pda = PublicKey.findProgramAddressSync(list, program);

@@ -1,7 +1,14 @@
-// One delivery job, stage by stage. Each finished stage is written into the
-// job's data before the next starts, so a retried (or crashed and re-run)
-// job resumes after the last finished stage. Stages: resolve → seal → pin →
+// One delivery job, stage by stage. A finished stage is written into the
+// job's data before anything that depends on it being done once happens, so
+// a retried (or crashed and re-run) job resumes after the last written stage
+// and never redoes what must not be redone. Stages: resolve → seal → pin →
 // submit (SendMail) → store → queue the recipient's own pin (best effort).
+// Stages whose rerun is harmless are written together with the next one,
+// saving a Redis write each (docs/inbound.md "The pipeline"): resolve (a
+// fresh read) with seal; pin (the same sealed bytes give the same CID) with
+// submit's record before sending; submit's confirmation (a retry asks the
+// chain about the recorded signature) with store; the recipient pin (queued
+// under a job id of its own) with the job's completion.
 import type { Connection, Keypair } from '@solana/web3.js';
 import type { Queue } from 'bullmq';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
@@ -84,124 +91,146 @@ export async function runDelivery(
   save: (data: DeliverJobData) => Promise<void>,
 ): Promise<DeliverResult> {
   const stages = data.stages;
-  const checkpoint = () => save({ ...data, stages });
-  const log = deps.logger.child({ msgid: data.msgid, copy: copyId });
-
-  if (!stages.resolve) {
-    stages.resolve = await timeStage(deps.metrics, 'resolve', () => resolveStage(deps, data.wallet));
-    await checkpoint();
-  }
-  if (!stages.seal) {
-    const resolved = stages.resolve;
-    const attested = await attestedSenderOf(deps, data.envelope.from, data.trace);
-    const seal = () =>
-      sealStage(deps, {
-        attested,
-        spoolKey: data.spoolKey,
-        wallet: data.wallet,
-        envelope: data.envelope,
-        receivedAt: data.receivedAt,
-        resolve: resolved,
-        queueId: data.msgid,
-        hostname: deps.hostname,
-        mx: data.trace,
-      });
-    stages.seal = await timeStage(deps.metrics, 'seal', () =>
-      deps.sealGate ? deps.sealGate.run(seal) : seal(),
-    );
-    await checkpoint();
-  }
-  if (!stages.pin) {
-    const sealed = stages.seal;
-    const noIpfs = stages.resolve.noIpfs;
-    stages.pin = await timeStage(deps.metrics, 'pin', () =>
-      pinStage(
-        { blobs: deps.blobs, operatorPin: deps.operatorPin, timeoutMs: deps.pinTimeoutMs },
-        sealed,
-        noIpfs,
-      ),
-    );
-    await checkpoint();
-  }
-  if (!stages.submit?.confirmed) {
-    const cid = stages.pin.cid;
-    stages.submit = await timeStage(deps.metrics, 'submit', () =>
-      submitSendMail(
-        {
-          connection: deps.connection,
-          programId: deps.programId,
-          authority: deps.authority,
-          redis: deps.redis,
-          lockPrefix: deps.prefix,
-          confirmTimeoutMs: deps.confirmTimeoutMs,
-          pipelined: deps.pipelineSendMail,
-          batcher: deps.sendMailBatcher,
-          watch: deps.signatureWatch,
-        },
-        {
-          wallet: data.wallet,
-          envelopeFrom: data.envelope.from,
-          domain: recipientDomain(deps, data.envelope.to),
-          cid,
-          previous: stages.submit,
-          checkpoint: async (submit) => {
-            stages.submit = submit;
-            await checkpoint();
-          },
-        },
-      ),
-    );
-    await checkpoint();
-  }
-  if (!stages.store) {
-    const done = { seal: stages.seal, pin: stages.pin, submit: stages.submit };
-    stages.store = await timeStage(deps.metrics, 'store', () =>
-      storeStage(deps.messages, { copyId, wallet: data.wallet, receivedAt: data.receivedAt, stages: done }),
-    );
-    await checkpoint();
-    if (deps.afterStore) {
-      await deps
-        .afterStore(data, stages)
-        .catch((err: Error) => log.warn({ err: err.message }, 'after-store hook failed'));
-    }
-  }
-  if (!stages.recipientPin) {
-    // Rule 4: no_ipfs wins over the recipient's provider. Rule 5: only mail
-    // delivered while a provider is configured is pinned there.
-    const provider = stages.resolve.noIpfs ? undefined : await deps.accounts.getPinProvider(data.wallet);
-    if (provider) {
-      await deps.recipientPins.add(
-        'recipient-pin',
-        { msgid: data.msgid, wallet: data.wallet, blobKey: stages.seal.blobKey, cid: stages.pin.cid },
-        {
-          jobId: `rp-${copyId}`,
-          attempts: 3,
-          backoff: { type: 'exponential', delay: 2000 },
-          removeOnComplete: 1000,
-          removeOnFail: 5000,
-        },
-      );
-    }
-    stages.recipientPin = { queued: Boolean(provider) };
-    await checkpoint();
-  }
-  log.info(
-    {
-      to: data.envelope.to,
-      wallet: data.wallet,
-      delay: `${((Date.now() - data.receivedAt) / 1000).toFixed(1)}s`,
-      status: 'sent',
-      email: stages.submit.emailAddress,
-      cid: stages.pin.cid,
-      sig: stages.submit.signature,
-    },
-    `inbound delivery to=<${data.envelope.to}> status=sent (sealed, published on chain)`,
-  );
-  return {
-    emailAddress: stages.submit.emailAddress,
-    cid: stages.pin.cid,
-    signature: stages.submit.signature,
+  // Finished stages not written yet (written with the next one, or when the job fails),
+  // and the SendMail record a failed job may keep (never one whose own write failed).
+  let unsaved = false;
+  let keptSubmit = stages.submit;
+  const checkpoint = async () => {
+    await save({ ...data, stages });
+    unsaved = false;
   };
+  const log = deps.logger.child({ msgid: data.msgid, copy: copyId });
+  try {
+    return await runStages();
+  } catch (err) {
+    // A failure (as opposed to a crash) keeps its progress, as if every stage had been written.
+    if (unsaved) await save({ ...data, stages: { ...stages, submit: keptSubmit } }).catch(() => undefined);
+    throw err;
+  }
+
+  async function runStages(): Promise<DeliverResult> {
+    if (!stages.resolve) {
+      // Written with seal's result.
+      stages.resolve = await timeStage(deps.metrics, 'resolve', () => resolveStage(deps, data.wallet));
+      unsaved = true;
+    }
+    if (!stages.seal) {
+      const resolved = stages.resolve;
+      const attested = await attestedSenderOf(deps, data.envelope.from, data.trace);
+      const seal = () =>
+        sealStage(deps, {
+          attested,
+          spoolKey: data.spoolKey,
+          wallet: data.wallet,
+          envelope: data.envelope,
+          receivedAt: data.receivedAt,
+          resolve: resolved,
+          queueId: data.msgid,
+          hostname: deps.hostname,
+          mx: data.trace,
+        });
+      stages.seal = await timeStage(deps.metrics, 'seal', () =>
+        deps.sealGate ? deps.sealGate.run(seal) : seal(),
+      );
+      await checkpoint();
+    }
+    if (!stages.pin) {
+      const sealed = stages.seal;
+      const noIpfs = stages.resolve.noIpfs;
+      stages.pin = await timeStage(deps.metrics, 'pin', () =>
+        pinStage(
+          { blobs: deps.blobs, operatorPin: deps.operatorPin, timeoutMs: deps.pinTimeoutMs },
+          sealed,
+          noIpfs,
+        ),
+      );
+      // Written with submit's record of the transaction (before it is sent), or with store's.
+      unsaved = true;
+    }
+    if (!stages.submit?.confirmed) {
+      const cid = stages.pin.cid;
+      stages.submit = await timeStage(deps.metrics, 'submit', () =>
+        submitSendMail(
+          {
+            connection: deps.connection,
+            programId: deps.programId,
+            authority: deps.authority,
+            redis: deps.redis,
+            lockPrefix: deps.prefix,
+            confirmTimeoutMs: deps.confirmTimeoutMs,
+            pipelined: deps.pipelineSendMail,
+            batcher: deps.sendMailBatcher,
+            watch: deps.signatureWatch,
+          },
+          {
+            wallet: data.wallet,
+            envelopeFrom: data.envelope.from,
+            domain: recipientDomain(deps, data.envelope.to),
+            cid,
+            previous: stages.submit,
+            checkpoint: async (submit) => {
+              stages.submit = submit;
+              await checkpoint();
+              keptSubmit = submit;
+            },
+          },
+        ),
+      );
+      // The confirmation is written with store's result.
+      keptSubmit = stages.submit;
+      unsaved = true;
+    }
+    if (!stages.store) {
+      const done = { seal: stages.seal, pin: stages.pin, submit: stages.submit };
+      stages.store = await timeStage(deps.metrics, 'store', () =>
+        storeStage(deps.messages, { copyId, wallet: data.wallet, receivedAt: data.receivedAt, stages: done }),
+      );
+      await checkpoint();
+      if (deps.afterStore) {
+        await deps
+          .afterStore(data, stages)
+          .catch((err: Error) => log.warn({ err: err.message }, 'after-store hook failed'));
+      }
+    }
+    if (!stages.recipientPin) {
+      // Rule 4: no_ipfs wins over the recipient's provider. Rule 5: only mail
+      // delivered while a provider is configured is pinned there.
+      const provider = stages.resolve.noIpfs ? undefined : await deps.accounts.getPinProvider(data.wallet);
+      if (provider) {
+        await deps.recipientPins.add(
+          'recipient-pin',
+          { msgid: data.msgid, wallet: data.wallet, blobKey: stages.seal.blobKey, cid: stages.pin.cid },
+          {
+            jobId: `rp-${copyId}`,
+            attempts: 3,
+            backoff: { type: 'exponential', delay: 2000 },
+            removeOnComplete: 1000,
+            removeOnFail: 5000,
+          },
+        );
+      }
+      // Kept with the job's completion (a re-run queues the same job id again).
+      stages.recipientPin = { queued: Boolean(provider) };
+      unsaved = true;
+    }
+    log.info(
+      {
+        to: data.envelope.to,
+        wallet: data.wallet,
+        delay: `${((Date.now() - data.receivedAt) / 1000).toFixed(1)}s`,
+        status: 'sent',
+        email: stages.submit.emailAddress,
+        cid: stages.pin.cid,
+        sig: stages.submit.signature,
+      },
+      `inbound delivery to=<${data.envelope.to}> status=sent (sealed, published on chain)`,
+    );
+    return {
+      emailAddress: stages.submit.emailAddress,
+      cid: stages.pin.cid,
+      signature: stages.submit.signature,
+    };
+  }
 }
 
 /** The BullMQ processor: runs the stages and, when the job finally fails, bounces it. */

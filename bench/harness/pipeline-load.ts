@@ -11,6 +11,9 @@
 // The stack is started by `startPipelineStack` only, so it can be switched
 // to separate processes (serve --workers N, devnet and pind on their own)
 // in one place. Devnet runs at its default 400 ms slots.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -102,6 +105,15 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
     });
     ackedAt.set(info.response.split(' ').pop() ?? '', Date.now());
   };
+  // SEALPOST_BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of this process over the load alone
+  // (not the set-up), written there as <part>-<time>.cpuprofile (open in Chrome DevTools).
+  const profileDir = process.env.SEALPOST_BENCH_CPU_PROFILE;
+  const profiler = profileDir ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
   try {
     const cpu0 = process.cpuUsage();
     const t0 = Date.now();
@@ -127,6 +139,11 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
     const deadline = Date.now() + 20 * 60_000;
     while (finished.size + failed < load.messages && Date.now() < deadline) await sleep(100);
     const cpu = process.cpuUsage(cpu0);
+    if (profiler && profileDir) {
+      const { profile } = await profiler.post('Profiler.stop');
+      const name = `${load.ratePerSecond ? 'paced' : 'load'}-${load.messages}-${Date.now()}.cpuprofile`;
+      writeFileSync(join(profileDir, name), JSON.stringify(profile));
+    }
     const latencies: number[] = [];
     const signatures = new Set<string>();
     let last = t0;
@@ -150,6 +167,7 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
       stages: await stack.stageMeans(),
     };
   } finally {
+    profiler?.disconnect();
     transport.close();
     await events.close();
     connection.disconnect();

@@ -32,6 +32,7 @@ import type { Keypair as KeyFile } from '../../src/keys/keypair-file.ts';
 import { acquireWalletLease, type Lease } from '../../src/limits/lease.ts';
 import { PendingError, PermanentDeliveryError } from '../errors.ts';
 import type { StageResults } from '../jobs.ts';
+import { readAccounts } from '../rpc.ts';
 import { keyFileOf, signLegacy } from './legacy-tx.ts';
 import { type SignatureState, type SignatureWatch, settledAt } from './signature-watch.ts';
 
@@ -43,7 +44,6 @@ const PACKET_LIMIT = 1232;
 const MARK_TTL_SECS = 3600;
 /** How long a delivery waits for a recipient whose lease another process holds. */
 const LEASE_WAIT_MS = 750;
-const ACCOUNTS_PER_CALL = 100;
 
 export interface BatchRequest {
   wallet: string;
@@ -303,18 +303,16 @@ export class SendMailBatcher {
     const wallets = [...taken.keys()];
     const commitment = this.o.pipelined ? 'processed' : 'confirmed';
     const counts = new Map<string, bigint>();
-    for (let i = 0; i < wallets.length; i += ACCOUNTS_PER_CALL) {
-      const slice = wallets.slice(i, i + ACCOUNTS_PER_CALL);
-      const infos = await this.o.connection.getMultipleAccountsInfo(
-        slice.map((w) => mailboxAddress(this.o.programId, w)[0]),
-        commitment,
-      );
-      slice.forEach((w, j) => {
-        const info = infos[j];
-        if (info && info.owner.toBase58() === this.o.programId)
-          counts.set(w, decodeMailbox(new Uint8Array(info.data)).mailCount);
-      });
-    }
+    // One getMultipleAccounts per 100 mailboxes (delivery/rpc.ts).
+    const infos = await readAccounts(
+      this.o.connection,
+      wallets.map((w) => mailboxAddress(this.o.programId, w)[0]),
+      commitment,
+    );
+    wallets.forEach((w, j) => {
+      const info = infos[j];
+      if (info && info.owner === this.o.programId) counts.set(w, decodeMailbox(info.data).mailCount);
+    });
     const plans: Planned[][] = [];
     let current: Planned[] = [];
     for (const [w, list] of taken) {

@@ -1,9 +1,10 @@
 // One poller for every SendMail a worker process waits on: instead of each
 // job asking getSignatureStatuses for its own signature every 50 ms, the
 // waiting signatures are asked about together (up to 256 per call, the RPC
-// limit) on one timer, and the block height is read once per round when a
-// signature is not seen yet (to tell "still valid" from "expired").
+// limit) on one timer, with the block height in the same JSON-RPC batch
+// (to tell "still valid" from "expired" for a signature not seen yet).
 import type { Connection, SignatureStatus } from '@solana/web3.js';
+import { heightAndStatuses } from '../rpc.ts';
 
 export type SignatureState =
   | { kind: 'landed' }
@@ -113,18 +114,16 @@ export class SignatureWatch {
     try {
       const signatures = [...new Set(waiters.map((w) => w.signature))];
       const statuses = new Map<string, SignatureStatus | null>();
+      let height: number | undefined;
       for (let i = 0; i < signatures.length; i += STATUS_BATCH) {
         const slice = signatures.slice(i, i + STATUS_BATCH);
-        const { value } = await this.connection.getSignatureStatuses(slice, {
-          searchTransactionHistory: true,
-        });
+        // The block height rides along in the same request (read before the statuses).
+        const answer = await heightAndStatuses(this.connection, slice);
+        height ??= answer.height;
         slice.forEach((s, j) => {
-          statuses.set(s, value[j] ?? null);
+          statuses.set(s, answer.statuses[j] ?? null);
         });
       }
-      const height = [...statuses.values()].some((s) => s === null)
-        ? await this.connection.getBlockHeight('confirmed')
-        : undefined;
       for (const w of waiters) {
         w.accept(stateOf(statuses.get(w.signature) ?? null, height, w.lastValidBlockHeight));
       }

@@ -3,7 +3,7 @@
 // here with the other implementation means a keypair whose halves disagree
 // cannot slip through, and tests can verify with noble independently.
 // Server/CLI only (node:crypto).
-import { createPrivateKey, createPublicKey, sign as cryptoSign } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import bs58 from 'bs58';
 import type { Keypair } from './keypair-file.ts';
 
@@ -22,6 +22,31 @@ export class KeypairMismatchError extends Error {
   }
 }
 
+// Checked private keys per keypair object: importing and checking a key costs
+// more than the signature (a delivery worker signs every SendMail batch with
+// one key). The entry keeps a copy of the key bytes and is used only while
+// the keypair still holds them.
+const checked = new WeakMap<Keypair, { secretKey: Buffer; publicKey: Buffer; key: KeyObject }>();
+
+function privateKeyOf(keypair: Keypair): KeyObject {
+  const hit = checked.get(keypair);
+  if (hit?.secretKey.equals(keypair.secretKey) && hit.publicKey.equals(keypair.publicKey)) return hit.key;
+  const der = Buffer.concat([PKCS8_ED25519_PREFIX, keypair.secretKey.subarray(0, 32)]);
+  const privateKey = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+  const derived = createPublicKey(privateKey)
+    .export({ format: 'der', type: 'spki' })
+    .subarray(SPKI_ED25519_PREFIX_LEN);
+  if (!Buffer.from(derived).equals(Buffer.from(keypair.publicKey))) {
+    throw new KeypairMismatchError(keypair.address, bs58.encode(derived));
+  }
+  checked.set(keypair, {
+    secretKey: Buffer.from(keypair.secretKey),
+    publicKey: Buffer.from(keypair.publicKey),
+    key: privateKey,
+  });
+  return privateKey;
+}
+
 /**
  * Signs `message` (exact bytes, nothing prefixed or hashed) with the
  * keypair's seed. Throws KeypairMismatchError when the seed does not yield
@@ -31,15 +56,7 @@ export function signDetached(keypair: Keypair, message: Uint8Array): Uint8Array 
   if (keypair.secretKey.length !== 64) {
     throw new Error(`ed25519 secret key must be 64 bytes, got ${keypair.secretKey.length}`);
   }
-  const der = Buffer.concat([PKCS8_ED25519_PREFIX, keypair.secretKey.subarray(0, 32)]);
-  const privateKey = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
-  const derived = createPublicKey(privateKey)
-    .export({ format: 'der', type: 'spki' })
-    .subarray(SPKI_ED25519_PREFIX_LEN);
-  if (!Buffer.from(derived).equals(Buffer.from(keypair.publicKey))) {
-    throw new KeypairMismatchError(keypair.address, bs58.encode(derived));
-  }
-  return new Uint8Array(cryptoSign(null, message, privateKey));
+  return new Uint8Array(cryptoSign(null, message, privateKeyOf(keypair)));
 }
 
 /** signDetached, base58-encoded (the form the step-up header takes). */

@@ -35,6 +35,7 @@ import { Readiness } from '../metrics/health.ts';
 import { chainRpcCheck, operatorPinCheck, redisCheck, storeCheck } from '../metrics/health-checks.ts';
 import { metricsRoute, SealpostMetrics, startMetricsServer } from '../metrics/index.ts';
 import type { MetricsSource } from '../metrics/route.ts';
+import { httpFetch } from '../net/http-fetch.ts';
 import { type LoginBackoff, readerPublicKeys } from '../reader-keys/index.ts';
 import { ChainView } from '../smtp/chain-view.ts';
 import { errorLimitsFromConfig } from '../smtp/error-limit.ts';
@@ -212,7 +213,8 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       chainRpcCheck(config.chain.rpc_url),
       ...(runWorkers ? [operatorPinCheck(config.ipfs)] : []),
     ];
-    const operatorPin = opts.operatorPin ?? createOperatorPinner(config.ipfs);
+    // The pin client posts every sealed message: the lean fetch (src/net/http-fetch.ts) keeps that cheap.
+    const operatorPin = opts.operatorPin ?? createOperatorPinner(config.ipfs, { fetch: httpFetch() });
 
     let workers: InboundWorkers | undefined;
     if (runWorkers) {
