@@ -202,7 +202,11 @@ describe('sealpost serve --workers 2', () => {
     expect(serve.stdout()).toMatch(new RegExp(`\\(mx\\) listening on 127\\.0\\.0\\.1:${mxPort}\\n`));
     expect(serve.stdout()).toContain(`account API on http://127.0.0.1:${apiPort}`);
     expect(serve.stdout().match(/listening on/g)?.length).toBe(1);
-    expect(childPids(serve.child.pid as number)).toHaveLength(2);
+    const pids = childPids(serve.child.pid as number);
+    expect(pids).toHaveLength(2);
+    // Two malloc arenas per serving process (src/serve/child-env.ts).
+    for (const pid of pids)
+      expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
   }, 150_000);
 
   it('accepts mail on both processes and delivers each message exactly once', async () => {

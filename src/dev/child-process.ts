@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Logger } from '../log.ts';
+import { childEnv } from '../serve/child-env.ts';
 
 /** bin/sealpost.js of this checkout (from src/dev or from dist/src/dev). */
 export function sealpostBin(): string {
@@ -43,6 +44,7 @@ export function startDevChild(opts: {
   const child = spawn(process.execPath, [sealpostBin(), ...opts.args], {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     detached: true,
+    env: childEnv(),
   });
   // dev may exit without waiting on the channel; the child watches it, dev does not.
   child.channel?.unref();

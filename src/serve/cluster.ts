@@ -24,6 +24,7 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from '../log.ts';
 import type { MetricsSource } from '../metrics/route.ts';
 import type { SealpostMetrics } from '../metrics/sealpost-metrics.ts';
+import { childEnv } from './child-env.ts';
 
 /** Environment variable telling a forked serving process its slot (0..N-1). */
 export const SERVE_SLOT_ENV = 'SEALPOST_SERVE_SLOT';
@@ -201,7 +202,7 @@ export function runServePrimary(opts: ServePrimaryOptions): Promise<number> {
   const fork = (slot: Slot) => {
     slot.restartTimer = undefined;
     slot.ready = false;
-    const worker = cluster.fork({ [SERVE_SLOT_ENV]: String(slot.index) });
+    const worker = cluster.fork(childEnv({ [SERVE_SLOT_ENV]: String(slot.index) }));
     slot.worker = worker;
     worker.on('message', (raw: unknown) => {
       const m = raw as ToPrimary;
