@@ -26,6 +26,8 @@ export interface DrillStackOptions {
   workers?: number;
   /** serve runs the pipeline workers itself (default: `serve --no-workers`). */
   workersInServe?: boolean;
+  /** More `sealpost serve` arguments (e.g. `--workers 2` for that many serving processes). */
+  serveArgs?: string[];
   /** Default: REDIS_URL or the machine's Redis on 6379 (keys under a random prefix). */
   redisUrl?: string;
   /** Called with the blob store's directory before serve starts (e.g. to mount a tmpfs there). */
@@ -121,7 +123,13 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
     opts.prepareBlobs?.(blobDir);
     const serve = Proc.sealpost(
       'serve',
-      ['serve', '--config', configFile, ...(opts.workersInServe ? [] : ['--no-workers'])],
+      [
+        'serve',
+        '--config',
+        configFile,
+        ...(opts.workersInServe ? [] : ['--no-workers']),
+        ...(opts.serveArgs ?? []),
+      ],
       /pipeline workers:/,
     );
     procs.push(serve);
