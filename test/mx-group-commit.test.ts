@@ -318,12 +318,21 @@ describe('reverse names per IP', () => {
     expect(await lookup('127.0.0.2')).toBeUndefined();
     expect(await lookup('127.0.0.2')).toBeUndefined();
     expect(asked()).toBe(2);
+    // No PTR record (NXDOMAIN): an answer, kept as none, not asked again per connection.
+    expect(await lookup('127.0.0.3')).toBeUndefined();
+    expect(await lookup('127.0.0.3')).toBeUndefined();
+    expect(asked()).toBe(3);
+    // A resolver failure is not kept: the next connection asks again.
+    dns.setFault('4.0.0.127.in-addr.arpa', 'servfail');
+    expect(await lookup('127.0.0.4')).toBeUndefined();
+    expect(await lookup('127.0.0.4')).toBeUndefined();
+    expect(asked()).toBe(5);
     clock += 59_000;
     expect(await lookup('127.0.0.1')).toBe('client.example');
-    expect(asked()).toBe(2);
+    expect(asked()).toBe(5);
     clock += 2_000;
     dns.set('client.example', 'A', ['192.0.2.7']);
     expect(await lookup('127.0.0.1')).toBeUndefined();
-    expect(asked()).toBe(3);
+    expect(asked()).toBe(6);
   });
 });
