@@ -15,7 +15,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type DeliverJobData, QUEUE_DELIVER, QUEUE_SPOOL, type SpoolJobData } from '../delivery/jobs.ts';
 import { BlobStore, SPOOL_SEGMENT_MESSAGE_BYTES } from '../src/blobs/blob-store.ts';
 import { createDnsResolver } from '../src/dns/resolver.ts';
-import { flowJobKeys, GroupCommit, type GroupCommitSteps } from '../src/smtp/group-commit.ts';
+import {
+  checkJobsPresent,
+  flowJobKeys,
+  GroupCommit,
+  type GroupCommitSteps,
+} from '../src/smtp/group-commit.ts';
 import { reverseNameLookup } from '../src/smtp/reverse-name.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
 import { type MxRig, startMxRig } from './helpers/mx-rig.ts';
@@ -262,6 +267,14 @@ describe('the queue step proves its jobs are in', () => {
     // A key of the wrong type where one child job goes: that command of the MULTI fails alone.
     await redis.set(`${prefix}:${QUEUE_DELIVER}:b.0`, 'not a job');
     await expect(steps.queue([flowOf('c'), flowOf('b')])).rejects.toThrow();
+    // The check itself, through the producer's own client: every job hash with its data, or how many are not.
+    const client = await flow.getBackend().client;
+    const aKeys = flowJobKeys([flowOf('a')], prefix);
+    await expect(checkJobsPresent(client, aKeys)).resolves.toBeUndefined();
+    await redis.hset(`${prefix}:${QUEUE_DELIVER}:e.0`, 'name', 'deliver');
+    await expect(
+      checkJobsPresent(client, [...aKeys, `${prefix}:${QUEUE_DELIVER}:e.0`, `${prefix}:${QUEUE_SPOOL}:nope`]),
+    ).rejects.toThrow('2 of 4 jobs missing after the MULTI');
     await flow.close();
     await expect(steps.queue([flowOf('d')])).rejects.toThrow(/closing/);
     expect(await redis.exists(`${prefix}:${QUEUE_SPOOL}:d`)).toBe(0);
