@@ -159,6 +159,42 @@ describe('sender window keys of the guard', () => {
     }
   });
 
+  it('derives no sender keys when the sender window is off, and charges the windows that are on', async () => {
+    const prefix = `sp-${Math.random().toString(36).slice(2, 10)}`;
+    const aliasLookups: string[] = [];
+    const on = { limit: 5, windowMs: 60_000 };
+    const guardWith = (sender: typeof on) =>
+      new CostGuard({
+        redis,
+        prefix,
+        limits: { sender, recipient: on, overall: off, nullSender: off },
+        localDomains: ['mail.test'],
+        resolveAlias: async (alias) => {
+          aliasLookups.push(alias);
+          return alias === 'carol' ? wallet : null;
+        },
+      });
+    try {
+      const offReserved = await guardWith(off).reserve('carol@mail.test', other);
+      if (!offReserved.ok) throw new Error('refused');
+      expect(offReserved.reservation.windows.map((w) => w.key)).toEqual([
+        `${prefix}:rl:wallet:${other}:pubrcpt`,
+      ]);
+      expect(aliasLookups).toEqual([]);
+      const onReserved = await guardWith(on).reserve('carol@mail.test', other);
+      if (!onReserved.ok) throw new Error('refused');
+      expect(onReserved.reservation.windows.map((w) => w.key)).toEqual([
+        senderPublicationWindowKey(prefix, `${wallet}@mail.test`),
+        senderPublicationWindowKey(prefix, 'carol@mail.test'),
+        `${prefix}:rl:wallet:${other}:pubrcpt`,
+      ]);
+      expect(aliasLookups).toEqual(['carol']);
+    } finally {
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length) await redis.del(...keys);
+    }
+  });
+
   it('keys remote, literal and unqualified senders by their canonical form', async () => {
     expect(await guard.senderKeys('Dave+x@Example.ORG.')).toEqual(['sp:pubwin:sender:dave@example.org']);
     expect(await guard.senderKeys('x@[192.0.2.1]')).toEqual(['sp:pubwin:sender:@[192.0.2.1]']);

@@ -15,7 +15,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type DeliverJobData, QUEUE_DELIVER, QUEUE_SPOOL, type SpoolJobData } from '../delivery/jobs.ts';
 import { BlobStore, SPOOL_SEGMENT_MESSAGE_BYTES } from '../src/blobs/blob-store.ts';
 import { createDnsResolver } from '../src/dns/resolver.ts';
-import { flowJobKeys, GroupCommit, type GroupCommitSteps } from '../src/smtp/group-commit.ts';
+import {
+  checkJobsPresent,
+  flowJobKeys,
+  GroupCommit,
+  type GroupCommitSteps,
+} from '../src/smtp/group-commit.ts';
 import { reverseNameLookup } from '../src/smtp/reverse-name.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
 import { type MxRig, startMxRig } from './helpers/mx-rig.ts';
@@ -262,6 +267,14 @@ describe('the queue step proves its jobs are in', () => {
     // A key of the wrong type where one child job goes: that command of the MULTI fails alone.
     await redis.set(`${prefix}:${QUEUE_DELIVER}:b.0`, 'not a job');
     await expect(steps.queue([flowOf('c'), flowOf('b')])).rejects.toThrow();
+    // The check itself, through the producer's own client: every job hash with its data, or how many are not.
+    const client = await flow.getBackend().client;
+    const aKeys = flowJobKeys([flowOf('a')], prefix);
+    await expect(checkJobsPresent(client, aKeys)).resolves.toBeUndefined();
+    await redis.hset(`${prefix}:${QUEUE_DELIVER}:e.0`, 'name', 'deliver');
+    await expect(
+      checkJobsPresent(client, [...aKeys, `${prefix}:${QUEUE_DELIVER}:e.0`, `${prefix}:${QUEUE_SPOOL}:nope`]),
+    ).rejects.toThrow('2 of 4 jobs missing after the MULTI');
     await flow.close();
     await expect(steps.queue([flowOf('d')])).rejects.toThrow(/closing/);
     expect(await redis.exists(`${prefix}:${QUEUE_SPOOL}:d`)).toBe(0);
@@ -318,12 +331,21 @@ describe('reverse names per IP', () => {
     expect(await lookup('127.0.0.2')).toBeUndefined();
     expect(await lookup('127.0.0.2')).toBeUndefined();
     expect(asked()).toBe(2);
+    // No PTR record (NXDOMAIN): an answer, kept as none, not asked again per connection.
+    expect(await lookup('127.0.0.3')).toBeUndefined();
+    expect(await lookup('127.0.0.3')).toBeUndefined();
+    expect(asked()).toBe(3);
+    // A resolver failure is not kept: the next connection asks again.
+    dns.setFault('4.0.0.127.in-addr.arpa', 'servfail');
+    expect(await lookup('127.0.0.4')).toBeUndefined();
+    expect(await lookup('127.0.0.4')).toBeUndefined();
+    expect(asked()).toBe(5);
     clock += 59_000;
     expect(await lookup('127.0.0.1')).toBe('client.example');
-    expect(asked()).toBe(2);
+    expect(asked()).toBe(5);
     clock += 2_000;
     dns.set('client.example', 'A', ['192.0.2.7']);
     expect(await lookup('127.0.0.1')).toBeUndefined();
-    expect(asked()).toBe(3);
+    expect(asked()).toBe(6);
   });
 });

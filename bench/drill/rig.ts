@@ -28,6 +28,8 @@ export interface DrillStackOptions {
   workers?: number;
   /** serve runs the pipeline workers itself (default: `serve --no-workers`). */
   workersInServe?: boolean;
+  /** More `sealpost serve` arguments (e.g. `--workers 2` for that many serving processes). */
+  serveArgs?: string[];
   /** Default: REDIS_URL or the machine's Redis on 6379 (keys under a random prefix). */
   redisUrl?: string;
   /** `[store] url`: a PostgreSQL URL (a schema of its own is made and dropped); default SQLite in the stack's directory. */
@@ -130,7 +132,13 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
     opts.prepareBlobs?.(blobDir);
     const serve = Proc.sealpost(
       'serve',
-      ['serve', '--config', configFile, ...(opts.workersInServe ? [] : ['--no-workers'])],
+      [
+        'serve',
+        '--config',
+        configFile,
+        ...(opts.workersInServe ? [] : ['--no-workers']),
+        ...(opts.serveArgs ?? []),
+      ],
       /pipeline workers:/,
     );
     procs.push(serve);

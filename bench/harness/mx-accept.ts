@@ -1,12 +1,22 @@
-// The MX-accept rows: one smtp-source load against Sealpost's MX (the
-// `serve --no-workers` shape: 250 after the spool fsync and the jobs in
-// Redis), Postfix queueing on hold and Haraka with a disk queue, one after
-// another in this run. A load either reuses each session's connection for
-// its messages (-d) or opens a connection per message.
+// The MX-accept rows: one smtp-source load against Sealpost's MX, Postfix
+// queueing on hold and Haraka with a disk queue, one after another in this
+// run. A load either reuses each session's connection for its messages (-d)
+// or opens a connection per message.
+// Sealpost runs the way an operator runs it: `sealpost serve --no-workers
+// --workers N` (N = the machine's cores) as a child process, a supervisor
+// and N serving processes sharing the MX port (node:cluster hands out the
+// connections round robin), with `sealpost devnet` and `sealpost pind` as
+// processes too (bench/drill/rig.ts). The 250 comes after the spool fsync and
+// the delivery jobs in Redis. The CPU time each serve process used during the
+// measured load is read from /proc: the CPU per accepted message, and the
+// share of each serving process (both must have taken connections).
+import { availableParallelism } from 'node:os';
+import { startDrillStack } from '../drill/rig.ts';
 import { startHarakaPeer } from './haraka-peer.ts';
 import { freePort } from './net.ts';
 import { startPostfixPeer } from './postfix-peer.ts';
-import { startSealpostMx } from './sealpost-mx.ts';
+import { processCpuMs, treePids } from './proc-tree.ts';
+import { deliverJobCount } from './sealpost-mx.ts';
 import { type SourceResult, smtpSource } from './smtp-source.ts';
 import type { Cell, Row } from './table.ts';
 
@@ -32,8 +42,23 @@ interface Target {
   /** Messages the system holds after the run, and what they are. */
   held(): Promise<number>;
   what: string;
+  /** CPU milliseconds used so far, by process (pid → ms), where the harness can read them. */
+  cpu?(): Map<number, number>;
   stop(): Promise<void>;
 }
+
+/** CPU used between two readings: the total, and each process's part (pids present in both). */
+function cpuSpent(
+  before: Map<number, number>,
+  after: Map<number, number>,
+): { total: number; parts: number[] } {
+  const parts: number[] = [];
+  for (const [pid, ms] of after) parts.push(ms - (before.get(pid) ?? 0));
+  return { total: parts.reduce((a, b) => a + b, 0), parts };
+}
+
+/** Serving processes of Sealpost's MX: one per core, as `serve` defaults to. */
+const SERVE_PROCESSES = availableParallelism();
 
 const cut = (why: string): Cell => ({ missing: why.length > 90 ? `${why.slice(0, 87)}...` : why });
 
@@ -62,15 +87,29 @@ export async function measureMxAccept(
   const systems: [key: 'sealpost' | 'postfix' | 'haraka', label: string, start: () => Promise<Target>][] = [
     [
       'sealpost',
-      'Sealpost (serve --no-workers shape)',
+      `Sealpost (serve --no-workers --workers ${SERVE_PROCESSES})`,
       async () => {
-        const sp = await startSealpostMx();
+        const stack = await startDrillStack({
+          label: 'mx',
+          wallets: 1,
+          workers: 0,
+          serveArgs: ['--workers', String(SERVE_PROCESSES)],
+        });
+        const servePid = stack.serve.pid as number;
         return {
-          port: sp.port,
-          rcpt: sp.rcpt,
-          held: () => sp.queued(),
+          port: stack.mxPort,
+          rcpt: stack.addresses()[0] as string,
+          held: () => deliverJobCount(stack.redisUrl, stack.prefix),
           what: 'jobs in Redis',
-          stop: () => sp.stop(),
+          cpu: () => {
+            const out = new Map<number, number>();
+            for (const pid of treePids(servePid)) {
+              const ms = processCpuMs(pid);
+              if (ms !== undefined) out.set(pid, ms);
+            }
+            return out;
+          },
+          stop: () => stack.close(),
         };
       },
     ],
@@ -103,15 +142,22 @@ export async function measureMxAccept(
       const target = await start();
       try {
         await smtpSource({ port: target.port, rcpt: target.rcpt, ...warm });
+        const cpuBefore = target.cpu?.();
         const r: SourceResult = await smtpSource({ port: target.port, rcpt: target.rcpt, ...load });
+        const cpuAfter = target.cpu?.();
         const have = await target.held();
         const sent = warm.messages + load.messages;
-        results[key] = { ...r, held: have };
         // What the system holds after the run: every message sent (warm-up included), or how many short.
-        row[key] = {
-          value: r.perSecond,
-          note: have === sent ? `all ${sent} ${target.what}` : `ONLY ${have} of ${sent} ${target.what}`,
-        };
+        let note = have === sent ? `all ${sent} ${target.what}` : `ONLY ${have} of ${sent} ${target.what}`;
+        let cpu: { msPerMessage: number; processMs: number[] } | undefined;
+        if (cpuBefore && cpuAfter) {
+          const spent = cpuSpent(cpuBefore, cpuAfter);
+          cpu = { msPerMessage: spent.total / load.messages, processMs: spent.parts };
+          // The supervisor first, then the serving processes: each must have had its share of the load.
+          note += `; ${cpu.msPerMessage.toFixed(2)} CPU ms/msg (${spent.parts.map((ms) => ms.toFixed(0)).join(' + ')} ms by process)`;
+        }
+        results[key] = { ...r, held: have, ...(cpu ? { cpu } : {}) };
+        row[key] = { value: r.perSecond, note };
       } finally {
         await target.stop();
       }

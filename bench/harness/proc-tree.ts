@@ -35,3 +35,39 @@ export function treeRss(root: number): { bytes: number; processes: number } {
   for (const pid of tree) kb += all.get(pid)?.rssKb ?? 0;
   return { bytes: kb * 1024, processes: tree.size };
 }
+
+/** The pids of a process and all its descendants (the root first). */
+export function treePids(root: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const info = parentAndRss(Number(entry));
+    if (info) parents.set(Number(entry), info.ppid);
+  }
+  const tree = [root];
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, ppid] of parents)
+      if (!tree.includes(pid) && tree.includes(ppid)) {
+        tree.push(pid);
+        grew = true;
+      }
+  }
+  return tree;
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds, or undefined once it is gone. */
+export function processCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(rest[11]) + Number(rest[12]);
+    return (ticks * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** USER_HZ: the unit of /proc/<pid>/stat's times (100 on every Linux this runs on). */
+const CLOCK_TICKS = 100;

@@ -44,6 +44,19 @@ export interface SealpostMxOptions {
   chain?: Partial<Config['chain']>;
 }
 
+/** Delivery jobs in Redis under the prefix, whatever their state (one per acknowledged recipient). */
+export async function deliverJobCount(redisUrl: string, prefix: string): Promise<number> {
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const q = new Queue(QUEUE_DELIVER, { connection, prefix });
+  try {
+    const c = await q.getJobCounts('wait', 'active', 'delayed', 'completed', 'failed');
+    return Object.values(c).reduce((a, b) => a + b, 0);
+  } finally {
+    await q.close();
+    connection.disconnect();
+  }
+}
+
 export async function startSealpostMx(opts: SealpostMxOptions = {}): Promise<SealpostMx> {
   const dir = mkdtempSync(join(tmpdir(), 'sealpost-bench-mx-'));
   const silent = pino({ level: 'silent' });
@@ -119,17 +132,7 @@ export async function startSealpostMx(opts: SealpostMxOptions = {}): Promise<Sea
       redisUrl,
       prefix,
       stageMeans: () => serving.prometheus.stageMeans(),
-      async queued() {
-        const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-        const q = new Queue(QUEUE_DELIVER, { connection, prefix });
-        try {
-          const c = await q.getJobCounts('wait', 'active', 'delayed', 'completed', 'failed');
-          return Object.values(c).reduce((a, b) => a + b, 0);
-        } finally {
-          await q.close();
-          connection.disconnect();
-        }
-      },
+      queued: () => deliverJobCount(redisUrl, prefix),
       stop,
     };
   } catch (err) {

@@ -137,8 +137,10 @@ export class CostGuard {
       reasons.set(key, reason);
       windows.push({ key, ...limit });
     };
-    for (const key of await this.senderKeys(from))
-      add(key, senderLimit, from === '' ? 'null_sender' : 'sender');
+    // A sender window that is off charges nothing: its keys (parsing, an alias lookup) are not needed.
+    if (senderLimit.limit > 0)
+      for (const key of await this.senderKeys(from))
+        add(key, senderLimit, from === '' ? 'null_sender' : 'sender');
     add(walletWindowKey(this.prefix, wallet, RECIPIENT_BUCKET), limits.recipient, 'recipient');
     add(overallPublicationWindowKey(this.prefix), limits.overall, 'overall');
     const taken = await this.limiter.take(windows);

@@ -20,7 +20,7 @@
 // that is not durable. A MULTI that fails for several messages is retried
 // message by message (jobs have fixed ids, so a job the failed MULTI did add
 // is not added twice): one bad flow does not cost the others their 250.
-import type { FlowJob, FlowProducer } from 'bullmq';
+import type { FlowJob, FlowProducer, IRedisClient } from 'bullmq';
 import type { BlobStore, SpoolDraft } from '../blobs/blob-store.ts';
 
 /** Which durable step failed: the spool write and fsyncs, or the queueing in Redis. */
@@ -83,16 +83,14 @@ export class GroupCommit {
       queue: async (flows) => {
         // addBulk returns without adding while the producer closes, and it
         // does not surface a command of its MULTI that failed on its own:
-        // one EXISTS per batch proves every job is in before any 250.
+        // one script counting HEXISTS of every job key (one round trip per
+        // batch) proves every job is in before any 250.
         const added = await flow.addBulk(flows);
         if (!added) throw new Error('the job producer is closing');
-        const keys = flowJobKeys(flows, flow.opts.prefix ?? 'bull');
-        const client = await flow.getBackend().client;
-        // Sent back to back on one connection: one round trip for the batch.
-        const found = await Promise.all(keys.map((k) => client.hexists(k, 'data')));
-        const present = found.filter((n) => n === 1).length;
-        if (present !== keys.length)
-          throw new Error(`${keys.length - present} of ${keys.length} jobs missing after the MULTI`);
+        await checkJobsPresent(
+          await flow.getBackend().client,
+          flowJobKeys(flows, flow.opts.prefix ?? 'bull'),
+        );
       },
     };
   }
@@ -185,6 +183,32 @@ export class GroupCommit {
     if (w.key) await w.blobs.delete(w.key).catch(() => {});
     w.reject(err);
   }
+}
+
+// HEXISTS <key> data for every key, counted in Redis: one command and one
+// round trip for the whole batch, however many jobs it holds.
+const COUNT_JOBS_PRESENT = `
+local n = 0
+for _, key in ipairs(KEYS) do
+  n = n + redis.call('HEXISTS', key, 'data')
+end
+return n
+`;
+
+/** ioredis's EVAL, which BullMQ's client passes through to the ioredis connection it wraps. */
+interface EvalClient {
+  eval(script: string, numKeys: number, ...keys: string[]): Promise<unknown>;
+}
+
+/** Throws unless every job hash (flowJobKeys) has its `data` field: the post-MULTI proof before any 250. */
+export async function checkJobsPresent(client: IRedisClient, keys: string[]): Promise<void> {
+  if (keys.length === 0) return;
+  const withEval = client as IRedisClient & Partial<EvalClient>;
+  // Sealpost's producers are on ioredis; without EVAL nothing could be proved, so no 250.
+  if (typeof withEval.eval !== 'function') throw new Error('the job producer has no EVAL to check its jobs');
+  const present = Number(await withEval.eval(COUNT_JOBS_PRESENT, keys.length, ...keys));
+  if (present !== keys.length)
+    throw new Error(`${keys.length - present} of ${keys.length} jobs missing after the MULTI`);
 }
 
 /** The Redis hash key of every job in the flows (parents and children), as BullMQ names them. */

@@ -6,8 +6,11 @@
 // name, or none that confirms) is kept per IP for a minute, and connections
 // from an IP whose lookup is under way share it (each still waits at most the
 // deadline): a client that opens a connection per message costs one lookup,
-// not one per message. A lookup that fails (timeout, SERVFAIL) is not kept.
+// not one per message. An IP without PTR records (NXDOMAIN or NODATA, the
+// usual answer for a client without reverse DNS) is an answer too, kept as
+// none. A lookup that fails (timeout, SERVFAIL) is not kept.
 import { isIPv4 } from 'node:net';
+import { DnsLookupError } from '../dns/lookup-error.ts';
 import type { DnsResolver } from '../dns/resolver.ts';
 
 export type ReverseNameLookup = (ip: string) => Promise<string | undefined>;
@@ -64,7 +67,14 @@ async function confirmed(
   resolver: Pick<DnsResolver, 'reverse' | 'a' | 'aaaa'>,
   ip: string,
 ): Promise<string | undefined> {
-  const names = (await resolver.reverse(ip)).slice(0, MAX_NAMES);
+  let names: string[];
+  try {
+    names = (await resolver.reverse(ip)).slice(0, MAX_NAMES);
+  } catch (err) {
+    // No PTR record at all: no name, and the answer is kept like any other.
+    if (err instanceof DnsLookupError && err.isNegative) return undefined;
+    throw err;
+  }
   const want = ip.toLowerCase();
   for (const name of names) {
     const addresses = await (isIPv4(ip) ? resolver.a(name) : resolver.aaaa(name)).catch(() => []);
