@@ -23,7 +23,10 @@ describe('wallet leases across worker processes', () => {
     const wallet = bob.publicKey.toBase58();
     const deliver = new Queue(QUEUE_DELIVER, { connection: rig.redis, prefix: rig.prefix });
 
-    // The backlog is queued first, so both workers start on it at once.
+    // The backlog is queued first, on a paused queue, and released once both
+    // workers are up: otherwise the first to start can finish all of it
+    // before the second is ready (on a loaded machine a start takes seconds).
+    await deliver.pause();
     const smtp = await SmtpClient.open(rig.mxPort);
     for (let i = 0; i < MESSAGES; i++) {
       const r = await smtp.send(`s${i}@remote.example`, [`${wallet}@${RIG_DOMAIN}`], `backlog-${i}`);
@@ -52,6 +55,7 @@ describe('wallet leases across worker processes', () => {
       startWorkerProcess(workerConfig, rig.dataDir, 8),
       startWorkerProcess(workerConfig, rig.dataDir, 8),
     ]);
+    await deliver.resume();
     const inbox = await waitForInbox(
       rig.chain.connection,
       rig.chain.programId,

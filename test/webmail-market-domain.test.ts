@@ -16,7 +16,15 @@ import { createDomainInstruction, domainListingOf } from '../chain/instructions.
 import { getDomainListing } from '../chain/market-client.ts';
 import { readKeypairFile } from '../src/keys/keypair-file.ts';
 import { formatSol } from '../src/trustless/send.ts';
-import { balanceOf, chainTimePast, confirmSheet, notice, openView, shownSol } from './webmail-market-page.ts';
+import {
+  balanceOf,
+  chainTimePast,
+  confirmSheet,
+  notice,
+  openView,
+  shownSol,
+  UI,
+} from './webmail-market-page.ts';
 import { webmailSuite } from './webmail-page.ts';
 
 // The devnet's clock: moved past a listing's expiry.
@@ -137,7 +145,7 @@ describe('webmail domain marketplace (headless Chromium, dev stack)', () => {
     expect(await carolCard.getByTestId('listing-buyer').textContent()).toBe('you (offered to you)');
     await a.getByRole('button', { name: 'Refresh' }).click();
     await expect
-      .poll(() => a.getByTestId(`listing-${DOMAIN}`).getByTestId('listing-buyer').textContent())
+      .poll(() => a.getByTestId(`listing-${DOMAIN}`).getByTestId('listing-buyer').textContent(), UI)
       .toBe('reserved for another wallet');
     expect(await a.getByRole('button', { name: `Buy ${DOMAIN}`, exact: true }).count()).toBe(0);
 

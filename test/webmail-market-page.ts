@@ -18,9 +18,12 @@ export async function confirmSheet(page: Page, button: string): Promise<string> 
   return after;
 }
 
+/** How long a poll of the page waits for a chain read or a server answer to show (a loaded CI machine is slow). */
+export const UI = { timeout: 30_000, interval: 100 } as const;
+
 /** Waits for the Market view's answer line to match. */
 export async function notice(page: Page, text: RegExp): Promise<void> {
-  await expect.poll(() => page.getByTestId('market-notice').textContent(), { timeout: 30_000 }).toMatch(text);
+  await expect.poll(() => page.getByTestId('market-notice').textContent(), UI).toMatch(text);
 }
 
 export async function openView(page: Page, view: string): Promise<void> {

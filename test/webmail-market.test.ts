@@ -14,7 +14,15 @@ import { getListing } from '../chain/market-client.ts';
 import { getPendingMailboxClose } from '../chain/timelock-client.ts';
 import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
 import { readKeypairFile } from '../src/keys/keypair-file.ts';
-import { balanceOf, chainTimePast, confirmSheet, notice, openView, shownSol } from './webmail-market-page.ts';
+import {
+  balanceOf,
+  chainTimePast,
+  confirmSheet,
+  notice,
+  openView,
+  shownSol,
+  UI,
+} from './webmail-market-page.ts';
 import { webmailSuite } from './webmail-page.ts';
 
 // The devnet's clock: the timelock test moves it past the windows.
@@ -94,7 +102,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     const bobBid = await confirmSheet(b, 'Confirm and bid');
     await notice(b, /Your bid of 1 SOL on auc is in/);
     expect(shownSol(await balance(bob))).toBe(bobBid);
-    await expect.poll(() => auc.getByTestId('listing-high-bid').textContent()).toMatch(/1 SOL by you/);
+    await expect.poll(() => auc.getByTestId('listing-high-bid').textContent(), UI).toMatch(/1 SOL by you/);
     expect(await auc.textContent()).toMatch(/Minimum next bid 1\.05 SOL/);
 
     // Carol bids below the high bid: the program's refusal in words, nothing moves.
@@ -183,7 +191,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     await page.getByRole('button', { name: 'Start closing my mailbox' }).click();
     const started = await confirmSheet(page, 'Confirm and start');
     await expect
-      .poll(() => page.getByTestId('timelocks-notice').textContent())
+      .poll(() => page.getByTestId('timelocks-notice').textContent(), UI)
       .toMatch(/close of your mailbox is started/);
     expect(shownSol(await balance(owner))).toBe(started);
     const pending = await getPendingMailboxClose(
@@ -193,7 +201,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     );
     expect(pending).not.toBeNull();
     const ends = page.getByTestId('timelock-mailbox_close').getByTestId('timelock-ends');
-    await expect.poll(() => ends.textContent()).toMatch(/\(in [67] d \d+ h\)/);
+    await expect.poll(() => ends.textContent(), UI).toMatch(/\(in [67] d \d+ h\)/);
     const endsIso = await ends.locator('span').getAttribute('title');
     expect(Date.parse(endsIso ?? '') / 1000).toBe(Number((pending?.requestedAt ?? 0n) + 7n * 86_400n));
     expect(await page.getByRole('button', { name: 'Close the mailbox' }).isDisabled()).toBe(true);
@@ -224,7 +232,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     await openView(page, 'Market');
     await openView(page, 'Timelocks');
     await expect
-      .poll(() => page.getByTestId('timelock-ends').textContent())
+      .poll(() => page.getByTestId('timelock-ends').textContent(), UI)
       .toMatch(/over: it can be completed/);
     await page.getByRole('button', { name: 'Close the mailbox' }).click();
     expect(await page.getByTestId('action-confirm').getByTestId('cost-returned').textContent()).toMatch(
@@ -251,7 +259,7 @@ describe('webmail Market and Timelocks (headless Chromium, dev stack)', () => {
     await card.waitFor();
     expect(await card.textContent()).toContain(`Domain deactivation of ${DEV_DOMAIN}`);
     await expect
-      .poll(() => card.getByTestId('timelock-ends').textContent())
+      .poll(() => card.getByTestId('timelock-ends').textContent(), UI)
       .toMatch(/\(in (29|30) d \d+ h\)/);
     expect(await card.getByRole('button', { name: 'Finish deactivation' }).isDisabled()).toBe(true);
     skew += 31 * 86_400;
