@@ -10,8 +10,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@solana/web3.js';
-import pg from 'pg';
 import type { Keypair } from '../../src/keys/keypair-file.ts';
+import { dropSchema } from '../../test/helpers/postgres.ts';
 import { canListen, freePort } from '../harness/net.ts';
 import {
   dropRedisPrefix,
@@ -90,7 +90,7 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
     closed = true;
     for (const p of procs.slice().reverse()) await p.stop('SIGTERM').catch(() => undefined);
     await dropRedisPrefix(redisUrl, prefix);
-    if (opts.postgresUrl) await dropPgSchema(opts.postgresUrl, schema).catch(() => undefined);
+    if (opts.postgresUrl) await dropSchema(schema, opts.postgresUrl).catch(() => undefined);
     try {
       execFileSync('umount', ['-l', blobDir], { stdio: 'ignore' });
     } catch {
@@ -172,15 +172,5 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
   } catch (err) {
     await close();
     throw err;
-  }
-}
-
-async function dropPgSchema(url: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`drop schema if exists "${schema}" cascade`);
-  } finally {
-    await client.end();
   }
 }
