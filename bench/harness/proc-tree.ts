@@ -14,46 +14,37 @@ function parentAndRss(pid: number): { ppid: number; rssKb: number } | undefined 
   }
 }
 
-/** Resident memory of a process and all its descendants, in bytes, and how many processes that was. */
-export function treeRss(root: number): { bytes: number; processes: number } {
+/** A process and all its descendants (the root first), with each one's parent and resident memory. */
+function tree(root: number): Map<number, { ppid: number; rssKb: number }> {
   const all = new Map<number, { ppid: number; rssKb: number }>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const info = parentAndRss(Number(entry));
     if (info) all.set(Number(entry), info);
   }
-  const tree = new Set([root]);
+  const found = new Map([[root, all.get(root) ?? { ppid: 0, rssKb: 0 }]]);
   for (let grew = true; grew; ) {
     grew = false;
     for (const [pid, info] of all)
-      if (!tree.has(pid) && tree.has(info.ppid)) {
-        tree.add(pid);
+      if (!found.has(pid) && found.has(info.ppid)) {
+        found.set(pid, info);
         grew = true;
       }
   }
+  return found;
+}
+
+/** Resident memory of a process and all its descendants, in bytes, and how many processes that was. */
+export function treeRss(root: number): { bytes: number; processes: number } {
+  const found = tree(root);
   let kb = 0;
-  for (const pid of tree) kb += all.get(pid)?.rssKb ?? 0;
-  return { bytes: kb * 1024, processes: tree.size };
+  for (const info of found.values()) kb += info.rssKb;
+  return { bytes: kb * 1024, processes: found.size };
 }
 
 /** The pids of a process and all its descendants (the root first). */
 export function treePids(root: number): number[] {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const info = parentAndRss(Number(entry));
-    if (info) parents.set(Number(entry), info.ppid);
-  }
-  const tree = [root];
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [pid, ppid] of parents)
-      if (!tree.includes(pid) && tree.includes(ppid)) {
-        tree.push(pid);
-        grew = true;
-      }
-  }
-  return tree;
+  return [...tree(root).keys()];
 }
 
 /** CPU time (user + system) a process has used so far, in milliseconds, or undefined once it is gone. */

@@ -2,16 +2,16 @@
 // aliases, domains (and whether one is listed for sale) and pending mailbox closes, with a short-lived cache so RCPT handling is not bound by RPC
 // latency. The chain stays the final arbiter: the pipeline's SendMail re-checks
 // every rule, so a stale cache entry can delay a refusal, never skip one.
-import type { Connection, PublicKey } from '@solana/web3.js';
+import type { Connection } from '@solana/web3.js';
 import {
   domainAddress,
-  domainListingAddress,
   type Frombox,
   getDomain,
   getFrombox,
   getMailbox,
   getMailboxKey,
   getPendingMailboxClose,
+  isDomainListed,
   type Mailbox,
   type MailboxKey,
   type MailDomain,
@@ -34,8 +34,6 @@ interface Entry<T> {
 
 export class ChainView {
   private readonly cache = new Map<string, Entry<unknown>>();
-  /** Per domain name: its DomainListing's address (two PDA searches, fixed for the program; local domains only). */
-  private readonly listingAddresses = new Map<string, PublicKey>();
   private readonly ttl: number;
   private readonly now: () => number;
 
@@ -97,14 +95,9 @@ export class ChainView {
   async domainListed(name: string): Promise<boolean> {
     const md = await this.domain(name);
     if (!md) return false;
-    // isDomainListed, with the listing's address derived once per name, not per RCPT.
-    let listing = this.listingAddresses.get(name);
-    if (!listing) {
-      listing = domainListingAddress(this.opts.programId, domainAddress(this.opts.programId, name)[0])[0];
-      if (this.listingAddresses.size >= 1000) this.listingAddresses.clear();
-      this.listingAddresses.set(name, listing);
-    }
-    return listing.equals(md.authority);
+    // Both addresses come from chain/pda.ts's cache of derivations after the first RCPT.
+    const account = domainAddress(this.opts.programId, name)[0];
+    return isDomainListed(this.opts.programId, account, md.authority);
   }
 
   /** The wallet's PendingMailboxClose (docs/protocol.md "Timelocks"), or null. */
