@@ -1,5 +1,6 @@
 // Keys: the wallet → X25519 conversion against libsodium's own, reader
 // keys, the mailbox key file, and recipientSealKey against a real devnet.
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import sodium from 'libsodium-wrappers';
 import { describe, expect, it } from 'vitest';
@@ -75,6 +76,30 @@ describe('wallet encryption keys', () => {
     mixed.set(Keypair.generate().secretKey.subarray(0, 32), 0);
     mixed.set(Keypair.generate().publicKey.toBytes(), 32);
     expect(() => walletEncryptionKeypair(mixed)).toThrow(/does not match/);
+  });
+
+  it('convert with libsodium once it is loaded, agreeing with the birational map and refusing the same points', async () => {
+    await sodiumReady();
+    for (let i = 0; i < 10; i++) {
+      const pub = Keypair.generate().publicKey.toBytes();
+      expect(hex(walletEncryptionPublicKey(pub))).toBe(hex(ed25519.utils.toMontgomery(pub)));
+    }
+    // A prime-order point plus a point of order 8: on the curve, outside the subgroup.
+    const torsion = ed25519.Point.fromHex('c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa');
+    expect(torsion.multiply(8n).is0()).toBe(true);
+    const mixedOrder = ed25519.Point.fromBytes(Keypair.generate().publicKey.toBytes()).add(torsion).toBytes();
+    expect(() => walletEncryptionPublicKey(mixedOrder)).toThrow(/small-order/);
+    expect(() => walletEncryptionPublicKey(torsion.toBytes())).toThrow(/small-order/);
+    // y = p + 1, a second encoding of the identity's y that libsodium would reduce: refused.
+    const nonCanonical = new Uint8Array(32).fill(0xff);
+    nonCanonical[0] = 0xee;
+    nonCanonical[31] = 0x7f;
+    expect(() => walletEncryptionPublicKey(nonCanonical)).toThrow(SealFormatError);
+    // Answers are cached, and a caller changing the returned bytes does not change the cache.
+    const pub = Keypair.generate().publicKey.toBytes();
+    const first = walletEncryptionPublicKey(pub);
+    first.fill(0);
+    expect(hex(walletEncryptionPublicKey(pub))).toBe(hex(ed25519.utils.toMontgomery(pub)));
   });
 });
 

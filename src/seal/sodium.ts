@@ -10,6 +10,19 @@ export async function sodiumReady(): Promise<void> {
   await sodium.ready;
 }
 
+let loaded: Sodium | undefined;
+sodium.ready.then(
+  () => {
+    loaded = sodium;
+  },
+  () => undefined,
+);
+
+/** libsodium if its module has finished loading, for synchronous callers with a fallback of their own. */
+export function sodiumIfLoaded(): Sodium | undefined {
+  return loaded;
+}
+
 /** libsodium, loaded. Every async entry point of src/seal goes through here. */
 export async function loadSodium(): Promise<Sodium> {
   await sodium.ready;
