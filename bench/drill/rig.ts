@@ -20,6 +20,7 @@ import {
   STACK_DOMAIN,
   writeStackConfig,
 } from '../harness/stack.ts';
+import { createOpenMailboxes } from '../harness/wallets.ts';
 import { Proc } from './procs.ts';
 
 export interface DrillStackOptions {
@@ -36,6 +37,10 @@ export interface DrillStackOptions {
   postgresUrl?: string;
   /** Called with the blob store's directory before serve starts (e.g. to mount a tmpfs there). */
   prepareBlobs?: (dir: string) => void;
+  /** More recipient wallets with open mailboxes, made fast (bench/harness/wallets.ts); after `wallets` in `addresses()`. */
+  manyWallets?: number;
+  /** More `[chain]` keys for the stack's config (bench/harness/stack.ts writeStackConfig). */
+  chain?: Record<string, string | number | boolean>;
   label: string;
 }
 
@@ -108,6 +113,15 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
     const out = await devnet.start();
     const programId = /program id\s+(\S+)/.exec(out)?.[1] as string;
     const keys = await prepareChain({ dir, rpcUrl, programId, wallets: opts.wallets });
+    const more = opts.manyWallets
+      ? await createOpenMailboxes({
+          connection: new Connection(rpcUrl, 'confirmed'),
+          programId,
+          domain: STACK_DOMAIN,
+          payer: keys.authority,
+          count: opts.manyWallets,
+        })
+      : [];
     const configFile = writeStackConfig({
       dir,
       keysDir: keys.keysDir,
@@ -121,6 +135,7 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
       apiPort,
       dataDir,
       storeUrl,
+      chain: opts.chain,
     });
     const pind = Proc.sealpost(
       'pind',
@@ -166,7 +181,7 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
       pind,
       serve,
       workers,
-      addresses: () => keys.wallets.map((w) => `${w.address}@${STACK_DOMAIN}`),
+      addresses: () => [...keys.wallets.map((w) => w.address), ...more].map((w) => `${w}@${STACK_DOMAIN}`),
       close,
     };
   } catch (err) {

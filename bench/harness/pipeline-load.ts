@@ -19,11 +19,76 @@ import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { QUEUE_DELIVER } from '../../delivery/jobs.ts';
-import { type SealpostMx, type SealpostMxOptions, startSealpostMx } from './sealpost-mx.ts';
+import { startDrillStack } from '../drill/rig.ts';
+import { processCpuMs, treePids } from './proc-tree.ts';
+import { deliverJobCount, type SealpostMx, type SealpostMxOptions, startSealpostMx } from './sealpost-mx.ts';
 import type { Row } from './table.ts';
 
-/** The one place the harness starts the stack (in this process for now). */
-export const startPipelineStack: (opts: SealpostMxOptions) => Promise<SealpostMx> = startSealpostMx;
+/**
+ * The stack the pipeline rows run against: the way an operator runs it, as
+ * processes of their own (`sealpost devnet`, `sealpost pind` and `sealpost
+ * serve`, which forks one serving process per core, each with its MX and its
+ * pipeline workers; bench/drill/rig.ts). The load generator stays in this
+ * process. The stack's CPU is read from /proc for every process of the three
+ * trees; Redis's own is not counted.
+ */
+export async function startServeStack(opts: SealpostMxOptions): Promise<SealpostMx> {
+  const stack = await startDrillStack({
+    label: 'pipeline',
+    wallets: opts.wallets ?? 1,
+    manyWallets: opts.manyWallets,
+    workers: 0,
+    workersInServe: opts.workers ?? true,
+    serveArgs: opts.workerConcurrency ? ['--concurrency', String(opts.workerConcurrency)] : [],
+    chain: opts.chain as Record<string, string | number | boolean> | undefined,
+  });
+  const roots = { devnet: stack.devnet.pid, pind: stack.pind.pid, serve: stack.serve.pid };
+  const rcpts = stack.addresses();
+  return {
+    port: stack.mxPort,
+    rcpt: rcpts[0] as string,
+    rcpts,
+    redisUrl: stack.redisUrl,
+    prefix: stack.prefix,
+    stageMeans: () => scrapeStageMeans(stack.apiUrl, stack.adminToken),
+    queued: () => deliverJobCount(stack.redisUrl, stack.prefix),
+    cpuMs: () => {
+      const out: Record<string, number> = {};
+      for (const [name, root] of Object.entries(roots)) {
+        out[name] = 0;
+        if (root !== undefined) for (const pid of treePids(root)) out[name] += processCpuMs(pid) ?? 0;
+      }
+      return out;
+    },
+    stop: () => stack.close(),
+  };
+}
+
+/** Mean ms per pipeline stage from the deployment's GET /metrics (summed over its serving processes). */
+async function scrapeStageMeans(
+  apiUrl: string,
+  adminToken: string,
+): Promise<Record<string, { count: number; meanMs: number }>> {
+  const res = await fetch(`${apiUrl}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } });
+  if (!res.ok) throw new Error(`GET /metrics answered ${res.status}`);
+  const sums = new Map<string, { sum: number; count: number }>();
+  const line = /^sealpost_pipeline_stage_seconds_(sum|count)\{stage="([^"]+)"\} (\S+)$/;
+  for (const text of (await res.text()).split('\n')) {
+    const m = line.exec(text);
+    if (!m) continue;
+    const entry = sums.get(m[2] as string) ?? { sum: 0, count: 0 };
+    entry[m[1] as 'sum' | 'count'] = Number(m[3]);
+    sums.set(m[2] as string, entry);
+  }
+  const out: Record<string, { count: number; meanMs: number }> = {};
+  for (const [stage, { sum, count }] of sums)
+    if (count > 0) out[stage] = { count, meanMs: (sum / count) * 1000 };
+  return out;
+}
+
+/** The one place the harness starts the stack: SEALPOST_BENCH_IN_PROCESS=1 keeps it all in this process (one event loop). */
+export const startPipelineStack: (opts: SealpostMxOptions) => Promise<SealpostMx> =
+  process.env.SEALPOST_BENCH_IN_PROCESS === '1' ? startSealpostMx : startServeStack;
 
 export interface LoadResult {
   messages: number;
@@ -35,8 +100,10 @@ export interface LoadResult {
   undelivered: number;
   /** Distinct SendMail transactions the delivered messages landed in. */
   transactions: number;
-  /** CPU (user + system) of this whole process per delivered message: MX, workers, devnet, pind, load. */
+  /** CPU (user + system) per delivered message of this process (the load) and the stack's processes: MX, workers, devnet, pind. */
   cpuMsPerMessage: number;
+  /** The same by process: `load` (this process) and `devnet`, `pind`, `serve` (each with its children), or `all` in process. */
+  cpuMsByProcess: Record<string, number>;
   /** Mean ms per pipeline stage (the stack's /metrics histograms). */
   stages: Record<string, { count: number; meanMs: number }>;
 }
@@ -116,6 +183,7 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
   }
   try {
     const cpu0 = process.cpuUsage();
+    const stackCpu0 = stack.cpuMs?.() ?? {};
     const t0 = Date.now();
     if (load.ratePerSecond) {
       const rate = load.ratePerSecond;
@@ -139,6 +207,12 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
     const deadline = Date.now() + 20 * 60_000;
     while (finished.size + failed < load.messages && Date.now() < deadline) await sleep(100);
     const cpu = process.cpuUsage(cpu0);
+    // CPU ms by process: this one (the load, or the whole stack in process) and the stack's own.
+    const cpuParts: Record<string, number> = {
+      [stack.cpuMs ? 'load' : 'all']: (cpu.user + cpu.system) / 1000,
+    };
+    for (const [name, ms] of Object.entries(stack.cpuMs?.() ?? {}))
+      cpuParts[name] = ms - (stackCpu0[name] ?? 0);
     if (profiler && profileDir) {
       const { profile } = await profiler.post('Profiler.stop');
       const name = `${load.ratePerSecond ? 'paced' : 'load'}-${load.messages}-${Date.now()}.cpuprofile`;
@@ -163,7 +237,10 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
       p99Ms: pct(latencies, 99),
       undelivered: load.messages - latencies.length,
       transactions: signatures.size,
-      cpuMsPerMessage: (cpu.user + cpu.system) / 1000 / Math.max(1, latencies.length),
+      cpuMsPerMessage: Object.values(cpuParts).reduce((a, b) => a + b, 0) / Math.max(1, latencies.length),
+      cpuMsByProcess: Object.fromEntries(
+        Object.entries(cpuParts).map(([name, ms]) => [name, ms / Math.max(1, latencies.length)]),
+      ),
       stages: await stack.stageMeans(),
     };
   } finally {
@@ -183,7 +260,11 @@ export function stageText(stages: LoadResult['stages']): string {
 
 /** The row note: latency, transactions, CPU. */
 export function loadNote(r: LoadResult): string {
-  return `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.transactions} txs, ${r.cpuMsPerMessage.toFixed(1)} ms CPU/msg, ${r.undelivered} undelivered`;
+  const parts = Object.entries(r.cpuMsByProcess)
+    .filter(([name]) => name !== 'all')
+    .map(([name, ms]) => `${name} ${ms.toFixed(1)}`)
+    .join(' + ');
+  return `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.transactions} txs, ${r.cpuMsPerMessage.toFixed(1)} ms CPU/msg${parts ? ` (${parts})` : ''}, ${r.undelivered} undelivered`;
 }
 
 export interface PipelineRowsResult {

@@ -29,6 +29,8 @@ export interface SealpostMx {
   stageMeans(): Promise<Record<string, { count: number; meanMs: number }>>;
   /** Delivery jobs queued so far (one per acknowledged recipient). */
   queued(): Promise<number>;
+  /** CPU ms used so far by each of the stack's own processes (with their children), when it runs in other processes than this one. */
+  cpuMs?(): Record<string, number>;
   stop(): Promise<void>;
 }
 

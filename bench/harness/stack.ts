@@ -82,6 +82,8 @@ export interface StackConfigInput {
   /** `[store] url` (default: SQLite under dataDir). */
   storeUrl?: string;
   logLevel?: string;
+  /** More `[chain]` keys (numbers, booleans, strings), e.g. SendMail batching off for an A/B. */
+  chain?: Record<string, string | number | boolean>;
 }
 
 /** Writes dir/sealpost.toml and returns its path. */
@@ -105,6 +107,9 @@ rpc_url = "${c.rpcUrl}"
 program_id = "${c.programId}"
 authority_key_file = "${join(c.keysDir, 'authority.json')}"
 delegate_key_file = "${join(c.keysDir, 'delegate.json')}"
+${Object.entries(c.chain ?? {})
+  .map(([k, v]) => `${k} = ${JSON.stringify(v)}`)
+  .join('\n')}
 
 [ipfs]
 operator = "pind"
