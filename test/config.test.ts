@@ -174,7 +174,7 @@ describe('config defaults', () => {
     expect(c.smtp).toMatchObject({
       chain_cache_secs: 30,
       chain_refusal_cache_secs: 5,
-      chain_cache_entries: 100_000,
+      chain_cache_entries: 20_000,
     });
     expect(c.smtp.postmaster_wallet).toBeUndefined();
     expect(c.smtp.tls_cert_file).toBe(join(data, 'tls', 'cert.pem'));

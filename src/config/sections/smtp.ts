@@ -72,7 +72,7 @@ export const smtpSchema = z
     // The chain view's cache (src/smtp/chain-view.ts, docs/inbound.md "Chain lookups").
     chain_cache_secs: nonNegativeInt().default(30),
     chain_refusal_cache_secs: nonNegativeInt().default(5),
-    chain_cache_entries: positiveInt().default(100_000),
+    chain_cache_entries: positiveInt().default(20_000),
     timeouts: z
       .strictObject({
         socket_timeout_secs: positiveInt().default(300),
