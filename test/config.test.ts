@@ -171,6 +171,11 @@ describe('config defaults', () => {
     expect(c.smtp.max_connections_per_ip).toBe(20);
     expect(c.smtp.timeouts.socket_timeout_secs).toBe(300);
     expect(c.smtp).toMatchObject({ soft_error_limit: 10, hard_error_limit: 20, error_sleep_ms: 1000 });
+    expect(c.smtp).toMatchObject({
+      chain_cache_secs: 30,
+      chain_refusal_cache_secs: 5,
+      chain_cache_entries: 20_000,
+    });
     expect(c.smtp.postmaster_wallet).toBeUndefined();
     expect(c.smtp.tls_cert_file).toBe(join(data, 'tls', 'cert.pem'));
     expect(c.spooler).toMatchObject({ hostname: 'localhost', mta_sts: true, dane: true, dkim: [] });

@@ -39,6 +39,12 @@ export interface SmtpConfig {
   /** Errors in a session after which it is closed with 421 4.7.0; 0: never. */
   hard_error_limit: number;
   error_sleep_ms: number;
+  /** How long the MX reuses a chain answer that lets mail through (an existing mailbox, a stamp). */
+  chain_cache_secs: number;
+  /** How long it reuses any other chain answer (no account, a refusing record, an alias's wallet). */
+  chain_refusal_cache_secs: number;
+  /** Chain answers kept at most. */
+  chain_cache_entries: number;
   timeouts: { socket_timeout_secs: number; shutdown_drain_secs: number };
 }
 

@@ -16,7 +16,7 @@ import type { Logger } from '../log.ts';
 import { pop3ServerFor } from '../pop3/index.ts';
 import { type LoginBackoff, MailLogin } from '../reader-keys/index.ts';
 import { recipientSealKey } from '../seal/index.ts';
-import { ChainView } from '../smtp/chain-view.ts';
+import { ChainView, chainCacheOptions } from '../smtp/chain-view.ts';
 import { AccountsRepo } from '../store/index.ts';
 import type { Database } from '../store/types.ts';
 import { walletOfLogin } from '../submission/password-auth.ts';
@@ -103,7 +103,11 @@ export async function startMailAccess(opts: StartMailAccessOptions): Promise<Mai
   const releaser = createCopyReleaser(redis, config.redis.prefix);
   closers.push(() => releaser.close());
   const sealer = new CredentialSealer(opts.credentialKey);
-  const chain = new ChainView({ connection: opts.connection, programId: config.chain.program_id });
+  const chain = new ChainView({
+    connection: opts.connection,
+    programId: config.chain.program_id,
+    ...chainCacheOptions(config.smtp),
+  });
   const policy = { localDomains: config.smtp.local_domains, postmasterWallet: config.smtp.postmaster_wallet };
   const login = new MailLogin({
     db: opts.db,

@@ -37,7 +37,7 @@ import { metricsRoute, SealpostMetrics, startMetricsServer } from '../metrics/in
 import type { MetricsSource } from '../metrics/route.ts';
 import { httpFetch } from '../net/http-fetch.ts';
 import { type LoginBackoff, readerPublicKeys } from '../reader-keys/index.ts';
-import { ChainView } from '../smtp/chain-view.ts';
+import { ChainView, chainCacheOptions } from '../smtp/chain-view.ts';
 import { errorLimitsFromConfig } from '../smtp/error-limit.ts';
 import { type MxServer, startMx } from '../smtp/mx-server.ts';
 import { resolveRecipient } from '../smtp/recipients.ts';
@@ -273,7 +273,14 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         logger: log.child({ component: 'spooler' }),
         db: store.db,
         extraCa: config.tls.extra_ca_file ? readExtraCa(config.tls.extra_ca_file) : undefined,
-        local: localDelivery(config, new ChainView({ connection, programId: config.chain.program_id })),
+        local: localDelivery(
+          config,
+          new ChainView({
+            connection,
+            programId: config.chain.program_id,
+            ...chainCacheOptions(config.smtp),
+          }),
+        ),
       });
       closers.push(() => spooler.close());
       log.info({ prefix }, 'outbound spooler running');
@@ -305,7 +312,11 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       });
       const flow = new FlowProducer({ connection: edge, prefix });
       closers.push(() => flow.close());
-      const chain = new ChainView({ connection, programId: config.chain.program_id });
+      const chain = new ChainView({
+        connection,
+        programId: config.chain.program_id,
+        ...chainCacheOptions(config.smtp),
+      });
       const cost = await startCostGuard({
         config,
         redis: edge,

@@ -339,7 +339,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
     let resolved: Awaited<ReturnType<typeof resolveRecipient>>;
     let gate: Awaited<ReturnType<typeof postageGate>>;
     try {
-      resolved = await resolveRecipient(address, opts.policy, opts.chain);
+      resolved = await resolveRecipient(address, opts.policy, opts.chain, from);
       if (!resolved.ok) {
         if (resolved.reason === 'not-local') throw replies.relayDenied();
         if (resolved.reason === 'bad-address') throw replies.badAddress(resolved.detail ?? 'invalid');

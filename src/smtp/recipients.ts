@@ -44,10 +44,16 @@ function splitAddress(address: string): { local: string; domain: string } | null
   return { local, domain };
 }
 
+/**
+ * `envelopeFrom`, when the caller will run the postage gate next: the
+ * frombox it reads is asked for together with the mailbox, so both go out in
+ * one getMultipleAccounts instead of one after the other.
+ */
 export async function resolveRecipient(
   address: string,
   policy: RecipientPolicy,
   chain: ChainView,
+  envelopeFrom?: string,
 ): Promise<ResolveResult> {
   const parts = splitAddress(address);
   if (!parts) return { ok: false, reason: 'bad-address', detail: 'expected local@domain' };
@@ -74,8 +80,19 @@ export async function resolveRecipient(
     };
   }
 
+  const gateNext = (wallet: string) => {
+    if (envelopeFrom === undefined || wallet === policy.postmasterWallet) return;
+    // Its answer (or failure) is the gate's to read; this only starts the read early.
+    try {
+      chain.frombox(fromHash(envelopeFrom), wallet).catch(() => undefined);
+    } catch {
+      // The gate meets the same error itself.
+    }
+  };
+
   // A wallet address keeps its case (base58 is case-sensitive).
   if (isBase58Key(local)) {
+    gateNext(local);
     const [mailbox, closing] = await Promise.all([chain.mailbox(local), chain.pendingClose(local)]);
     if (!mailbox) return { ok: false, reason: 'unknown' };
     if (closing) return { ok: false, reason: 'closing' };
@@ -89,6 +106,7 @@ export async function resolveRecipient(
   if (!isNormalizedAlias(alias)) return { ok: false, reason: 'unknown' };
   const wallet = await chain.alias(alias);
   if (!wallet) return { ok: false, reason: 'unknown' };
+  gateNext(wallet);
   const [mailbox, closing] = await Promise.all([chain.mailbox(wallet), chain.pendingClose(wallet)]);
   if (!mailbox) return { ok: false, reason: 'unknown' };
   if (closing) return { ok: false, reason: 'closing' };

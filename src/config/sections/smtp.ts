@@ -69,6 +69,10 @@ export const smtpSchema = z
     soft_error_limit: nonNegativeInt().default(10),
     hard_error_limit: nonNegativeInt().default(20),
     error_sleep_ms: nonNegativeInt().default(1000),
+    // The chain view's cache (src/smtp/chain-view.ts, docs/inbound.md "Chain lookups").
+    chain_cache_secs: nonNegativeInt().default(30),
+    chain_refusal_cache_secs: nonNegativeInt().default(5),
+    chain_cache_entries: positiveInt().default(20_000),
     timeouts: z
       .strictObject({
         socket_timeout_secs: positiveInt().default(300),
