@@ -4,7 +4,11 @@
 import type { MxTrace } from '../src/mail/trace.ts';
 
 export const QUEUE_DELIVER = 'deliver';
-/** Parent of a message's delivery jobs: removes the raw spool file once all are done. */
+/**
+ * Parent of the delivery jobs of a message with several recipients: removes
+ * the raw spool file once all are done. A one-recipient message has no
+ * parent; its delivery job removes the file itself (DeliverJobData.removesSpool).
+ */
 export const QUEUE_SPOOL = 'spool';
 export const QUEUE_RECIPIENT_PIN = 'recipient-pin';
 /** DSNs waiting for the outbound spooler. */
@@ -57,6 +61,13 @@ export interface DeliverJobData {
    * queued before it existed (those get Return-Path only).
    */
   trace?: MxTrace;
+  /**
+   * Set on the only delivery job of a one-recipient message (queued without
+   * a spool-cleanup parent): the job removes `spoolKey` itself once its copy
+   * is stored, or once it finally fails (after its DSN). Absent: a parent
+   * removes it (several recipients, or jobs queued before this existed).
+   */
+  removesSpool?: true;
   stages: StageResults;
 }
 

@@ -213,6 +213,11 @@ export async function runDelivery(
       stages.recipientPin = { queued: Boolean(provider) };
       unsaved = true;
     }
+    // The only copy of a one-recipient message is stored (and the after-store
+    // hook has read the raw message): nothing reads the spool file again. A
+    // crash before this line re-runs the job, which gets here again; a failed
+    // unlink is left to the orphan sweep (src/blobs/orphan-sweep.ts).
+    if (data.removesSpool) await removeOwnSpool(deps, data, log);
     log.info(
       {
         to: data.envelope.to,
@@ -254,7 +259,11 @@ export async function processDeliverJob(
     const message = err instanceof Error ? err.message : String(err);
     if (permanent || lastAttempt) {
       // A SendMail that may still land must not be bounced: its outcome decides.
-      if (!permanent && job.data.stages.submit && !job.data.stages.submit.confirmed) throw err;
+      if (!permanent && job.data.stages.submit && !job.data.stages.submit.confirmed) {
+        // The job fails for good all the same, and its sealed copy is what a retry by the operator reads.
+        if (job.data.removesSpool) await removeOwnSpool(deps, job.data, log);
+        throw err;
+      }
       // 5.4.7: the retry budget ran out (RFC 3463 "delivery time expired").
       const status = permanent ? permanentStatus(err) : '5.4.7';
       const outcome = await bounce(
@@ -276,6 +285,8 @@ export async function processDeliverJob(
         },
         `inbound delivery to=<${job.data.envelope.to}> status=bounced (${message})`,
       );
+      // Its DSN has the header section it needed: the job's own spool file goes (a parent removes the others').
+      if (job.data.removesSpool) await removeOwnSpool(deps, job.data, log);
       if (!permanent) throw new UnrecoverableError(message);
     } else {
       const attempt = job.attemptsMade + 1;
@@ -294,6 +305,18 @@ export async function processDeliverJob(
     }
     throw err;
   }
+}
+
+/** Removes the spool file of a job that owns it (DeliverJobData.removesSpool); a failure is only logged. */
+async function removeOwnSpool(deps: PipelineDeps, data: DeliverJobData, log: Logger): Promise<void> {
+  await deps.blobs
+    .delete(data.spoolKey)
+    .catch((err: Error) =>
+      log.warn(
+        { spoolKey: data.spoolKey, err: err.message },
+        'spool file not removed; the orphan sweep will',
+      ),
+    );
 }
 
 function permanentStatus(err: unknown): string {

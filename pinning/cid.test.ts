@@ -83,6 +83,24 @@ describe('computeCid', () => {
     );
     expect(imported.leaves.map(String)).toEqual(expected);
   });
+
+  it('stores a one-chunk file given in pieces as one raw block, the root itself', async () => {
+    const bytes = pattern(CHUNK_SIZE);
+    const pieces = [bytes.subarray(0, 7), bytes.subarray(7, 10_000), bytes.subarray(10_000)];
+    const put: [string, Uint8Array][] = [];
+    const imported = await importUnixfs(pieces, {
+      put: async (cid: CID, block: Uint8Array) => {
+        put.push([cid.toString(), block]);
+        return cid;
+      },
+    });
+    expect(imported.cid.toString()).toBe(CID.createV1(RAW_CODEC, await sha256.digest(bytes)).toString());
+    expect(imported.cid.code).toBe(RAW_CODEC);
+    expect(imported.size).toBe(CHUNK_SIZE);
+    expect(imported.leaves.map(String)).toEqual([imported.cid.toString()]);
+    expect(put.map(([cid]) => cid)).toEqual([imported.cid.toString()]);
+    expect(Buffer.from(put[0]?.[1] ?? []).equals(Buffer.from(bytes))).toBe(true);
+  });
 });
 
 describe('b3Marker', () => {

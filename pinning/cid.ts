@@ -16,6 +16,7 @@ import {
 import { fixedSize } from 'ipfs-unixfs-importer/chunker';
 import { balanced, type FileLayout } from 'ipfs-unixfs-importer/layout';
 import { CID } from 'multiformats/cid';
+import { sha256 } from 'multiformats/hashes/sha2';
 
 /** Kubo's default chunk size (`--chunker=size-262144`). */
 export const CHUNK_SIZE = 262_144;
@@ -44,6 +45,16 @@ export async function importUnixfs(
   storage: WritableStorage,
   opts: { signal?: AbortSignal } = {},
 ): Promise<UnixfsImport> {
+  const whole = singleChunk(content);
+  if (whole) {
+    // One chunk is one raw block, and the root is that block (raw leaves,
+    // reduceSingleLeafToSelf): its CID is the raw sha2-256 CID of the bytes.
+    // The importer would make the same block with far more work per call.
+    const cid = CID.createV1(RAW_CODEC, await sha256.digest(whole));
+    opts.signal?.throwIfAborted();
+    await storage.put(cid, whole);
+    return { cid, size: whole.byteLength, leaves: [cid] };
+  }
   const leaves: CID[] = [];
   let size = 0;
   const inner = balanced({ maxChildrenPerNode: MAX_LINKS_PER_NODE });
@@ -74,6 +85,26 @@ export async function importUnixfs(
   }
   if (!root) throw new Error('importer produced no root');
   return { cid: root.cid, size, leaves };
+}
+
+/** The content's bytes when it is given whole (bytes, or an array of byte chunks) and fits one chunk. */
+function singleChunk(content: ImportContent): Uint8Array | undefined {
+  if (content instanceof Uint8Array) return content.byteLength <= CHUNK_SIZE ? content : undefined;
+  if (!Array.isArray(content)) return undefined;
+  let size = 0;
+  for (const chunk of content) {
+    if (!(chunk instanceof Uint8Array)) return undefined;
+    size += chunk.byteLength;
+  }
+  if (size > CHUNK_SIZE) return undefined;
+  if (content.length === 1) return content[0] as Uint8Array;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of content as Uint8Array[]) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
 }
 
 // Blocks are discarded: only the root CID matters here, and keeping them would

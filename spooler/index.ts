@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { FlowProducer, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { type OutboundJobData, QUEUE_OUTBOUND, QUEUE_SPOOL } from '../delivery/jobs.ts';
+import { type OutboundJobData, QUEUE_DELIVER, QUEUE_OUTBOUND, QUEUE_SPOOL } from '../delivery/jobs.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { SpoolerConfig } from '../src/config/types.ts';
 import type { DnsServer } from '../src/dns/resolver.ts';
@@ -130,6 +130,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
   });
   const flow = new FlowProducer({ connection: shared, prefix: opts.prefix });
   const spoolQueue = new Queue(QUEUE_SPOOL, { connection: shared, prefix: opts.prefix });
+  const pipelineDeliver = new Queue(QUEUE_DELIVER, { connection: shared, prefix: opts.prefix });
 
   const dns = createSecureDns({
     servers: opts.resolver.servers,
@@ -228,7 +229,9 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
             dkim,
             logger: log,
             now,
-            local: opts.local ? { local: opts.local, flow, spool: spoolQueue } : undefined,
+            local: opts.local
+              ? { local: opts.local, flow, spool: spoolQueue, deliver: pipelineDeliver }
+              : undefined,
           },
           job,
           token,
@@ -309,6 +312,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
         maintQueue.close(),
         deliverQueue.close(),
         spoolQueue.close(),
+        pipelineDeliver.close(),
       ]);
       await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
     },

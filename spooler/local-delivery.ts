@@ -27,8 +27,10 @@ export interface LocalDeliveryDeps {
   local: LocalDelivery;
   blobs: BlobStore;
   flow: FlowProducer;
-  /** The pipeline's spool-cleanup queue: a message already handed over has its parent there. */
+  /** The pipeline's spool-cleanup queue: a message already handed over to several recipients has its parent there. */
   spool: { getJob(id: string): Promise<unknown> };
+  /** The pipeline's deliver queue: one handed over to one recipient has its only job (`<msgid>.0`) there. */
+  deliver: { getJob(id: string): Promise<unknown> };
   logger: Logger;
   now: () => number;
 }
@@ -40,7 +42,8 @@ export async function deliverLocally(
   rcpts: readonly string[],
 ): Promise<{ queued: string[]; dropped: string[] }> {
   // A re-run after the hand-off (crash before the intake job completed): done already.
-  if (await deps.spool.getJob(data.msgid)) return { queued: [...rcpts], dropped: [] };
+  if ((await deps.spool.getJob(data.msgid)) || (await deps.deliver.getJob(`${data.msgid}.0`)))
+    return { queued: [...rcpts], dropped: [] };
   const resolved: ResolvedRecipient[] = [];
   const dropped: string[] = [];
   for (const rcpt of rcpts) {

@@ -252,6 +252,9 @@ describe('sealpost queue', { timeout: 180_000 }, () => {
     expect(dsn.from).toBe('');
     expect(dsn.raw.toString()).toMatch(/Action: failed\r\nStatus: 5\.0\.0/);
     expect(dsn.raw.toString()).toContain('deleted from the queue by the operator');
+    // The DSN read the original header section first; the one-recipient job's spool file went with it.
+    expect(dsn.raw.toString()).toContain(`Subject: inbound ${msgid}`);
+    expect(await r.blobs.exists(`spool/${msgid}`)).toBe(false);
     expect(await list('--queue', 'inbound')).toEqual([]);
   });
 

@@ -3,11 +3,11 @@
 // the Email account from the chain, fetches the body from the gateway and
 // opens it with the wallet key, getting the exact original message back.
 
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Keypair, PublicKey } from '@solana/web3.js';
-import { Queue } from 'bullmq';
+import { FlowProducer, Queue } from 'bullmq';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
 import {
@@ -19,7 +19,13 @@ import {
   publishKeyInstruction,
   setMailboxFlagsInstruction,
 } from '../chain/index.ts';
-import { type OutboundJobData, QUEUE_OUTBOUND } from '../delivery/jobs.ts';
+import {
+  type DeliverJobData,
+  type OutboundJobData,
+  QUEUE_DELIVER,
+  QUEUE_OUTBOUND,
+  QUEUE_SPOOL,
+} from '../delivery/jobs.ts';
 import { computeCid } from '../pinning/cid.ts';
 import { BlobStore } from '../src/blobs/blob-store.ts';
 import { generateReaderKeypair, openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
@@ -218,9 +224,68 @@ describe('inbound pipeline end to end', () => {
     expect(dsn).toMatch(/Subject: stamp-[12]/);
     const inbox = await waitForInbox(rig, erin.publicKey, 1);
     expect(inbox).toHaveLength(1);
+    // Each one-recipient message's only job removed its spool file: the delivered one after
+    // its copy was stored, the bounced one after its DSN was queued.
+    const spoolDir = join(rig.dataDir, 'blobs', 'spool');
+    for (let i = 0; i < 50 && readdirSync(spoolDir).length > 0; i++) await sleep(100);
+    expect(readdirSync(spoolDir)).toEqual([]);
     const box = await getFrombox(rig.chain.connection, p, fromHash(sender), erin.publicKey);
     expect(box?.stamps).toBe(0n);
     expect((await getMailbox(rig.chain.connection, p, erin.publicKey))?.mailCount).toBe(1n);
+  });
+
+  it('still delivers a one-recipient job queued in the old shape, under a spool-cleanup parent that removes the file', async () => {
+    const rig = await startServeRig();
+    const gus = await rig.mail.mailbox();
+    const to = `${gus.publicKey.toBase58()}@${RIG_DOMAIN}`;
+    // What an MX of the previous release left in Redis: the spool file, then a parent and its one child.
+    const msgid = 'OldShape0001';
+    const raw = rawMessage('old-shape');
+    const blobs = new BlobStore(join(rig.dataDir, 'blobs'));
+    const [spoolKey] = await blobs.writeSegment([
+      { id: msgid, chunks: [Buffer.from(raw)], size: Buffer.byteLength(raw) },
+    ]);
+    await blobs.syncSpool();
+    const data: DeliverJobData = {
+      msgid,
+      spoolKey: spoolKey as string,
+      envelope: { from: 'ann@remote.example', to },
+      wallet: gus.publicKey.toBase58(),
+      form: 'wallet',
+      receivedAt: Date.now(),
+      size: Buffer.byteLength(raw),
+      remoteIp: '127.0.0.1',
+      stages: {},
+    };
+    const flow = new FlowProducer({ connection: rig.redis, prefix: rig.prefix });
+    await flow.add({
+      name: 'spool-cleanup',
+      queueName: QUEUE_SPOOL,
+      data: { msgid, spoolKey },
+      opts: { jobId: msgid },
+      children: [
+        {
+          name: 'deliver',
+          queueName: QUEUE_DELIVER,
+          data,
+          opts: { jobId: `${msgid}.0`, attempts: 3, ignoreDependencyOnFailure: true },
+        },
+      ],
+    });
+    await flow.close();
+    const [entry] = await waitForInbox(rig, gus.publicKey, 1);
+    const opened = await openSealed(
+      await fetchBody(rig, entry?.email.cid ?? ''),
+      walletEncryptionKeypair(gus.secretKey),
+    );
+    expect(withoutTrace(Buffer.from(opened.raw).toString('utf8'))).toBe(raw);
+    const spool = new Queue(QUEUE_SPOOL, { connection: rig.redis, prefix: rig.prefix });
+    const parentDone = await eventually(async () =>
+      (await spool.getJob(msgid))?.finishedOn ? true : undefined,
+    );
+    await spool.close();
+    expect(parentDone).toBe(true);
+    expect(await blobs.exists(spoolKey as string)).toBe(false);
   });
 
   it('a null-sender message that fails is dropped without a bounce', async () => {

@@ -149,10 +149,12 @@ describe('MX group commit', () => {
     const inodes = new Set<number>();
     for (const [i, reply] of replies) {
       const msgid = msgidOf(reply.text);
-      const parent = await r.spool.getJob(msgid);
-      const key = parent?.data.spoolKey ?? '';
-      const children = await r.deliver.getJob(`${msgid}.0`);
-      expect(children?.data.spoolKey).toBe(key);
+      // One recipient: its only job removes the spool file itself, so no spool-cleanup parent is queued.
+      expect(await r.spool.getJob(msgid)).toBeUndefined();
+      const only = await r.deliver.getJob(`${msgid}.0`);
+      expect(only?.data.removesSpool).toBe(true);
+      expect(only?.parentKey).toBeUndefined();
+      const key = only?.data.spoolKey ?? '';
       expect((await r.blobs.read(key)).toString('latin1')).toBe(raws.get(i));
       if (i > 24) expect(key).toBe(`spool/${msgid}`);
       else {

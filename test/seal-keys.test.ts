@@ -20,8 +20,10 @@ import {
   SealFormatError,
   sealMessage,
   sodiumReady,
+  unwrapContentKey,
   walletEncryptionKeypair,
   walletEncryptionPublicKey,
+  wrapContentKey,
 } from '../src/seal/index.ts';
 import { startTestChain } from './helpers/devnet.ts';
 
@@ -144,6 +146,26 @@ describe('reader keys and the mailbox key file', () => {
     expect(() =>
       formatMailboxKeyFile({ publicKey: generateReaderKeypair().publicKey, secretKey: reader.secretKey }),
     ).toThrow(/belong together/);
+  });
+});
+
+describe("libsodium's randomness", () => {
+  it('stays fresh past many pool refills: distinct keys and ephemeral wraps that open', async () => {
+    await sodiumReady();
+    // 32 random bytes per key, one pool word per byte: 200 keys refill the 1,024-word pool several times.
+    const keys = Array.from({ length: 200 }, () =>
+      hex(sodium.crypto_secretstream_xchacha20poly1305_keygen()),
+    );
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys).not.toContain('00'.repeat(32));
+    const reader = generateReaderKeypair();
+    const contentKey = sodium.crypto_secretstream_xchacha20poly1305_keygen();
+    const wraps = await Promise.all(
+      Array.from({ length: 50 }, () => wrapContentKey(contentKey, reader.publicKey)),
+    );
+    expect(new Set(wraps.map(hex)).size).toBe(wraps.length);
+    for (const wrap of wraps)
+      expect(hex((await unwrapContentKey(wrap, reader)) ?? new Uint8Array())).toBe(hex(contentKey));
   });
 });
 

@@ -76,6 +76,9 @@ describe.each(targets)('mail store on $name', (target) => {
       chainIndex: '0',
     });
     expect(b.message).toMatchObject({ cid: null, pinnedByOperator: false });
+    // The returned copy is the row as stored (it is not read back).
+    expect(a.message).toEqual(await messages.get('m1.0'));
+    expect(b.message).toEqual(await messages.get('m2.0'));
     expect((await messages.getReaderWrap('m1.0', 'imap'))?.wrap).toBe('AAAA');
     expect((await messages.listMessages(boxes[0]?.id ?? '')).map((m) => m.id)).toEqual(['m1.0', 'm2.0']);
   });
@@ -97,6 +100,13 @@ describe.each(targets)('mail store on $name', (target) => {
     const uids = (await messages.listForWallet(w)).map((m) => m.uid).sort((x, y) => x - y);
     expect(uids).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect((await accounts.get(w))?.source).toBe('self');
+    // A wallet with neither account nor INBOX yet: concurrent first deliveries make one of each.
+    const fresh = generateKeypair().address;
+    await Promise.all(Array.from({ length: 4 }, (_, i) => messages.storeDelivered(copy(fresh, `f${i}.0`))));
+    expect((await messages.listMailboxes(fresh)).map((m) => [m.name, m.uidNext])).toEqual([[INBOX, 5]]);
+    expect((await messages.listForWallet(fresh)).map((m) => m.uid).sort((x, y) => x - y)).toEqual([
+      1, 2, 3, 4,
+    ]);
   });
 
   it('deletes one copy with its wraps, and everything of a wallet', async () => {

@@ -15,8 +15,17 @@
 // blockstore-fs's own (same sharding instance); gc lists and deletes through
 // FsBlockstore, reads take the block path directly (one readFile per block).
 import { randomBytes } from 'node:crypto';
-import { access, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import {
+  access as accessCallback,
+  close as closeCallback,
+  fsync as fsyncCallback,
+  open as openCallback,
+  rename as renameCallback,
+  write as writeCallback,
+} from 'node:fs';
+import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { FsBlockstore } from 'blockstore-fs';
 import { NextToLast } from 'blockstore-fs/sharding';
 import type { WritableStorage } from 'ipfs-unixfs-importer';
@@ -43,9 +52,19 @@ export interface PinOutcome {
 
 const BLOCK_EXT = '.data';
 
+// The callback forms on plain descriptors: a pin makes about twenty file
+// system calls, and the promise API's FileHandle objects (and their close
+// tracking) cost more CPU per call than the calls themselves.
+const accessAsync = promisify(accessCallback);
+const openAsync = promisify(openCallback);
+const writeAsync = promisify(writeCallback);
+const fsyncAsync = promisify(fsyncCallback);
+const closeAsync = promisify(closeCallback);
+const renameAsync = promisify(renameCallback);
+
 async function exists(path: string): Promise<boolean> {
   try {
-    await access(path);
+    await accessAsync(path);
     return true;
   } catch {
     return false;
@@ -55,25 +74,28 @@ async function exists(path: string): Promise<boolean> {
 /** Writes `bytes` to `path` atomically and durably (unique temp file, fsync, rename). */
 async function writeDurable(path: string, bytes: Uint8Array | string): Promise<void> {
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(tmp, 'wx', 0o644);
+  const data = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
+  const fd = await openAsync(tmp, 'wx', 0o644);
   try {
-    await handle.writeFile(bytes);
-    await handle.sync();
+    for (let done = 0; done < data.byteLength; ) {
+      done += (await writeAsync(fd, data, done, data.byteLength - done)).bytesWritten;
+    }
+    await fsyncAsync(fd);
   } catch (err) {
-    await handle.close();
+    await closeAsync(fd).catch(() => {});
     await unlink(tmp).catch(() => {});
     throw err;
   }
-  await handle.close();
-  await rename(tmp, path);
+  await closeAsync(fd);
+  await renameAsync(tmp, path);
 }
 
 async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
+  const fd = await openAsync(dir, 'r');
   try {
-    await handle.sync();
+    await fsyncAsync(fd);
   } finally {
-    await handle.close();
+    await closeAsync(fd);
   }
 }
 
@@ -87,6 +109,9 @@ export class PindStore {
   // Same-process pins of one root share a single record write.
   private readonly recording = new Map<string, Promise<PinOutcome>>();
   private readonly now: () => Date;
+  // Shard directories whose entry in their parent is known to be durable:
+  // no mkdir for them again (one per pin saved each for blocks and records).
+  private readonly durableDirs = new Set<string>();
 
   private constructor(dataDir: string, now: () => Date) {
     this.blocksDir = join(dataDir, 'blocks');
@@ -121,12 +146,25 @@ export class PindStore {
   private putBlock(cid: CID, bytes: Uint8Array, touched: Set<string>): Promise<boolean> {
     const { dir, file } = this.blockPath(cid);
     touched.add(dir);
+    // A directory not yet known durable may have just been made (by this pin
+    // or another on its way): its entry in the parent is synced too.
+    const dirDurable = this.durableDirs.has(dir);
+    if (!dirDurable) touched.add(this.blocksDir);
     const pending = this.inflight.get(file);
     if (pending) return pending.then(() => false);
     const write = (async () => {
       if (await exists(file)) return false;
-      if (await mkdir(dir, { recursive: true })) touched.add(this.blocksDir);
-      await writeDurable(file, bytes);
+      if (!dirDurable) await mkdir(dir, { recursive: true });
+      try {
+        await writeDurable(file, bytes);
+      } catch (err) {
+        if (!dirDurable || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        // The directory went away under the daemon: made again, and its parent synced.
+        this.durableDirs.delete(dir);
+        touched.add(this.blocksDir);
+        await mkdir(dir, { recursive: true });
+        await writeDurable(file, bytes);
+      }
       return true;
     })().finally(() => this.inflight.delete(file));
     this.inflight.set(file, write);
@@ -153,6 +191,7 @@ export class PindStore {
     // New block files are durable; make their directory entries durable too
     // before a record points at them.
     await Promise.all([...touched].map(syncDir));
+    if (touched.has(this.blocksDir)) for (const dir of touched) this.durableDirs.add(dir);
     const cid = imported.cid.toString();
     const pending = this.recording.get(cid);
     if (pending) return { record: (await pending).record, created: false };
@@ -171,8 +210,22 @@ export class PindStore {
     const existing = await this.getPin(record.cid);
     if (existing) return { record: existing, created: false };
     const { dir, file } = this.recordPath(record.cid);
-    if (await mkdir(dir, { recursive: true })) await syncDir(this.pinsDir);
-    await writeDurable(file, `${JSON.stringify(record)}\n`);
+    const made = async () => {
+      await mkdir(dir, { recursive: true });
+      await syncDir(this.pinsDir);
+      this.durableDirs.add(dir);
+    };
+    const text = `${JSON.stringify(record)}\n`;
+    if (!this.durableDirs.has(dir)) await made();
+    try {
+      await writeDurable(file, text);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      // The directory went away under the daemon: made again.
+      this.durableDirs.delete(dir);
+      await made();
+      await writeDurable(file, text);
+    }
     await syncDir(dir);
     return { record, created: true };
   }

@@ -1,7 +1,10 @@
 // The acceptance step behind the 250: the raw message is fsynced into the
-// spool, then one delivery job per recipient (children of one spool-cleanup
-// parent) is added to Redis in a single atomic flow. Only then does the MX
-// answer 250; any failure before that removes the spool file and answers 4xx.
+// spool, then one delivery job per recipient is added to Redis in a single
+// atomic step: with several recipients, as children of one spool-cleanup
+// parent that removes the spool file once all are done; with one, as a
+// plain job that removes the file itself (no second job per message). Only
+// then does the MX answer 250; any failure before that removes the spool
+// file and answers 4xx.
 // The fsyncs and the MULTI are shared with the other messages committed at
 // the same moment (./group-commit.ts): a small message is written into a
 // segment file with them, and its spool key names its bytes there.
@@ -89,42 +92,48 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
     throw replies.queueUnavailable();
   }
   const flows = (spoolKey: string): FlowJob[] => {
+    const single = input.recipients.length === 1;
+    const children: FlowJob[] = input.recipients.map((r, i) => {
+      const envelope: Envelope = { from: input.from, to: r.address };
+      const data: DeliverJobData = {
+        msgid: input.msgid,
+        spoolKey,
+        envelope,
+        wallet: r.wallet,
+        form: r.form,
+        receivedAt: input.receivedAt,
+        size,
+        remoteIp: input.remoteIp,
+        ...(trace ? { trace } : {}),
+        ...(single ? { removesSpool: true as const } : {}),
+        stages: {},
+      };
+      return {
+        name: 'deliver',
+        queueName: QUEUE_DELIVER,
+        data,
+        opts: {
+          jobId: `${input.msgid}.${i}`,
+          attempts: deps.attempts,
+          // Capped exponential (delivery/backoff.ts): a chain or pin outage of hours is ridden out.
+          backoff: { type: DELIVERY_BACKOFF, delay: deps.backoffMs },
+          // A recipient that finally fails (and is bounced) must not keep the spool file forever.
+          ...(single ? {} : { ignoreDependencyOnFailure: true }),
+          removeOnComplete: 1000,
+          removeOnFail: 5000,
+        },
+      };
+    });
+    // One recipient: its job removes the spool file itself (delivery/pipeline.ts), so
+    // no parent is added, fetched and completed for it.
+    if (single) return [...children, ...(input.alsoQueue ?? [])];
     const parent: SpoolJobData = { msgid: input.msgid, spoolKey };
     const spoolFlow: FlowJob = {
       name: 'spool-cleanup',
       queueName: QUEUE_SPOOL,
       data: parent,
       opts: { jobId: input.msgid, removeOnComplete: 1000, removeOnFail: 5000 },
-      children: input.recipients.map((r, i) => {
-        const envelope: Envelope = { from: input.from, to: r.address };
-        const data: DeliverJobData = {
-          msgid: input.msgid,
-          spoolKey,
-          envelope,
-          wallet: r.wallet,
-          form: r.form,
-          receivedAt: input.receivedAt,
-          size,
-          remoteIp: input.remoteIp,
-          ...(trace ? { trace } : {}),
-          stages: {},
-        };
-        return {
-          name: 'deliver',
-          queueName: QUEUE_DELIVER,
-          data,
-          opts: {
-            jobId: `${input.msgid}.${i}`,
-            attempts: deps.attempts,
-            // Capped exponential (delivery/backoff.ts): a chain or pin outage of hours is ridden out.
-            backoff: { type: DELIVERY_BACKOFF, delay: deps.backoffMs },
-            // A recipient that finally fails (and is bounced) must not keep the spool file forever.
-            ignoreDependencyOnFailure: true,
-            removeOnComplete: 1000,
-            removeOnFail: 5000,
-          },
-        };
-      }),
+      children,
     };
     return [spoolFlow, ...(input.alsoQueue ?? [])];
   };

@@ -137,6 +137,10 @@ export class MessagesRepo {
    * already exists is returned unchanged (`created: false`).
    */
   async storeDelivered(copy: DeliveredCopy): Promise<{ created: boolean; message: StoredMessage }> {
+    // The common case, a wallet whose INBOX exists, is four statements: the
+    // copy-id check, the UID taken from the INBOX (its row exists only with
+    // the account's, by foreign key), the insert and the commit. The account
+    // and the INBOX are made only when the UID cannot be taken.
     return this.db.transaction().execute(async (trx) => {
       const existing = await trx
         .selectFrom('messages')
@@ -145,49 +149,55 @@ export class MessagesRepo {
         .executeTakeFirst();
       if (existing) return { created: false, message: toMessage(existing) };
       const at = this.now();
-      await trx
-        .insertInto('accounts')
-        .values({
-          wallet: copy.wallet,
-          created_at: at,
-          updated_at: at,
-          source: 'delivery',
-          mail_password_sealed: null,
-          timezone: null,
-          expose_dnd_schedule: 0,
-          disabled_at: null,
-        })
-        .onConflict((oc) => oc.column('wallet').doNothing())
-        .execute();
-      const mailbox = await this.ensureMailboxIn(trx, copy.wallet, INBOX);
-      const bumped = await trx
-        .updateTable('mailboxes')
-        .set((eb) => ({ uid_next: eb('uid_next', '+', 1), highest_modseq: eb('highest_modseq', '+', 1) }))
-        .where('id', '=', mailbox.id)
-        .returning(['uid_next', 'highest_modseq'])
-        .executeTakeFirstOrThrow();
-      const uid = Number(bumped.uid_next) - 1;
-      await trx
-        .insertInto('messages')
-        .values({
-          id: copy.id,
-          wallet: copy.wallet,
-          mailbox_id: mailbox.id,
-          uid,
-          blob_key: copy.blobKey,
-          size: copy.size,
-          received_at: copy.receivedAt,
-          cid: copy.cid,
-          pinned_by_operator: copy.pinnedByOperator ? 1 : 0,
-          chain_index: copy.chainIndex,
-          email_address: copy.emailAddress,
-          tx_signature: copy.txSignature,
-          published_by_us: copy.publishedByUs ? 1 : 0,
-          flags: '[]',
-          modseq: Number(bumped.highest_modseq),
-          deleted_at: null,
-        })
-        .execute();
+      const takeUid = (where: { id: string } | { wallet: string }) => {
+        let q = trx
+          .updateTable('mailboxes')
+          .set((eb) => ({ uid_next: eb('uid_next', '+', 1), highest_modseq: eb('highest_modseq', '+', 1) }));
+        q =
+          'id' in where
+            ? q.where('id', '=', where.id)
+            : q.where('wallet', '=', where.wallet).where('name', '=', INBOX);
+        return q.returning(['id', 'uid_next', 'highest_modseq']).executeTakeFirst();
+      };
+      let bumped = await takeUid({ wallet: copy.wallet });
+      if (!bumped) {
+        await trx
+          .insertInto('accounts')
+          .values({
+            wallet: copy.wallet,
+            created_at: at,
+            updated_at: at,
+            source: 'delivery',
+            mail_password_sealed: null,
+            timezone: null,
+            expose_dnd_schedule: 0,
+            disabled_at: null,
+          })
+          .onConflict((oc) => oc.column('wallet').doNothing())
+          .execute();
+        const mailbox = await this.ensureMailboxIn(trx, copy.wallet, INBOX);
+        bumped = await takeUid({ id: mailbox.id });
+        if (!bumped) throw new Error(`no mailbox ${mailbox.id}`);
+      }
+      const row = {
+        id: copy.id,
+        wallet: copy.wallet,
+        mailbox_id: bumped.id,
+        uid: Number(bumped.uid_next) - 1,
+        blob_key: copy.blobKey,
+        size: copy.size,
+        received_at: copy.receivedAt,
+        cid: copy.cid,
+        pinned_by_operator: copy.pinnedByOperator ? 1 : 0,
+        chain_index: copy.chainIndex,
+        email_address: copy.emailAddress,
+        tx_signature: copy.txSignature,
+        published_by_us: copy.publishedByUs ? 1 : 0,
+        flags: '[]',
+        modseq: Number(bumped.highest_modseq),
+        deleted_at: null,
+      } as const;
+      await trx.insertInto('messages').values(row).execute();
       for (const w of copy.wraps ?? []) {
         await trx
           .insertInto('reader_wraps')
@@ -200,11 +210,7 @@ export class MessagesRepo {
           })
           .execute();
       }
-      const row = await trx
-        .selectFrom('messages')
-        .selectAll()
-        .where('id', '=', copy.id)
-        .executeTakeFirstOrThrow();
+      // The row as written (every column is given above): no read back.
       return { created: true, message: toMessage(row) };
     });
   }

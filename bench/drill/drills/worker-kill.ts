@@ -2,6 +2,8 @@
 // (and started again). Afterwards: every acknowledged message has exactly
 // one Email account, opens to what was sent at the right wallet, and has
 // exactly one stored copy.
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../../src/config/index.ts';
 import { MessagesRepo, openStore } from '../../../src/store/index.ts';
@@ -81,10 +83,17 @@ export const workerKill: Drill = {
       } finally {
         await store.close();
       }
-      const pass = accountingOk(a) && load.unacked === 0 && copies === load.acked.length && kills >= 6;
+      // Every copy is stored: no spool file may stay (the jobs remove their own, or their parent does).
+      const spoolDir = join(config.store.data_dir, 'blobs', 'spool');
+      const spoolLeft = async () =>
+        (await readdir(spoolDir).catch(() => [] as string[])).filter((n) => !n.startsWith('.')).length;
+      for (let i = 0; i < 60 && (await spoolLeft()) > 0; i++) await sleep(1000);
+      const leftover = await spoolLeft();
+      const pass =
+        accountingOk(a) && load.unacked === 0 && copies === load.acked.length && kills >= 6 && leftover === 0;
       return {
         pass,
-        detail: `${kills} SIGKILLs; ${describeAccounting(a)}; ${copies} stored copies; ${load.unacked} never acknowledged`,
+        detail: `${kills} SIGKILLs; ${describeAccounting(a)}; ${copies} stored copies; ${leftover} spool files left; ${load.unacked} never acknowledged`,
       };
     } finally {
       await stack.close();

@@ -520,6 +520,10 @@ export function register(program: Command): void {
         if (isDomainJob(ref)) {
           const blobs = new BlobStore(join(s.config.store.data_dir, 'blobs'));
           for (const key of (job.data as DomainJobData).removeBlobs ?? []) await blobs.delete(key);
+        } else if (ref.name === QUEUE_DELIVER && (job.data as DeliverJobData).removesSpool) {
+          // A one-recipient message has no spool-cleanup parent: its spool file goes with its only job.
+          const blobs = new BlobStore(join(s.config.store.data_dir, 'blobs'));
+          await blobs.delete((job.data as DeliverJobData).spoolKey);
         }
         process.stdout.write(`${id}: deleted${note ? `; ${note}` : ''}\n`);
       });
