@@ -3,7 +3,9 @@
 // are done. So the files known to take longest (each starts a dev stack,
 // Chromium, several child processes) start first, longest first, and the
 // short ones fill the gaps. The weights are rough wall-clock seconds from a
-// full run on a busy 2-core machine (only their order matters); a file not listed counts as short. Vitest's
+// full run on a busy 2-core machine (only their order matters); the program
+// tests that build many worlds left the list once later worlds stopped
+// deploying the program again; a file not listed counts as short. Vitest's
 // own results cache (longest first, failed first) is not relied on: a fresh
 // checkout in CI has none.
 import { relative } from 'node:path';
@@ -15,24 +17,20 @@ const SECONDS: Record<string, number> = {
   'test/serve-cluster.test.ts': 209,
   'test/program-deploy.test.ts': 208,
   'test/submission-mail.test.ts': 203,
-  'test/program-setup.test.ts': 184,
   'test/submission-auth.test.ts': 163,
   'test/cli-account-password.test.ts': 159,
-  'test/program-send.test.ts': 147,
   'test/cli-mailbox-holder.test.ts': 144,
   'test/api-cross-process.test.ts': 132,
   'test/cli-queue.test.ts': 125,
-  'test/program-attest.test.ts': 124,
   'test/cli-admin-account.test.ts': 111,
   'test/cli-sign-text.test.ts': 109,
   'test/inbound-crash-drill.test.ts': 109,
   'test/api-account.test.ts': 99,
-  'test/program-checks.test.ts': 93,
+  'test/program-checks.test.ts': 90,
   'test/cli-dist.test.ts': 92,
   'test/submission-submit.test.ts': 92,
   'test/webmail-market.test.ts': 91,
   'test/cli-mailbox-read-noipfs.test.ts': 87,
-  'test/program-stamps.test.ts': 87,
   'test/cli-market-domain.test.ts': 86,
   'test/cli-timelock.test.ts': 84,
   'test/inbound-e2e.test.ts': 84,
@@ -42,14 +40,12 @@ const SECONDS: Record<string, number> = {
   'test/dev-stack.test.ts': 81,
   'test/cli-attest.test.ts': 76,
   'test/seal-cli.test.ts': 75,
-  'test/program-market-domain.test.ts': 74,
   'test/cli-market.test.ts': 73,
   'test/cost-guard-mx.test.ts': 71,
   'test/chain-sendmail-rpc.test.ts': 70,
   'test/cli-keygen.test.ts': 66,
   'test/cli-beacon.test.ts': 64,
   'test/api-pin-provider.test.ts': 59,
-  'test/program-timelocks.test.ts': 56,
   'test/domaind-reclaim.test.ts': 54,
   'test/webmail-server-mode.test.ts': 53,
   'test/cli-admin-token.test.ts': 52,
@@ -59,12 +55,10 @@ const SECONDS: Record<string, number> = {
   'test/mx-edge.test.ts': 47,
   'test/chain-accounts-rpc.test.ts': 45,
   'test/program-cu.test.ts': 45,
-  'test/program-rent.test.ts': 42,
   'test/webmail-inbox.test.ts': 42,
   'test/submission-dsn.test.ts': 41,
   'test/submission-sent-copy.test.ts': 41,
   'test/metrics-endpoint.test.ts': 40,
-  'test/program-market.test.ts': 40,
 };
 
 export default class LongestFirstSequencer extends BaseSequencer {
