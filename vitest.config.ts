@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/sequencer.ts';
 
 export default defineConfig({
   test: {
@@ -18,6 +19,8 @@ export default defineConfig({
     // Most test time is waiting on sockets, slots and timers, not CPU: vitest's
     // default (cores - 1) would run one file at a time on a 2-core machine.
     maxWorkers: 3,
+    // Long files first, so none starts last and runs on alone (test/sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
     reporters: ['default'],
   },
 });

@@ -104,6 +104,10 @@ export async function startWebmailStack(opts: { clock?: () => number } = {}): Pr
     dataDir: join(base, 'dev'),
     rpcPort: 0,
     randomPorts: true,
+    // 100 ms slots, not the dev default of 400 ms: every on-chain step of a
+    // test waits for its slot. A blockhash still lives 150 slots (15 s),
+    // and the page takes a fresh one for each transaction it signs.
+    slotMs: 100,
     clock: opts.clock,
     logger,
     configPatch: (c) => {

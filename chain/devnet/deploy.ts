@@ -10,7 +10,7 @@
 // configured id, so that one transaction lands with signature verification
 // off, as genesis accounts are placed on a real cluster; everything else,
 // and the loader's own checks, run as on a cluster.
-import { Keypair, PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { Keypair, PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import type { Logger } from 'pino';
 import {
   createBuffer,
@@ -22,7 +22,8 @@ import {
 } from '../program/loader.ts';
 import type { AccountState, Address } from './account-store.ts';
 import type { ProcessOptions, ProcessOutcome, ProgramImage } from './bank-types.ts';
-import type { Ed25519Signer } from './ed25519.ts';
+import { type Ed25519Signer, signerFromSeed } from './ed25519.ts';
+import { legacyMessage, legacyWire } from './legacy-tx.ts';
 import { type DecodedTransaction, decodeTransaction } from './transaction.ts';
 import { transactionErrorMessage } from './tx-error.ts';
 
@@ -77,10 +78,15 @@ function status(host: DeployHost, image: ProgramImage): Status {
 
 function send(host: DeployHost, ixs: TransactionInstruction[], signers: Keypair[], verify = true): void {
   const recentBlockhash = host.bank.latestBlockhash('processed').blockhash;
-  const tx = new Transaction({ feePayer: host.payer.publicKey, recentBlockhash }).add(...ixs);
-  tx.partialSign(host.payer, ...signers);
-  const wire = tx.serialize({ requireAllSignatures: false, verifySignatures: false });
-  const outcome = host.bank.processTransaction(decodeTransaction(new Uint8Array(wire)), {
+  const message = legacyMessage(host.payer.publicKey, recentBlockhash, ixs);
+  const wire = legacyWire(message, [
+    { publicKey: host.payer.publicKey, sign: host.bank.faucet.sign },
+    ...signers.map((k) => ({
+      publicKey: k.publicKey,
+      sign: signerFromSeed(k.secretKey.subarray(0, 32)).sign,
+    })),
+  ]);
+  const outcome = host.bank.processTransaction(decodeTransaction(wire), {
     mode: 'commit',
     verifySignatures: verify,
   });

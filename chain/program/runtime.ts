@@ -188,7 +188,48 @@ export function deployProgram(svm: LiteSVM, o: DeployOptions): Deployed {
   };
 }
 
-/** A fresh LiteSVM with `so` deployed through the upgradeable loader and a funded payer. */
+/**
+ * What a deployment through the upgradeable loader left in a runtime: the
+ * program and ProgramData accounts, the slot after it and the payer's
+ * balance. A later runtime given it starts from the same state without
+ * running the deployment's transactions again (about a hundred for the mail
+ * program, most of a test world's set-up cost).
+ */
+export interface DeployedImage {
+  programId: PublicKey;
+  programData: PublicKey;
+  program: AccountState;
+  data: AccountState;
+  slot: bigint;
+  payerLamports: bigint;
+}
+
+/** The image of `rt`'s deployment (its payer was the upgrade authority), for `createRuntime({ image })`. */
+export function deployedImage(rt: Runtime): DeployedImage {
+  const account = (address: PublicKey) => {
+    const a = rt.account(address);
+    if (!a) throw new Error(`no account ${address.toBase58()} after the deployment`);
+    return { ...a, data: Uint8Array.from(a.data) };
+  };
+  return {
+    programId: rt.programId,
+    programData: rt.programData,
+    program: account(rt.programId),
+    data: account(rt.programData),
+    slot: rt.clock().slot,
+    payerLamports: account(rt.payer.publicKey).lamports,
+  };
+}
+
+// UpgradeableLoaderState::ProgramData: u32 tag, u64 slot, Option<Pubkey> upgrade authority, then the ELF.
+const PROGRAM_DATA_AUTHORITY = 4 + 8 + 1;
+
+/**
+ * A fresh LiteSVM with `so` deployed through the upgradeable loader and a
+ * funded payer; or, given an `image` of such a deployment, the same program
+ * and ProgramData accounts written in directly, the new payer as upgrade
+ * authority and with the balance the deployment would have left it.
+ */
 export function createRuntime(o: {
   so: Uint8Array;
   programId?: Keypair | PublicKey;
@@ -196,6 +237,7 @@ export function createRuntime(o: {
   payerLamports?: bigint;
   /** ProgramData capacity for later upgrades; the program's size when omitted. */
   maxDataLen?: number;
+  image?: DeployedImage;
 }): Runtime {
   const svm = new LiteSVM();
   const inner = innerOf(svm);
@@ -204,13 +246,30 @@ export function createRuntime(o: {
     const r = inner.airdrop(address.toBytes(), lamports);
     if (r && 'err' in r) throw new Error(`airdrop failed: ${r.toString()}`);
   };
-  airdrop(payer.publicKey, o.payerLamports ?? 100_000_000_000n);
-  const deployed = deployProgram(svm, {
-    so: o.so,
-    payer,
-    ...(o.programId ? { programId: o.programId } : {}),
-    ...(o.maxDataLen ? { maxDataLen: o.maxDataLen } : {}),
-  });
+  const put = (address: PublicKey, a: AccountState) =>
+    inner.setAccount(address.toBytes(), new Account(a.lamports, a.data, a.owner.toBytes(), a.executable, 0n));
+  let deployed: { programId: PublicKey; programData: PublicKey };
+  if (o.image) {
+    const image = o.image;
+    airdrop(payer.publicKey, image.payerLamports);
+    const data = Uint8Array.from(image.data.data);
+    if (data[PROGRAM_DATA_AUTHORITY - 1] !== 1)
+      throw new Error('the deployed image has no upgrade authority');
+    data.set(payer.publicKey.toBytes(), PROGRAM_DATA_AUTHORITY);
+    // ProgramData first: writing the program account loads the program from it.
+    put(image.programData, { ...image.data, data });
+    put(image.programId, image.program);
+    inner.warpToSlot(image.slot);
+    deployed = image;
+  } else {
+    airdrop(payer.publicKey, o.payerLamports ?? 100_000_000_000n);
+    deployed = deployProgram(svm, {
+      so: o.so,
+      payer,
+      ...(o.programId ? { programId: o.programId } : {}),
+      ...(o.maxDataLen ? { maxDataLen: o.maxDataLen } : {}),
+    });
+  }
   return {
     svm,
     programId: deployed.programId,

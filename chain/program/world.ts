@@ -27,7 +27,14 @@ import {
 } from '../instructions.ts';
 import { domainAddress, emailAddress, fromboxAddress, mailboxAddress, postofficeAddress } from '../pda.ts';
 import { DEFAULT_PROGRAM_ID } from '../program-id.ts';
-import { createRuntime, innerOf, type RunResult, type Runtime } from './runtime.ts';
+import {
+  createRuntime,
+  type DeployedImage,
+  deployedImage,
+  innerOf,
+  type RunResult,
+  type Runtime,
+} from './runtime.ts';
 
 export const SO_PATH = fileURLToPath(new URL('./mail_program.so', import.meta.url));
 export const C_SOURCE = fileURLToPath(new URL('./src/mail.c', import.meta.url));
@@ -41,6 +48,12 @@ export const SOL = 1_000_000_000n;
 export const rent = (size: number): bigint => (128n + BigInt(size)) * 6960n;
 
 let so: Uint8Array | null = null;
+/**
+ * Per program id, the first world's deployment (through the upgradeable
+ * loader): later worlds in the process start from its accounts instead of
+ * deploying again.
+ */
+const images = new Map<string, DeployedImage>();
 
 /** The committed program binary. */
 export function programSo(): Uint8Array {
@@ -98,7 +111,9 @@ export class World {
     this.random = prng(opts.seed ?? 1);
     this.programKey = opts.programId ?? new PublicKey(DEFAULT_PROGRAM_ID);
     this.programId = this.programKey.toBase58();
-    this.rt = createRuntime({ so: programSo(), programId: this.programKey });
+    const image = images.get(this.programId);
+    this.rt = createRuntime({ so: programSo(), programId: this.programKey, ...(image ? { image } : {}) });
+    if (!image) images.set(this.programId, deployedImage(this.rt));
     this.rt.setClock({ unixTimestamp: START });
     if (opts.setup === false) return;
     this.admin = this.wallet();
