@@ -12,6 +12,7 @@
 // and the loader's own checks, run as on a cluster.
 import { Keypair, PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import type { Logger } from 'pino';
+import { legacyMessage, legacyWire } from '../legacy-tx.ts';
 import {
   createBuffer,
   decodeLoaderState,
@@ -23,7 +24,6 @@ import {
 import type { AccountState, Address } from './account-store.ts';
 import type { ProcessOptions, ProcessOutcome, ProgramImage } from './bank-types.ts';
 import { type Ed25519Signer, signerFromSeed } from './ed25519.ts';
-import { legacyMessage, legacyWire } from './legacy-tx.ts';
 import { type DecodedTransaction, decodeTransaction } from './transaction.ts';
 import { transactionErrorMessage } from './tx-error.ts';
 
