@@ -15,14 +15,7 @@
 // blockstore-fs's own (same sharding instance); gc lists and deletes through
 // FsBlockstore, reads take the block path directly (one readFile per block).
 import { randomBytes } from 'node:crypto';
-import {
-  access as accessCallback,
-  close as closeCallback,
-  fsync as fsyncCallback,
-  open as openCallback,
-  rename as renameCallback,
-  write as writeCallback,
-} from 'node:fs';
+import { access as accessCallback } from 'node:fs';
 import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -30,6 +23,7 @@ import { FsBlockstore } from 'blockstore-fs';
 import { NextToLast } from 'blockstore-fs/sharding';
 import type { WritableStorage } from 'ipfs-unixfs-importer';
 import { CID } from 'multiformats/cid';
+import { finishDurable, openNew, syncDir } from '../../src/blobs/durable-file.ts';
 import { importUnixfs } from '../cid.ts';
 
 export interface PinRecord {
@@ -52,15 +46,7 @@ export interface PinOutcome {
 
 const BLOCK_EXT = '.data';
 
-// The callback forms on plain descriptors: a pin makes about twenty file
-// system calls, and the promise API's FileHandle objects (and their close
-// tracking) cost more CPU per call than the calls themselves.
 const accessAsync = promisify(accessCallback);
-const openAsync = promisify(openCallback);
-const writeAsync = promisify(writeCallback);
-const fsyncAsync = promisify(fsyncCallback);
-const closeAsync = promisify(closeCallback);
-const renameAsync = promisify(renameCallback);
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -71,32 +57,11 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Writes `bytes` to `path` atomically and durably (unique temp file, fsync, rename). */
+/** Writes `bytes` to `path` atomically and durably (unique temp file, fsync, rename); the caller syncs the directory. */
 async function writeDurable(path: string, bytes: Uint8Array | string): Promise<void> {
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   const data = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
-  const fd = await openAsync(tmp, 'wx', 0o644);
-  try {
-    for (let done = 0; done < data.byteLength; ) {
-      done += (await writeAsync(fd, data, done, data.byteLength - done)).bytesWritten;
-    }
-    await fsyncAsync(fd);
-  } catch (err) {
-    await closeAsync(fd).catch(() => {});
-    await unlink(tmp).catch(() => {});
-    throw err;
-  }
-  await closeAsync(fd);
-  await renameAsync(tmp, path);
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const fd = await openAsync(dir, 'r');
-  try {
-    await fsyncAsync(fd);
-  } finally {
-    await closeAsync(fd);
-  }
+  await finishDurable(await openNew(tmp, 0o644), tmp, path, data);
 }
 
 export class PindStore {

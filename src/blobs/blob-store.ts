@@ -16,15 +16,10 @@
 // a key removes that name; the segment's space is freed with its last name.
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  close as closeCallback,
   createReadStream,
-  fsync as fsyncCallback,
-  open as openCallback,
   readFile as readFileCallback,
-  rename as renameCallback,
   stat as statCallback,
   unlink as unlinkCallback,
-  write as writeCallback,
 } from 'node:fs';
 import {
   type FileHandle,
@@ -41,16 +36,10 @@ import {
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
+import { finishDurable, openNew, syncDir } from './durable-file.ts';
 
 const readFileAsync = promisify(readFileCallback);
 const unlinkAsync = promisify(unlinkCallback);
-// A sealed copy's write is about ten file system calls: on plain descriptors
-// with the callback API, which costs less CPU per call than FileHandle.
-const openAsync = promisify(openCallback);
-const writeAsync = promisify(writeCallback);
-const fsyncAsync = promisify(fsyncCallback);
-const closeAsync = promisify(closeCallback);
-const renameAsync = promisify(renameCallback);
 const statAsync = promisify(statCallback);
 
 const KEY_RE =
@@ -217,7 +206,7 @@ export class BlobStore {
 
   /** Makes every spool name made before it durable (one fsync of `spool/`). */
   async syncSpool(): Promise<void> {
-    await fsyncDir(join(this.root, 'spool'));
+    await syncDir(join(this.root, 'spool'));
   }
 
   private async openSpoolTemp(dir: string, tmp: string): Promise<FileHandle> {
@@ -340,27 +329,16 @@ export class BlobStore {
     const tmp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
     let fd: number;
     try {
-      fd = await openAsync(tmp, 'wx', 0o600);
+      fd = await openNew(tmp, 0o600);
     } catch (err) {
       // The directory was removed under us: make it again, once.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       this.contentDirs.delete(dir);
       await this.makeContentDir(dir);
-      fd = await openAsync(tmp, 'wx', 0o600);
+      fd = await openNew(tmp, 0o600);
     }
-    try {
-      for (let done = 0; done < bytes.byteLength; ) {
-        done += (await writeAsync(fd, bytes, done, bytes.byteLength - done)).bytesWritten;
-      }
-      await fsyncAsync(fd);
-    } catch (err) {
-      await closeAsync(fd).catch(() => {});
-      await unlinkAsync(tmp).catch(() => {});
-      throw err;
-    }
-    await closeAsync(fd);
-    await renameAsync(tmp, final);
-    await fsyncDir(dir);
+    await finishDurable(fd, tmp, final, bytes);
+    await syncDir(dir);
     return { key, size: bytes.byteLength, sha256 };
   }
 
@@ -370,19 +348,10 @@ export class BlobStore {
     if (first) {
       for (let at = dir; at !== dirname(first); ) {
         at = dirname(at);
-        await fsyncDir(at);
+        await syncDir(at);
       }
     }
     this.contentDirs.add(dir);
-  }
-}
-
-async function fsyncDir(dir: string): Promise<void> {
-  const fd = await openAsync(dir, 'r');
-  try {
-    await fsyncAsync(fd);
-  } finally {
-    await closeAsync(fd);
   }
 }
 
