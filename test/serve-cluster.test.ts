@@ -166,6 +166,17 @@ async function eventually(ok: () => boolean, ms: number): Promise<void> {
 
 async function deliveredOnce(acked: Parameters<typeof account>[0], total: number): Promise<void> {
   await waitForInboxes(connection, programId, keys.wallets, total, 120_000);
+  // A re-sent copy counts toward `total` too, so the count can be reached while an
+  // acknowledged message is still on its way (e.g. its job was active in the killed
+  // process and waits for the stalled-job check): wait until every one is in.
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const seen = new Set(
+      (await readInboxes(connection, programId, gatewayUrl, keys.wallets)).map((e) => e.subject),
+    );
+    if (acked.every((s) => seen.has(s.subject)) || Date.now() > deadline) break;
+    await sleep(1000);
+  }
   await sleep(1500); // a late duplicate would land after the count is reached
   const inbox = await readInboxes(connection, programId, gatewayUrl, keys.wallets);
   const a = account(acked, inbox);
