@@ -242,7 +242,9 @@ export function describeAccounting(a: Accounting): string {
     `${a.unreadable} unreadable`,
   ];
   if (a.retriedDuplicates.length)
-    parts.push(`${a.retriedDuplicates.length} re-sent (after a 4xx or a lost connection) and delivered twice`);
+    parts.push(
+      `${a.retriedDuplicates.length} re-sent (after a 4xx or a lost connection) and delivered twice`,
+    );
   if (a.unackedDelivered) parts.push(`${a.unackedDelivered} delivered without the sender seeing the 250`);
   if (a.wrongRecipient) parts.push(`${a.wrongRecipient} at the wrong wallet`);
   return parts.join(', ');
