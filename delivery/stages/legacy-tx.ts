@@ -4,7 +4,7 @@
 // signed through node:crypto (src/keys/ed25519-sign.ts). Server only.
 import type { TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { legacyMessage, requiredSignatures } from '../../chain/legacy-tx.ts';
+import { legacyMessage, legacyWire, requiredSignatures } from '../../chain/legacy-tx.ts';
 import { signDetached } from '../../src/keys/ed25519-sign.ts';
 import { type Keypair as KeyFile, keypairFromSeed } from '../../src/keys/keypair-file.ts';
 
@@ -17,8 +17,8 @@ export function signLegacy(
   const message = legacyMessage(payer.publicKey, blockhash, instructions);
   const signers = requiredSignatures(message);
   if (signers !== 1) throw new Error(`signLegacy signs for the fee payer only, not ${signers} signers`);
-  const signature = signDetached(payer, message);
-  return { raw: Buffer.concat([Uint8Array.of(1), signature, message]), signature: bs58.encode(signature) };
+  const raw = legacyWire(message, [{ publicKey: payer.publicKey, sign: (m) => signDetached(payer, m) }]);
+  return { raw, signature: bs58.encode(raw.subarray(1, 65)) };
 }
 
 /** The keypair-file form of a web3.js keypair's secret key (checked against its public half when signing). */

@@ -194,6 +194,12 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       commitment: config.chain.commitment,
       wsUrl: config.chain.ws_url,
     });
+    // One view of the chain (and one cache) for the MX and the spooler's local hand-off.
+    const chainView = new ChainView({
+      connection,
+      programId: config.chain.program_id,
+      ...chainCacheOptions(config.smtp),
+    });
     const prefix = config.redis.prefix;
     let metricsRedis: Redis | undefined;
     if (runApi || opts.metricsListen) {
@@ -273,14 +279,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         logger: log.child({ component: 'spooler' }),
         db: store.db,
         extraCa: config.tls.extra_ca_file ? readExtraCa(config.tls.extra_ca_file) : undefined,
-        local: localDelivery(
-          config,
-          new ChainView({
-            connection,
-            programId: config.chain.program_id,
-            ...chainCacheOptions(config.smtp),
-          }),
-        ),
+        local: localDelivery(config, chainView),
       });
       closers.push(() => spooler.close());
       log.info({ prefix }, 'outbound spooler running');
@@ -312,11 +311,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       });
       const flow = new FlowProducer({ connection: edge, prefix });
       closers.push(() => flow.close());
-      const chain = new ChainView({
-        connection,
-        programId: config.chain.program_id,
-        ...chainCacheOptions(config.smtp),
-      });
+      const chain = chainView;
       const cost = await startCostGuard({
         config,
         redis: edge,
