@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.ts';
 import type { DevSummary } from '../src/dev/dev-stack.ts';
-import { alive, parentOf } from './helpers/procs.ts';
+import { alive, describeProc, parentOf } from './helpers/procs.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');
@@ -124,6 +124,7 @@ describe('sealpost dev child processes', () => {
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGKILL');
     await exited;
-    expect(await gone(pids, 30_000), 'children still running 30 s after dev was killed').toEqual([]);
+    const left = await gone(pids, 30_000);
+    expect(left.map(describeProc), 'children still running 30 s after dev was killed').toEqual([]);
   }, 180_000);
 });

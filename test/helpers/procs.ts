@@ -3,12 +3,34 @@
 // left behind.
 import { readdirSync, readFileSync } from 'node:fs';
 
+/**
+ * Whether a process still runs. A zombie (exited, not yet reaped) does not:
+ * an orphan's new parent reaps it when it gets to it, and a container's init
+ * may leave one unreaped for many seconds.
+ */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 3 (state) follows the command name in parentheses.
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** "pid state command" of a process, for a failure message. */
+export function describeProc(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+    return `${pid} ${stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)} ${cmd}`;
+  } catch {
+    return `${pid} gone`;
   }
 }
 
