@@ -303,6 +303,20 @@ describe('spool segments', () => {
     expect((await blobs.read(keys[2] as string)).toString()).toBe(texts[2]);
     expect(readdirSync(join(blobs.root, 'spool')).sort()).toEqual(['seg-1', 'seg-2']);
   });
+
+  it("leaves none of a segment's names, nor its temp file, when one name cannot be made", async () => {
+    const blobs = new BlobStore(join(tempDir(), 'blobs'));
+    await blobs.writeSegment([{ id: 'taken', chunks: [Buffer.from('older\r\n')], size: 7 }]);
+    const batch = ['new-a', 'taken', 'new-c'].map((id) => ({
+      id,
+      chunks: [Buffer.from(`${id}\r\n`)],
+      size: id.length + 2,
+    }));
+    await expect(blobs.writeSegment(batch)).rejects.toThrow(/EEXIST/);
+    // The name made before the failure is gone, the one after was never made, the older message is untouched.
+    expect(readdirSync(join(blobs.root, 'spool'))).toEqual(['taken']);
+    expect((await blobs.read('spool/taken@0+7')).toString()).toBe('older\r\n');
+  });
 });
 
 describe('reverse names per IP', () => {

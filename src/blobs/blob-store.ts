@@ -17,26 +17,18 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
   createReadStream,
+  linkSync,
   readFile as readFileCallback,
+  rmSync,
   stat as statCallback,
   unlink as unlinkCallback,
+  unlinkSync,
 } from 'node:fs';
-import {
-  type FileHandle,
-  link,
-  mkdir,
-  open,
-  readdir,
-  rename,
-  rm,
-  stat,
-  unlink,
-  utimes,
-} from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { finishDurable, openNew, syncDir } from './durable-file.ts';
+import { finishDurable, openNew, syncDir, writeDurableTemp } from './durable-file.ts';
 
 const readFileAsync = promisify(readFileCallback);
 const unlinkAsync = promisify(unlinkCallback);
@@ -171,30 +163,31 @@ export class BlobStore {
     const dir = join(this.root, 'spool');
     const tmp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
     const names = messages.map((m) => this.path(`spool/${m.id}`));
-    const fh = await this.openSpoolTemp(dir, tmp);
+    const total = messages.reduce((sum, m) => sum + m.size, 0);
+    await writeDurableTemp(
+      await this.openSpoolFd(dir, tmp),
+      tmp,
+      messages.flatMap((m) => m.chunks),
+      total,
+    );
+    // One name per message, made synchronously: a link is a few microseconds
+    // of directory work, and through the thread pool it costs several times
+    // that in CPU for every message of every batch.
+    const made: string[] = [];
     try {
-      const total = messages.reduce((sum, m) => sum + m.size, 0);
-      await writeAll(
-        fh,
-        messages.flatMap((m) => m.chunks),
-        total,
-      );
-      await fh.datasync();
+      for (const name of names) {
+        linkSync(tmp, name);
+        made.push(name);
+      }
     } catch (err) {
-      await discardTemp(fh, tmp);
+      for (const name of made) rmSync(name, { force: true });
       throw err;
-    }
-    await fh.close();
-    const linked = await Promise.allSettled(names.map((name) => link(tmp, name)));
-    await unlink(tmp).catch(() => {});
-    const failed = linked.find((r) => r.status === 'rejected');
-    if (failed) {
-      await Promise.all(
-        names.map((name, i) =>
-          linked[i]?.status === 'fulfilled' ? rm(name, { force: true }).catch(() => {}) : undefined,
-        ),
-      );
-      throw failed.reason;
+    } finally {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // Left behind, it is an orphan the spool sweep removes.
+      }
     }
     let offset = 0;
     return messages.map((m) => {
@@ -207,6 +200,22 @@ export class BlobStore {
   /** Makes every spool name made before it durable (one fsync of `spool/`). */
   async syncSpool(): Promise<void> {
     await syncDir(join(this.root, 'spool'));
+  }
+
+  /** openSpoolTemp as a plain descriptor (the segment's writes need no FileHandle). */
+  private async openSpoolFd(dir: string, tmp: string): Promise<number> {
+    if (!this.spoolDirMade) {
+      await mkdir(dir, { recursive: true });
+      this.spoolDirMade = true;
+    }
+    try {
+      return openNew(tmp, 0o600);
+    } catch (err) {
+      // The directory was removed under us: make it again, once.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await mkdir(dir, { recursive: true });
+      return openNew(tmp, 0o600);
+    }
   }
 
   private async openSpoolTemp(dir: string, tmp: string): Promise<FileHandle> {
@@ -329,13 +338,13 @@ export class BlobStore {
     const tmp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
     let fd: number;
     try {
-      fd = await openNew(tmp, 0o600);
+      fd = openNew(tmp, 0o600);
     } catch (err) {
       // The directory was removed under us: make it again, once.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       this.contentDirs.delete(dir);
       await this.makeContentDir(dir);
-      fd = await openNew(tmp, 0o600);
+      fd = openNew(tmp, 0o600);
     }
     await finishDurable(fd, tmp, final, bytes);
     await syncDir(dir);
