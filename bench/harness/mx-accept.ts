@@ -10,8 +10,12 @@
 // the delivery jobs in Redis. The CPU time each serve process used during the
 // measured load is read from /proc: the CPU per accepted message, and the
 // share of each serving process (both must have taken connections).
+// The last column is the ceiling of the library itself under the same load:
+// smtp-server with the MX's listener options in as many processes, reading
+// each message and answering 250 with nothing durable (./bare-smtp.ts).
 import { availableParallelism } from 'node:os';
 import { startDrillStack } from '../drill/rig.ts';
+import { startBareSmtp } from './bare-smtp.ts';
 import { startHarakaPeer } from './haraka-peer.ts';
 import { freePort } from './net.ts';
 import { startPostfixPeer } from './postfix-peer.ts';
@@ -84,7 +88,19 @@ export async function measureMxAccept(
     return { row, results, errors };
   }
   const warm = { ...load, messages: Math.min(200, load.messages) };
-  const systems: [key: 'sealpost' | 'postfix' | 'haraka', label: string, start: () => Promise<Target>][] = [
+  const treeCpu = (root: number) => () => {
+    const out = new Map<number, number>();
+    for (const pid of treePids(root)) {
+      const ms = processCpuMs(pid);
+      if (ms !== undefined) out.set(pid, ms);
+    }
+    return out;
+  };
+  const systems: [
+    key: 'sealpost' | 'postfix' | 'haraka' | 'bare',
+    label: string,
+    start: () => Promise<Target>,
+  ][] = [
     [
       'sealpost',
       `Sealpost (serve --no-workers --workers ${SERVE_PROCESSES})`,
@@ -101,14 +117,7 @@ export async function measureMxAccept(
           rcpt: stack.addresses()[0] as string,
           held: () => deliverJobCount(stack.redisUrl, stack.prefix),
           what: 'jobs in Redis',
-          cpu: () => {
-            const out = new Map<number, number>();
-            for (const pid of treePids(servePid)) {
-              const ms = processCpuMs(pid);
-              if (ms !== undefined) out.set(pid, ms);
-            }
-            return out;
-          },
+          cpu: treeCpu(servePid),
           stop: () => stack.close(),
         };
       },
@@ -129,6 +138,21 @@ export async function measureMxAccept(
         const hk = await startHarakaPeer({ port: await freePort(), domain: 'bench.test' });
         const held = async () => hk.queued();
         return { port: hk.port, rcpt: 'rcpt@bench.test', held, what: 'files fsynced', stop: () => hk.stop() };
+      },
+    ],
+    [
+      'bare',
+      `bare smtp-server (${SERVE_PROCESSES} processes, nothing durable)`,
+      async () => {
+        const bare = await startBareSmtp(await freePort(), SERVE_PROCESSES);
+        return {
+          port: bare.port,
+          rcpt: 'rcpt@bench.test',
+          held: () => bare.accepted(),
+          what: 'read and dropped',
+          cpu: treeCpu(bare.pid),
+          stop: () => bare.stop(),
+        };
       },
     ],
   ];

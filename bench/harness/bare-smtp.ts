@@ -1,0 +1,147 @@
+// The MX-accept ceiling: the SMTP library Sealpost's MX is built on
+// (smtp-server) with the MX's listener options and nothing else: every
+// message is read to its end and dropped, and 250 follows at once: no spool
+// write, no fsync, no job, no recipient or sender checks. It runs the way
+// `sealpost serve --workers N` runs its MX: a node:cluster primary and N
+// processes sharing the port. What this does per second under a load is
+// the most any MX on this library, this runtime and this machine can do
+// under that load; Sealpost's MX does its durable work on top.
+//
+// As a process (SEALPOST_BARE_SMTP=PORT,PROCESSES bin/run-ts.js
+// bench/harness/bare-smtp.ts), it prints `ready` once every process listens, then `accepted N` (all
+// processes' messages so far) at most every 100 ms while the count grows.
+// As a module: startBareSmtp runs that process and reads it back.
+import { type ChildProcess, spawn } from 'node:child_process';
+import cluster from 'node:cluster';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SMTPServer } from 'smtp-server';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const SELF = fileURLToPath(import.meta.url);
+/** Set (to `PORT,PROCESSES`) in the ceiling server's own processes only. */
+const ENV = 'SEALPOST_BARE_SMTP';
+
+export interface BareSmtp {
+  port: number;
+  pid: number;
+  /** Messages the processes have read to their end and answered 250 for. */
+  accepted(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Starts the ceiling server as a process of its own, with `processes` serving processes. */
+export function startBareSmtp(port: number, processes: number): Promise<BareSmtp> {
+  const child: ChildProcess = spawn(process.execPath, [resolve(ROOT, 'bin', 'run-ts.js'), SELF], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, [ENV]: `${port},${processes}` },
+  });
+  let out = '';
+  let err = '';
+  let count = 0;
+  const waiters: (() => void)[] = [];
+  child.stderr?.on('data', (d: Buffer) => {
+    err = (err + d.toString()).slice(-3000);
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`bare smtp-server not ready in 30 s: ${err}`));
+    }, 30_000);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`bare smtp-server exited (${signal ?? code}): ${err}`));
+    });
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const lines = out.split('\n');
+      out = lines.pop() ?? '';
+      for (const line of lines) {
+        const m = /^accepted (\d+)$/.exec(line);
+        if (m) count = Number(m[1]);
+        if (line === 'ready') {
+          clearTimeout(timer);
+          resolvePromise({
+            port,
+            pid: child.pid as number,
+            // The count is printed at most every 100 ms: wait for the next report.
+            accepted: () =>
+              new Promise<number>((r) => {
+                waiters.push(() => r(count));
+                setTimeout(() => {
+                  for (const w of waiters.splice(0)) w();
+                }, 250);
+              }),
+            stop: async () => {
+              child.kill('SIGTERM');
+              await exited;
+            },
+          });
+        }
+      }
+    });
+  });
+}
+
+function primary(processes: number): void {
+  // The serving processes run this file again (the environment tells them apart).
+  cluster.setupPrimary({ exec: resolve(ROOT, 'bin', 'run-ts.js'), args: [SELF] });
+  let ready = 0;
+  let total = 0;
+  let printed = 0;
+  for (let i = 0; i < processes; i++) {
+    const worker = cluster.fork();
+    worker.on('message', (m: { t: string; n?: number }) => {
+      if (m.t === 'ready' && ++ready === processes) process.stdout.write('ready\n');
+      if (m.t === 'count') total += m.n ?? 0;
+    });
+  }
+  setInterval(() => {
+    if (total === printed) return;
+    printed = total;
+    process.stdout.write(`accepted ${total}\n`);
+  }, 100).unref();
+  process.on('SIGTERM', () => {
+    for (const w of Object.values(cluster.workers ?? {})) w?.kill('SIGTERM');
+    setTimeout(() => process.exit(0), 200);
+  });
+}
+
+function serving(port: number): void {
+  let unreported = 0;
+  // The MX's own listener options (src/smtp/mx-server.ts), without TLS.
+  const server = new SMTPServer({
+    name: 'bare.bench.test',
+    banner: 'bare smtp-server',
+    size: 10 * 1024 * 1024,
+    rejectOversized: true,
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    hideSTARTTLS: true,
+    disableReverseLookup: true,
+    logger: false,
+    onData(stream, _session, done) {
+      stream.on('data', () => {});
+      stream.on('end', () => {
+        unreported++;
+        done();
+      });
+    },
+  });
+  setInterval(() => {
+    if (unreported === 0) return;
+    process.send?.({ t: 'count', n: unreported });
+    unreported = 0;
+  }, 50).unref();
+  server.listen(port, '127.0.0.1', () => process.send?.({ t: 'ready' }));
+  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+}
+
+const role = process.env[ENV];
+if (role) {
+  const [port, processes] = role.split(',').map(Number) as [number, number];
+  if (cluster.isPrimary) primary(processes);
+  else serving(port);
+}
