@@ -28,7 +28,7 @@ import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink, utimes
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { finishDurable, openNew, syncDir, writeDurableTemp } from './durable-file.ts';
+import { finishDurable, openNew, openNewAsync, syncDir, writeDurableTemp } from './durable-file.ts';
 
 const readFileAsync = promisify(readFileCallback);
 const unlinkAsync = promisify(unlinkCallback);
@@ -209,12 +209,12 @@ export class BlobStore {
       this.spoolDirMade = true;
     }
     try {
-      return openNew(tmp, 0o600);
+      return await openNewAsync(tmp, 0o600);
     } catch (err) {
       // The directory was removed under us: make it again, once.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       await mkdir(dir, { recursive: true });
-      return openNew(tmp, 0o600);
+      return openNewAsync(tmp, 0o600);
     }
   }
 

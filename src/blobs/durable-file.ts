@@ -10,6 +10,7 @@ import {
   closeSync,
   fdatasync as fdatasyncCallback,
   fsync as fsyncCallback,
+  open as openCallback,
   openSync,
   renameSync,
   unlinkSync,
@@ -31,6 +32,17 @@ export const SYNC_WRITE_BYTES = 512 * 1024;
 /** Opens `tmp` for a new file (it must not exist) with `mode`: a descriptor, or a thrown errno error. */
 export function openNew(tmp: string, mode: number): number {
   return openSync(tmp, 'wx', mode);
+}
+
+const openAsync = promisify(openCallback);
+
+/**
+ * openNew through the thread pool: creating a file in a directory other
+ * processes fsync can wait for the file system's journal, which must not
+ * hold the event loop.
+ */
+export function openNewAsync(tmp: string, mode: number): Promise<number> {
+  return openAsync(tmp, 'wx', mode);
 }
 
 /** Closes and removes a temp file whose write failed (errors ignored: the orphan sweeps remove leftovers). */
