@@ -61,7 +61,7 @@ async function exists(path: string): Promise<boolean> {
 async function writeDurable(path: string, bytes: Uint8Array | string): Promise<void> {
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   const data = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
-  await finishDurable(openNew(tmp, 0o644), tmp, path, data);
+  await finishDurable(await openNew(tmp, 0o644), tmp, path, data);
 }
 
 export class PindStore {

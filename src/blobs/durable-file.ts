@@ -1,9 +1,9 @@
 // Durable file writes on plain descriptors, shared by the blob store and
-// pind. The fsyncs (milliseconds of waiting on the disk) go through the
-// thread pool; the calls around them (open, a small write into the page
-// cache, close, rename, link) take microseconds and are made synchronously:
-// through the thread pool each cost several times its own work in CPU, and
-// a write is about ten of them. A write larger than SYNC_WRITE_BYTES is
+// pind. The fsyncs (milliseconds of waiting on the disk) and the creation of
+// a file go through the thread pool; the calls around them (a small write
+// into the page cache, close, rename, link) take microseconds and are made
+// synchronously: through the thread pool each cost several times its own
+// work in CPU, and a write is about ten of them. A write larger than SYNC_WRITE_BYTES is
 // still handed to the thread pool, so a large pin does not hold the event
 // loop while it is copied.
 import {
@@ -29,19 +29,14 @@ const writevAsync = promisify(writevCallback);
 /** Writes up to this many bytes synchronously; larger ones go through the thread pool. */
 export const SYNC_WRITE_BYTES = 512 * 1024;
 
-/** Opens `tmp` for a new file (it must not exist) with `mode`: a descriptor, or a thrown errno error. */
-export function openNew(tmp: string, mode: number): number {
-  return openSync(tmp, 'wx', mode);
-}
-
 const openAsync = promisify(openCallback);
 
 /**
- * openNew through the thread pool: creating a file in a directory other
- * processes fsync can wait for the file system's journal, which must not
- * hold the event loop.
+ * Opens `tmp` for a new file (it must not exist) with `mode`. Through the
+ * thread pool: creating a file in a directory that other processes fsync can
+ * wait for the file system's journal, which must not hold the event loop.
  */
-export function openNewAsync(tmp: string, mode: number): Promise<number> {
+export function openNew(tmp: string, mode: number): Promise<number> {
   return openAsync(tmp, 'wx', mode);
 }
 
