@@ -12,6 +12,23 @@ export function blake3Text(s: string): Uint8Array {
   return blake3(utf8(s));
 }
 
+// The MX and the pipeline hash the same domain names and sender addresses
+// for every message (PDA seeds, postage gates): answers are kept in a
+// bounded map emptied when it fills. Callers only read the arrays (seeds,
+// instruction data copies), never change them.
+const REMEMBERED_MAX = 20_000;
+const remembered = new Map<string, Uint8Array>();
+
+function rememberedHash(tag: string, text: string, compute: () => Uint8Array): Uint8Array {
+  const key = tag + text;
+  const hit = remembered.get(key);
+  if (hit) return hit;
+  const h = compute();
+  if (remembered.size >= REMEMBERED_MAX) remembered.clear();
+  remembered.set(key, h);
+  return h;
+}
+
 /**
  * The frombox / Email `from_hash` (docs/protocol.md "from_hash"): blake3 of
  * the sender wallet's base58 address (direct sends; pass the key or its
@@ -27,9 +44,11 @@ export function blake3Text(s: string): Uint8Array {
  */
 export function fromHash(from: Key): Uint8Array {
   const s = toBase58(from).trim();
-  const at = s.lastIndexOf('@');
-  if (at < 0) return blake3Text(s);
-  return blake3Text(`${s.slice(0, at)}@${fromHashDomain(s.slice(at + 1))}`);
+  return rememberedHash('f:', s, () => {
+    const at = s.lastIndexOf('@');
+    if (at < 0) return blake3Text(s);
+    return blake3Text(`${s.slice(0, at)}@${fromHashDomain(s.slice(at + 1))}`);
+  });
 }
 
 function fromHashDomain(domain: string): string {
@@ -56,7 +75,7 @@ export function aliasNameHash(normalizedAlias: string): Uint8Array {
 
 /** The MailDomain PDA seed: blake3 of the lowercased domain name. */
 export function domainNameHash(domain: string): Uint8Array {
-  return blake3Text(domain.toLowerCase());
+  return rememberedHash('d:', domain, () => blake3Text(domain.toLowerCase()));
 }
 
 const ALIAS_RE = /^[a-z0-9._-]{1,64}$/;
