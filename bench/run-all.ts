@@ -12,7 +12,6 @@
 // blake3 per message), and the CLI's start-up (`--help`, `--version`,
 // `config check`, from dist/ and through tsx). Peers are installed by bench/harness/install-peers.sh;
 // one that cannot be installed or started is reported `missing`, with why.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -21,6 +20,7 @@ import { runApi, runOutbound } from './harness/child-benches.ts';
 import { measureCliStart } from './harness/cli-start.ts';
 import { measureEndToEnd } from './harness/end-to-end.ts';
 import { measureFloor } from './harness/floor.ts';
+import { installPeers } from './harness/install-peers.ts';
 import { measureMxAccept } from './harness/mx-accept.ts';
 import { pipelineRows } from './harness/pipeline-load.ts';
 import { measureSoak } from './harness/soak.ts';
@@ -63,21 +63,6 @@ const load = {
 const root = resolve(import.meta.dirname, '..');
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
-function installPeers(): Map<string, string> {
-  log('installing peers (bench/harness/install-peers.sh)');
-  const status = new Map<string, string>();
-  let out = '';
-  try {
-    out = execFileSync('bash', [join(root, 'bench', 'harness', 'install-peers.sh')], { encoding: 'utf8' });
-  } catch (err) {
-    out = String((err as { stdout?: string }).stdout ?? '');
-  }
-  for (const m of out.matchAll(/^peer (\S+): (.*)$/gm)) status.set(m[1] as string, m[2] as string);
-  for (const peer of ['postfix', 'haraka'])
-    if (!status.has(peer)) status.set(peer, 'missing (installer gave no answer)');
-  return status;
-}
-
 const errors: Record<string, string> = {};
 const missing = (why: string): Cell => ({ missing: why.length > 90 ? `${why.slice(0, 87)}...` : why });
 /** The first line of the error for the table; all of it goes into the JSON. */
@@ -107,7 +92,7 @@ if (only.has('floor')) {
   });
 }
 
-const peers = only.has('mx') || only.has('outbound') ? installPeers() : new Map<string, string>();
+const peers = only.has('mx') || only.has('outbound') ? installPeers(log) : new Map<string, string>();
 
 if (only.has('mx')) {
   const bytes = load.bytes;
