@@ -87,7 +87,11 @@ export async function measureMxAccept(
     row.sealpost = cut(`no smtp-source: postfix ${peers.get('postfix')}`);
     return { row, results, errors };
   }
-  const warm = { ...load, messages: Math.min(200, load.messages) };
+  // The same warm-up load for every system before the measured one: long
+  // enough for a JIT-compiled server (Sealpost, Haraka, the bare library) to
+  // reach its steady state (`npm run bench:mx` shows the first thousand or
+  // so messages cost about half again as much CPU as the later ones).
+  const warm = { ...load, messages: Math.min(1000, load.messages) };
   const treeCpu = (root: number) => () => {
     const out = new Map<number, number>();
     for (const pid of treePids(root)) {
