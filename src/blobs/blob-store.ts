@@ -207,34 +207,29 @@ export class BlobStore {
     await syncDir(join(this.root, 'spool'));
   }
 
-  /** openSpoolTemp as a plain descriptor (the segment's writes need no FileHandle). */
-  private async openSpoolFd(dir: string, tmp: string): Promise<number> {
-    if (!this.spoolDirMade) {
-      await mkdir(dir, { recursive: true });
-      this.spoolDirMade = true;
-    }
-    try {
-      return await openNew(tmp, 0o600);
-    } catch (err) {
-      // The directory was removed under us: make it again, once.
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      await mkdir(dir, { recursive: true });
-      return await openNew(tmp, 0o600);
-    }
+  /** A new spool temp file as a plain descriptor (a segment's writes need no FileHandle). */
+  private openSpoolFd(dir: string, tmp: string): Promise<number> {
+    return this.inSpoolDir(dir, () => openNew(tmp, 0o600));
   }
 
-  private async openSpoolTemp(dir: string, tmp: string): Promise<FileHandle> {
+  /** A new spool temp file as a FileHandle (a large message is written to it as it arrives). */
+  private openSpoolTemp(dir: string, tmp: string): Promise<FileHandle> {
+    return this.inSpoolDir(dir, () => open(tmp, 'wx', 0o600));
+  }
+
+  /** Creates a file in `spool/`, making the directory first (once) and again if it was removed. */
+  private async inSpoolDir<T>(dir: string, create: () => Promise<T>): Promise<T> {
     if (!this.spoolDirMade) {
       await mkdir(dir, { recursive: true });
       this.spoolDirMade = true;
     }
     try {
-      return await open(tmp, 'wx', 0o600);
+      return await create();
     } catch (err) {
       // The directory was removed under us: make it again, once.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       await mkdir(dir, { recursive: true });
-      return open(tmp, 'wx', 0o600);
+      return create();
     }
   }
 

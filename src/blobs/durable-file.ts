@@ -1,11 +1,13 @@
 // Durable file writes on plain descriptors, shared by the blob store and
-// pind. The fsyncs (milliseconds of waiting on the disk) and the creation of
-// a file go through the thread pool; the calls around them (a small write
-// into the page cache, close, rename, link) take microseconds and are made
-// synchronously: through the thread pool each cost several times its own
-// work in CPU, and a write is about ten of them. A write larger than SYNC_WRITE_BYTES is
-// still handed to the thread pool, so a large pin does not hold the event
-// loop while it is copied.
+// pind. Two calls go through the thread pool: the fsyncs (milliseconds of
+// waiting on the disk) and the creation of a file (a new inode and name,
+// the one call that showed long waits for the file system's journal while
+// other processes fsync). The others (a write into the page cache, close,
+// rename, link, unlink, opening a directory) take microseconds and are made
+// directly: through the thread pool each cost several times its own work in
+// CPU, and a durable write is about ten calls. A write larger than
+// SYNC_WRITE_BYTES still goes through the pool, so a large pin does not
+// hold the event loop while it is copied.
 import {
   closeSync,
   fdatasync as fdatasyncCallback,
@@ -21,6 +23,7 @@ import {
 } from 'node:fs';
 import { promisify } from 'node:util';
 
+const openAsync = promisify(openCallback);
 const writeAsync = promisify(writeCallback);
 const fsyncAsync = promisify(fsyncCallback);
 const fdatasyncAsync = promisify(fdatasyncCallback);
@@ -28,8 +31,6 @@ const writevAsync = promisify(writevCallback);
 
 /** Writes up to this many bytes synchronously; larger ones go through the thread pool. */
 export const SYNC_WRITE_BYTES = 512 * 1024;
-
-const openAsync = promisify(openCallback);
 
 /**
  * Opens `tmp` for a new file (it must not exist) with `mode`. Through the
