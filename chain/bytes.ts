@@ -20,21 +20,34 @@ export function utf8(s: string): Uint8Array {
   return encoder.encode(s);
 }
 
+/**
+ * Remembers computed values by key in a map of at most `max` entries,
+ * emptied when it fills: for derivations asked for again and again (the
+ * same addresses, names and PDAs for every message) whose results are
+ * never changed by their callers.
+ */
+export class Remembered<V> {
+  private readonly map = new Map<string, V>();
+
+  constructor(private readonly max: number) {}
+
+  get(key: string, compute: () => V): V {
+    const hit = this.map.get(key);
+    if (hit !== undefined) return hit;
+    const value = compute();
+    if (this.map.size >= this.max) this.map.clear();
+    this.map.set(key, value);
+    return value;
+  }
+}
+
 // The same few addresses (the program, the authority, recipients) are given
 // as base58 text over and over (a PDA derivation or instruction per
-// message): their decoded keys are kept (PublicKey is immutable), in a
-// bounded map emptied when it fills.
-const DECODED_MAX = 20_000;
-const decoded = new Map<string, PublicKey>();
+// message): their decoded keys are kept (PublicKey is immutable).
+const decoded = new Remembered<PublicKey>(20_000);
 
 export function toPublicKey(k: Key): PublicKey {
-  if (typeof k !== 'string') return k;
-  const hit = decoded.get(k);
-  if (hit) return hit;
-  const key = new PublicKey(k);
-  if (decoded.size >= DECODED_MAX) decoded.clear();
-  decoded.set(k, key);
-  return key;
+  return typeof k === 'string' ? decoded.get(k, () => new PublicKey(k)) : k;
 }
 
 export function toBase58(k: Key): string {

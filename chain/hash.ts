@@ -5,7 +5,7 @@
 import { blake3 } from '@noble/hashes/blake3.js';
 import bs58 from 'bs58';
 import punycode from 'punycode.js';
-import { type Key, toBase58, utf8 } from './bytes.ts';
+import { type Key, Remembered, toBase58, utf8 } from './bytes.ts';
 
 /** BLAKE3-256 of the UTF-8 bytes of `s`. */
 export function blake3Text(s: string): Uint8Array {
@@ -13,21 +13,9 @@ export function blake3Text(s: string): Uint8Array {
 }
 
 // The MX and the pipeline hash the same domain names and sender addresses
-// for every message (PDA seeds, postage gates): answers are kept in a
-// bounded map emptied when it fills. Callers only read the arrays (seeds,
-// instruction data copies), never change them.
-const REMEMBERED_MAX = 20_000;
-const remembered = new Map<string, Uint8Array>();
-
-function rememberedHash(tag: string, text: string, compute: () => Uint8Array): Uint8Array {
-  const key = tag + text;
-  const hit = remembered.get(key);
-  if (hit) return hit;
-  const h = compute();
-  if (remembered.size >= REMEMBERED_MAX) remembered.clear();
-  remembered.set(key, h);
-  return h;
-}
+// for every message (PDA seeds, postage gates): the hashes are remembered.
+// Callers only read the arrays (seeds, instruction data copies).
+const remembered = new Remembered<Uint8Array>(20_000);
 
 /**
  * The frombox / Email `from_hash` (docs/protocol.md "from_hash"): blake3 of
@@ -44,7 +32,7 @@ function rememberedHash(tag: string, text: string, compute: () => Uint8Array): U
  */
 export function fromHash(from: Key): Uint8Array {
   const s = toBase58(from).trim();
-  return rememberedHash('f:', s, () => {
+  return remembered.get(`f:${s}`, () => {
     const at = s.lastIndexOf('@');
     if (at < 0) return blake3Text(s);
     return blake3Text(`${s.slice(0, at)}@${fromHashDomain(s.slice(at + 1))}`);
@@ -75,7 +63,7 @@ export function aliasNameHash(normalizedAlias: string): Uint8Array {
 
 /** The MailDomain PDA seed: blake3 of the lowercased domain name. */
 export function domainNameHash(domain: string): Uint8Array {
-  return rememberedHash('d:', domain, () => blake3Text(domain.toLowerCase()));
+  return remembered.get(`d:${domain}`, () => blake3Text(domain.toLowerCase()));
 }
 
 const ALIAS_RE = /^[a-z0-9._-]{1,64}$/;

@@ -1,7 +1,7 @@
 // PDA derivation for every account kind (docs/protocol.md seed table).
 // Each returns web3.js's [address, canonical bump].
 import { PublicKey } from '@solana/web3.js';
-import { type Key, keyBytes, toPublicKey, u64Le, utf8 } from './bytes.ts';
+import { type Key, keyBytes, Remembered, toPublicKey, u64Le, utf8 } from './bytes.ts';
 import { aliasNameHash, domainNameHash } from './hash.ts';
 
 export type Pda = [PublicKey, number];
@@ -47,9 +47,8 @@ export const seeds = {
 // Derivation costs a few hashes and curve checks per bump tried (about 0.1 ms
 // in JavaScript), and the pipeline derives the same mailbox, postoffice and
 // domain addresses for every message: results are kept, keyed by program and
-// seeds, in a bounded map emptied when it fills.
-const FOUND_MAX = 20_000;
-const found = new Map<string, Pda>();
+// seeds.
+const found = new Remembered<Pda>(20_000);
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 const hex = (b: Uint8Array): string => {
   let out = '';
@@ -67,13 +66,9 @@ function find(programId: Key, list: Uint8Array[]): Pda {
     head = hex(program.toBytes());
     programHex.set(program, head);
   }
-  const key = `${head}/${list.map(hex).join('/')}`;
-  const hit = found.get(key);
-  if (hit) return hit;
-  const pda = PublicKey.findProgramAddressSync(list, program);
-  if (found.size >= FOUND_MAX) found.clear();
-  found.set(key, pda);
-  return pda;
+  return found.get(`${head}/${list.map(hex).join('/')}`, () =>
+    PublicKey.findProgramAddressSync(list, program),
+  );
 }
 
 function hash32(h: Uint8Array, what: string): Uint8Array {

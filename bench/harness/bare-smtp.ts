@@ -14,6 +14,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import cluster from 'node:cluster';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { SMTPServer } from 'smtp-server';
 
@@ -40,7 +41,6 @@ export function startBareSmtp(port: number, processes: number): Promise<BareSmtp
   let out = '';
   let err = '';
   let count = 0;
-  const waiters: (() => void)[] = [];
   child.stderr?.on('data', (d: Buffer) => {
     err = (err + d.toString()).slice(-3000);
   });
@@ -66,14 +66,11 @@ export function startBareSmtp(port: number, processes: number): Promise<BareSmtp
           resolvePromise({
             port,
             pid: child.pid as number,
-            // The count is printed at most every 100 ms: wait for the next report.
-            accepted: () =>
-              new Promise<number>((r) => {
-                waiters.push(() => r(count));
-                setTimeout(() => {
-                  for (const w of waiters.splice(0)) w();
-                }, 250);
-              }),
+            // The count is printed at most every 100 ms: wait past the next report.
+            accepted: async () => {
+              await sleep(250);
+              return count;
+            },
             stop: async () => {
               child.kill('SIGTERM');
               await exited;

@@ -23,16 +23,24 @@ import {
   readFile as readFileCallback,
   readFileSync,
   readSync,
+  renameSync,
   rmSync,
   statSync,
   unlink as unlinkCallback,
   unlinkSync,
 } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink, utimes } from 'node:fs/promises';
+import { mkdir, open, readdir, rm, stat, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { finishDurable, openNew, syncDir, writeDurableTemp } from './durable-file.ts';
+import {
+  discardTemp,
+  finishDurable,
+  openNew,
+  syncDir,
+  writeChunks,
+  writeDurableTemp,
+} from './durable-file.ts';
 
 const readFileAsync = promisify(readFileCallback);
 const unlinkAsync = promisify(unlinkCallback);
@@ -114,7 +122,7 @@ export class BlobStore {
     const key = `spool/${id}`;
     const final = this.path(key);
     const dir = dirname(final);
-    let file: { fh: FileHandle; tmp: string } | undefined;
+    let file: { fd: number; tmp: string } | undefined;
     let kept: Uint8Array[] | null = [];
     let pending: Uint8Array[] = [];
     let pendingBytes = 0;
@@ -131,26 +139,25 @@ export class BlobStore {
         }
         if (!file && size > SPOOL_SEGMENT_MESSAGE_BYTES) {
           const tmp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
-          file = { fh: await this.openSpoolTemp(dir, tmp), tmp };
+          file = { fd: await this.openSpoolFd(dir, tmp), tmp };
         }
         if (file && pendingBytes >= SPOOL_WRITE_BYTES) {
-          await writeAll(file.fh, pending, pendingBytes);
+          await writeChunks(file.fd, pending, pendingBytes);
           pending = [];
           pendingBytes = 0;
         }
       }
-      if (!file) {
-        const chunks = pending;
-        return { size, chunks, bytes: async () => Buffer.concat(chunks, size) };
-      }
-      if (pending.length) await writeAll(file.fh, pending, pendingBytes);
-      await file.fh.datasync();
     } catch (err) {
-      if (file) await discardTemp(file.fh, file.tmp);
+      if (file) discardTemp(file.fd, file.tmp);
       throw err;
     }
-    await file.fh.close();
-    await rename(file.tmp, final);
+    if (!file) {
+      const chunks = pending;
+      return { size, chunks, bytes: async () => Buffer.concat(chunks, size) };
+    }
+    // The rest, fdatasync and close (a failure there removes the temp file too), then its name.
+    await writeDurableTemp(file.fd, file.tmp, pending, pendingBytes);
+    renameSync(file.tmp, final);
     const held = kept;
     return {
       key,
@@ -207,29 +214,19 @@ export class BlobStore {
     await syncDir(join(this.root, 'spool'));
   }
 
-  /** A new spool temp file as a plain descriptor (a segment's writes need no FileHandle). */
-  private openSpoolFd(dir: string, tmp: string): Promise<number> {
-    return this.inSpoolDir(dir, () => openNew(tmp, 0o600));
-  }
-
-  /** A new spool temp file as a FileHandle (a large message is written to it as it arrives). */
-  private openSpoolTemp(dir: string, tmp: string): Promise<FileHandle> {
-    return this.inSpoolDir(dir, () => open(tmp, 'wx', 0o600));
-  }
-
-  /** Creates a file in `spool/`, making the directory first (once) and again if it was removed. */
-  private async inSpoolDir<T>(dir: string, create: () => Promise<T>): Promise<T> {
+  /** A new spool temp file, making `spool/` first (once) and again if it was removed. */
+  private async openSpoolFd(dir: string, tmp: string): Promise<number> {
     if (!this.spoolDirMade) {
       await mkdir(dir, { recursive: true });
       this.spoolDirMade = true;
     }
     try {
-      return await create();
+      return await openNew(tmp, 0o600);
     } catch (err) {
       // The directory was removed under us: make it again, once.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       await mkdir(dir, { recursive: true });
-      return create();
+      return await openNew(tmp, 0o600);
     }
   }
 
@@ -366,12 +363,6 @@ export class BlobStore {
   }
 }
 
-/** Closes and removes an unfinished temp file (a failed write leaves nothing). */
-async function discardTemp(fh: FileHandle, tmp: string): Promise<void> {
-  await fh.close().catch(() => {});
-  await unlink(tmp).catch(() => {});
-}
-
 function readRangeSync(path: string, range: { start: number; length: number }, key: string): Buffer {
   const fd = openSync(path, 'r');
   try {
@@ -385,11 +376,4 @@ function readRangeSync(path: string, range: { start: number; length: number }, k
   } finally {
     closeSync(fd);
   }
-}
-
-/** One writev of `chunks` (libuv splits past IOV_MAX and retries short writes). */
-async function writeAll(fh: FileHandle, chunks: Uint8Array[], total: number): Promise<void> {
-  if (chunks.length === 0) return;
-  const { bytesWritten } = await fh.writev(chunks);
-  if (bytesWritten !== total) throw new Error(`short write: ${bytesWritten} of ${total} bytes`);
 }

@@ -30,7 +30,7 @@ const fdatasyncAsync = promisify(fdatasyncCallback);
 const writevAsync = promisify(writevCallback);
 
 /** Writes up to this many bytes synchronously; larger ones go through the thread pool. */
-export const SYNC_WRITE_BYTES = 512 * 1024;
+const SYNC_WRITE_BYTES = 512 * 1024;
 
 /**
  * Opens `tmp` for a new file (it must not exist) with `mode`. Through the
@@ -42,7 +42,7 @@ export function openNew(tmp: string, mode: number): Promise<number> {
 }
 
 /** Closes and removes a temp file whose write failed (errors ignored: the orphan sweeps remove leftovers). */
-function discard(fd: number, tmp: string): void {
+export function discardTemp(fd: number, tmp: string): void {
   try {
     closeSync(fd);
   } catch {}
@@ -66,11 +66,20 @@ export async function finishDurable(fd: number, tmp: string, path: string, bytes
     }
     await fsyncAsync(fd);
   } catch (err) {
-    discard(fd, tmp);
+    discardTemp(fd, tmp);
     throw err;
   }
   closeSync(fd);
   renameSync(tmp, path);
+}
+
+/** Writes `chunks` (`total` bytes) at the file position of `fd` with one writev. */
+export async function writeChunks(fd: number, chunks: Uint8Array[], total: number): Promise<void> {
+  if (chunks.length === 0) return;
+  // libuv splits past IOV_MAX and retries short writes itself.
+  const written =
+    total <= SYNC_WRITE_BYTES ? writevSync(fd, chunks) : (await writevAsync(fd, chunks)).bytesWritten;
+  if (written !== total) throw new Error(`short write: ${written} of ${total} bytes`);
 }
 
 /**
@@ -85,15 +94,10 @@ export async function writeDurableTemp(
   total: number,
 ): Promise<void> {
   try {
-    if (chunks.length > 0) {
-      // One writev (libuv splits past IOV_MAX and retries short writes itself).
-      const written =
-        total <= SYNC_WRITE_BYTES ? writevSync(fd, chunks) : (await writevAsync(fd, chunks)).bytesWritten;
-      if (written !== total) throw new Error(`short write: ${written} of ${total} bytes`);
-    }
+    await writeChunks(fd, chunks, total);
     await fdatasyncAsync(fd);
   } catch (err) {
-    discard(fd, tmp);
+    discardTemp(fd, tmp);
     throw err;
   }
   closeSync(fd);

@@ -311,13 +311,12 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       });
       const flow = new FlowProducer({ connection: edge, prefix });
       closers.push(() => flow.close());
-      const chain = chainView;
       const cost = await startCostGuard({
         config,
         redis: edge,
         connection,
         authority: authority.publicKey,
-        resolveAlias: (alias) => chain.alias(alias),
+        resolveAlias: (alias) => chainView.alias(alias),
         logger: log,
         metrics,
       });
@@ -341,7 +340,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       };
       const connectionLimiter = new WindowLimiter(edge);
       submitParts = {
-        chain,
+        chain: chainView,
         flow,
         blobs,
         redis: edge,
@@ -376,7 +375,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
             l.tls === 'starttls'
               ? { certFile: config.smtp.tls_cert_file, keyFile: config.smtp.tls_key_file }
               : undefined,
-          chain,
+          chain: chainView,
           senderAuth,
           reverseName,
           onEvaluation,

@@ -3,6 +3,12 @@
 // left behind.
 import { readdirSync, readFileSync } from 'node:fs';
 
+/** The fields of /proc/<pid>/stat after the command name in parentheses: [state, ppid, …]. */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /**
  * Whether a process still runs. A zombie (exited, not yet reaped) does not:
  * an orphan's new parent reaps it when it gets to it, and a container's init
@@ -15,9 +21,7 @@ export function alive(pid: number): boolean {
     return false;
   }
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 3 (state) follows the command name in parentheses.
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    return statFields(pid)[0] !== 'Z';
   } catch {
     return false;
   }
@@ -26,9 +30,9 @@ export function alive(pid: number): boolean {
 /** "pid state command" of a process, for a failure message. */
 export function describeProc(pid: number): string {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = statFields(pid)[0];
     const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-    return `${pid} ${stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)} ${cmd}`;
+    return `${pid} ${state} ${cmd}`;
   } catch {
     return `${pid} gone`;
   }
@@ -36,9 +40,7 @@ export function describeProc(pid: number): string {
 
 /** The parent pid of a running process. */
 export function parentOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Field 4 (ppid) follows the command name in parentheses.
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  return Number(statFields(pid)[1]);
 }
 
 /** Child pids of a process. */
