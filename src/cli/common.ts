@@ -3,7 +3,9 @@
 // with stable exit codes (./errors.ts, re-exported here).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Connection } from '@solana/web3.js';
 import { type Command, InvalidArgumentError } from 'commander';
+import { createConnection } from '../chain-rpc.ts';
 import { type Config, loadConfig, parseConfig, splitHostPort } from '../config/index.ts';
 
 export { CliError, EXIT_FAILURE, EXIT_USAGE, reportError } from './errors.ts';
@@ -141,4 +143,12 @@ export function loadCliConfig(
   if (line) (ctx.stderr ?? process.stderr).write(`${line}\n`);
   const config = loadConfig(choice.file, { dataDirOverride: opts.dataDir, env });
   return { config, configFile: choice.file };
+}
+
+/**
+ * The CLI's chain connection: each RPC call fails after 60 s instead of
+ * hanging, and a public RPC's HTTP 429 is waited out and retried.
+ */
+export function cliConnection(rpc: string): Connection {
+  return createConnection(rpc, { timeoutMs: 60_000, retryOnRateLimit: true });
 }

@@ -4,9 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Connection } from '@solana/web3.js';
 import { startDevnet } from '../../chain/devnet/server.ts';
 import { startPind } from '../../pinning/pind/server.ts';
+import { createConnection } from '../chain-rpc.ts';
 import { formatListen } from '../cli/common.ts';
 import type { Config } from '../config/index.ts';
 import { createCredentialKeyFile, loadCredentialKey } from '../crypto/credential-seal.ts';
@@ -187,7 +187,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       devnet = inProcess;
     }
 
-    const connection = new Connection(devnet.rpcUrl, { commitment: 'confirmed', wsEndpoint: devnet.wsUrl });
+    const connection = createConnection(devnet.rpcUrl, { wsUrl: devnet.wsUrl });
     const wallets = [
       { name: 'open', key: openWallet, defaultPostage: 0n, file: join(keysDir, 'wallet-open.json') },
       {

@@ -4,8 +4,10 @@
 // GET /health (alive) and GET /ready: the chain RPC's state (503 when it is
 // down) and the start-up check of the local domains on chain.
 import { readFileSync } from 'node:fs';
-import { type Commitment, Connection, Keypair, PublicKey } from '@solana/web3.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Commitment, type Connection, Keypair, PublicKey } from '@solana/web3.js';
 import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import { createConnection } from '../chain-rpc.ts';
 import type { Config } from '../config/index.ts';
 import { normalizeDomainName } from '../dns/name.ts';
 import { createDnsResolver, type DnsResolver } from '../dns/resolver.ts';
@@ -60,7 +62,10 @@ export async function buildDomaind(deps: DomaindDeps): Promise<Domaind> {
   const logger =
     deps.logger ?? createLogger({ name: 'domaind', level: config.log.level, format: config.log.format });
   const resolver = deps.resolver ?? createDnsResolver({ servers: [config.domaind.resolver] });
-  const connection = deps.connection ?? new Connection(config.chain.rpc_url, config.chain.commitment);
+  // Every chain read has a deadline: a node that goes away mid-answer never leaves one pending.
+  const connection =
+    deps.connection ??
+    createConnection(config.chain.rpc_url, { commitment: config.chain.commitment as Commitment });
   const delegate =
     deps.delegate !== undefined
       ? deps.delegate
@@ -201,7 +206,8 @@ export async function startDomaind(opts: StartDomaindOptions): Promise<RunningDo
     url: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     async close() {
-      await checking.catch(() => {});
+      // A check still reading the chain is waited for briefly, never without end.
+      await Promise.race([checking.catch(() => {}), sleep(2000, undefined, { ref: false })]);
       await d.app.close();
     },
   };

@@ -3,7 +3,6 @@
 // usual mistakes are one clear line with nothing sent), then builds one
 // instruction and hands it to runTx (key, --dry-run or --sign-offline).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { Connection } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import {
@@ -31,7 +30,7 @@ import {
   parseMailboxKeyFile,
   type ReaderKeypair,
 } from '../../seal/index.ts';
-import { CliError, EXIT_USAGE } from '../common.ts';
+import { CliError, cliConnection, EXIT_USAGE } from '../common.ts';
 import { addChainOptions, type ChainOptions, chainRead, settings, sol } from './mailbox-common.ts';
 import { addTxOptions, openTxSession, runTx, type TxOptions, type TxSession } from './mailbox-tx.ts';
 
@@ -151,7 +150,7 @@ async function aliasCreate(name: string, opts: TxOptions): Promise<void> {
 async function aliasShow(name: string, opts: ChainOptions): Promise<void> {
   const alias = aliasName(name);
   const { rpc, programId } = settings(opts);
-  const conn = new Connection(rpc, 'confirmed');
+  const conn = cliConnection(rpc);
   const found = await chainRead(rpc, 'the alias', () => getAlias(conn, programId, alias));
   if (!found) throw new CliError(`no alias "${alias}" is registered on chain`);
   const mailbox = await chainRead(rpc, 'the mailbox', () => getMailbox(conn, programId, found.address));

@@ -9,7 +9,7 @@
 //     an external signer signed, after checking the signature against the
 //     message, so a mismatch is refused with nothing sent.
 import {
-  Connection,
+  type Connection,
   Keypair,
   PublicKey,
   Transaction,
@@ -21,7 +21,7 @@ import type { Command } from 'commander';
 import { decodeInstruction, parseMailProgramError, toHex } from '../../../chain/index.ts';
 import { readKeypairFile } from '../../keys/keypair-file.ts';
 import { pollSignature, TxFailedError } from '../../trustless/tx.ts';
-import { CliError, EXIT_USAGE } from '../common.ts';
+import { CliError, cliConnection, EXIT_USAGE } from '../common.ts';
 import {
   addChainOptions,
   type ChainOptions,
@@ -88,7 +88,7 @@ export function openTxSession(opts: TxOptions): TxSession {
   if (opts.signOffline && opts.dryRun)
     throw new CliError('give --dry-run or --sign-offline, not both', EXIT_USAGE);
   const wallet = keypair ? keypair.publicKey : new PublicKey(opts.wallet as string);
-  return { rpc, programId, conn: new Connection(rpc, 'confirmed'), wallet, keypair, opts };
+  return { rpc, programId, conn: cliConnection(rpc), wallet, keypair, opts };
 }
 
 /** The mail program refused the transaction; `name` is its error (PostageRequired, InvalidPda, …). */
@@ -411,7 +411,7 @@ async function submit(opts: SubmitOptions): Promise<void> {
     );
   }
   const { rpc } = settings(opts);
-  const conn = new Connection(rpc, 'confirmed');
+  const conn = cliConnection(rpc);
   const receipt: Record<string, unknown> = {
     fee_payer: payer,
     instructions: tx.instructions.map((ix) => instructionJson(ix).kind).join(', '),

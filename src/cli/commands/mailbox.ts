@@ -6,7 +6,7 @@
 // delegated mailbox key) and prints the original RFC 5322 bytes. Only reads:
 // no transaction.
 import { readFileSync } from 'node:fs';
-import { Connection, type PublicKey } from '@solana/web3.js';
+import type { Connection, PublicKey } from '@solana/web3.js';
 import type { Command } from 'commander';
 import {
   type Email,
@@ -31,7 +31,7 @@ import {
   SealFormatError,
   walletEncryptionKeypair,
 } from '../../seal/index.ts';
-import { CliError, EXIT_USAGE } from '../common.ts';
+import { CliError, cliConnection, EXIT_USAGE } from '../common.ts';
 import {
   addChainOptions,
   type ChainOptions,
@@ -95,7 +95,7 @@ async function list(opts: ListOptions): Promise<void> {
   const wallet = walletOf(opts);
   if (!wallet) throw new CliError('say whose inbox: --wallet <base58> or --key <wallet file>', EXIT_USAGE);
   const { rpc, programId } = settings(opts);
-  const conn = new Connection(rpc, 'confirmed');
+  const conn = cliConnection(rpc);
   const mailbox = await chainRead(rpc, 'the mailbox', () => getMailbox(conn, programId, wallet));
   if (!mailbox)
     throw new CliError(`wallet ${wallet} has no mailbox on chain (program ${programId} at ${rpc})`);
@@ -214,7 +214,7 @@ async function read(message: string | undefined, opts: ReadOptions): Promise<voi
   const { rpc, programId, gateway, config } = settings(opts);
   // Checked before any read, so a bad token option fails first; used only for local-only mail.
   const access = storeAccess(opts, config);
-  const conn = new Connection(rpc, 'confirmed');
+  const conn = cliConnection(rpc);
   const { address, email } = await findMessage(conn, rpc, programId, wallet, opts);
   const recipient = email.recipient.toBase58();
   if (wallet && recipient !== wallet) {

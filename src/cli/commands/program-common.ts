@@ -3,10 +3,10 @@
 // deploy refusals turned into CLI errors.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Connection, Keypair } from '@solana/web3.js';
+import { type Connection, Keypair } from '@solana/web3.js';
 import { readKeypairFile } from '../../keys/keypair-file.ts';
 import { DeployError } from '../../program-deploy/onchain.ts';
-import { CliError } from '../common.ts';
+import { CliError, cliConnection } from '../common.ts';
 
 export { addressOption, intOption, urlOption } from '../options.ts';
 
@@ -40,7 +40,7 @@ export function readSo(file: string): Uint8Array {
 
 /** A connection whose first call proves the RPC answers (within 20 s). */
 export async function connect(rpc: string): Promise<Connection> {
-  const conn = new Connection(rpc, { commitment: 'confirmed' });
+  const conn = cliConnection(rpc);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error('no answer within 20 s')), 20_000);
