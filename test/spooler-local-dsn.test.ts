@@ -127,10 +127,13 @@ describe('DSNs to local senders', () => {
     expect(fields).toMatch(/Status: 5\.1\.1/);
     expect(dsn.headers.get('in-reply-to')).toBe('<bounce-me@mail.test>');
 
-    // The stored copy is the DSN (the Sent copy is the other row).
+    // The stored copy is the DSN (the Sent copy is the other row); the job stores it
+    // after the Email account is confirmed, so it may land a moment after the chain shows it.
     const messages = new MessagesRepo(rig.serving.store.db);
-    const rows = await messages.listForWallet(wallet);
-    expect(rows.some((m) => m.cid === entry?.email.cid && m.publishedByUs)).toBe(true);
+    const stored = await eventually(async () =>
+      (await messages.listForWallet(wallet)).find((m) => m.cid === entry?.email.cid),
+    );
+    expect(stored.publishedByUs).toBe(true);
 
     // The remote MX saw the submission only; nothing ever asked for our own domain's MX.
     expect(remote.stats.mailFrom).toBe(1);
