@@ -218,7 +218,12 @@ describe('batched SendMail', () => {
     const batchSig = jobs[0]?.saved[0]?.signature as string;
     expect(jobs.every((j) => j.saved[0]?.signature === batchSig)).toBe(true);
     expect(jobs[0]?.saved[0]?.batch?.size).toBe(4);
-    // Another process retries every job from its checkpoint.
+    // Another process retries every job from its checkpoint, as a real retry
+    // does: after the chain has moved past the blockhash the batch was built on
+    // (rebuilt within the same slot, the same messages would sign to the same bytes).
+    const seen = (await first.chain.connection.getLatestBlockhash('confirmed')).blockhash;
+    while ((await first.chain.connection.getLatestBlockhash('confirmed')).blockhash === seen)
+      await new Promise((r) => setTimeout(r, 20));
     const second = await workerProcess();
     const deps = { ...second.deps, lockPrefix: first.prefix };
     const retried = await Promise.all(
