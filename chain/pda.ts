@@ -1,7 +1,8 @@
 // PDA derivation for every account kind (docs/protocol.md seed table).
 // Each returns web3.js's [address, canonical bump].
-import { PublicKey } from '@solana/web3.js';
+import type { PublicKey } from '@solana/web3.js';
 import { type Key, keyBytes, Remembered, toPublicKey, u64Le, utf8 } from './bytes.ts';
+import { findProgramAddress } from './curve.ts';
 import { aliasNameHash, domainNameHash } from './hash.ts';
 
 export type Pda = [PublicKey, number];
@@ -44,10 +45,9 @@ export const seeds = {
   postoffice: (): Uint8Array[] => [utf8(SEED.postoffice)],
 };
 
-// Derivation costs a few hashes and curve checks per bump tried (about 0.1 ms
-// in JavaScript), and the pipeline derives the same mailbox, postoffice and
-// domain addresses for every message: results are kept, keyed by program and
-// seeds.
+// Derivation costs a hash and a curve check per bump tried (./curve.ts), and
+// the pipeline derives the same mailbox, postoffice and domain addresses for
+// every message: results are kept, keyed by program and seeds.
 const found = new Remembered<Pda>(20_000);
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 const hex = (b: Uint8Array): string => {
@@ -66,9 +66,7 @@ function find(programId: Key, list: Uint8Array[]): Pda {
     head = hex(program.toBytes());
     programHex.set(program, head);
   }
-  return found.get(`${head}/${list.map(hex).join('/')}`, () =>
-    PublicKey.findProgramAddressSync(list, program),
-  );
+  return found.get(`${head}/${list.map(hex).join('/')}`, () => findProgramAddress(list, program));
 }
 
 function hash32(h: Uint8Array, what: string): Uint8Array {
