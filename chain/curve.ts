@@ -13,6 +13,7 @@
 // (chain/curve.test.ts holds it to @noble/curves on random and edge inputs,
 // and the addresses to web3.js's).
 import { sha256 } from '@noble/hashes/sha2.js';
+import { concatBytes } from '@noble/hashes/utils.js';
 import { PublicKey } from '@solana/web3.js';
 
 const P = 2n ** 255n - 19n;
@@ -68,20 +69,12 @@ const MARKER = new TextEncoder().encode('ProgramDerivedAddress');
  * off the curve. A seed longer than 32 bytes is a TypeError, as there.
  */
 export function findProgramAddress(seeds: Uint8Array[], programId: PublicKey): [PublicKey, number] {
-  let length = MARKER.length + 32 + 1;
+  let bumpAt = 0;
   for (const seed of seeds) {
     if (seed.length > MAX_SEED_LENGTH) throw new TypeError('Max seed length exceeded');
-    length += seed.length;
+    bumpAt += seed.length;
   }
-  const input = new Uint8Array(length);
-  let at = 0;
-  for (const seed of seeds) {
-    input.set(seed, at);
-    at += seed.length;
-  }
-  const bumpAt = at;
-  input.set(programId.toBytes(), bumpAt + 1);
-  input.set(MARKER, bumpAt + 33);
+  const input = concatBytes(...seeds, Uint8Array.of(0), programId.toBytes(), MARKER);
   for (let bump = 255; bump > 0; bump--) {
     input[bumpAt] = bump;
     const hash = sha256(input);
