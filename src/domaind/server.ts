@@ -64,8 +64,7 @@ export async function buildDomaind(deps: DomaindDeps): Promise<Domaind> {
   const resolver = deps.resolver ?? createDnsResolver({ servers: [config.domaind.resolver] });
   // Every chain read has a deadline: a node that goes away mid-answer never leaves one pending.
   const connection =
-    deps.connection ??
-    createConnection(config.chain.rpc_url, { commitment: config.chain.commitment as Commitment });
+    deps.connection ?? createConnection(config.chain.rpc_url, { commitment: config.chain.commitment });
   const delegate =
     deps.delegate !== undefined
       ? deps.delegate
