@@ -131,4 +131,57 @@ describe.each(targets)('mail store on $name', (target) => {
     expect((await messages.get('f.0'))?.flags).toEqual(['\\Answered', '\\Seen']);
     expect(await messages.setFlags('nope', [])).toBe(false);
   });
+
+  it('group commit: concurrent copies share transactions, each numbered as if stored alone', async () => {
+    const grouped = new MessagesRepo(store.db, { groupCommit: true });
+    const wallets = Array.from({ length: 5 }, () => generateKeypair().address);
+    await accounts.create(wallets[0] as string, { source: 'self' });
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        grouped.storeDelivered(
+          copy(wallets[i % 5] as string, `g${i}.0`, { wraps: [{ readerId: 'imap', wrap: `W${i}` }] }),
+        ),
+      ),
+    );
+    expect(results.every((r) => r.created)).toBe(true);
+    // Forty callers in one turn: far fewer commits than copies, none of them a fallback.
+    expect(grouped.groupStats.copies).toBe(40);
+    expect(grouped.groupStats.groups).toBeLessThan(5);
+    expect(grouped.groupStats.fallbacks).toBe(0);
+    for (const w of wallets) {
+      const stored = await messages.listForWallet(w);
+      expect(stored.map((m) => m.uid).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect((await messages.listMailboxes(w)).map((m) => [m.name, m.uidNext])).toEqual([[INBOX, 9]]);
+    }
+    // Each caller got its own row back, as written.
+    results.forEach((r, i) => {
+      expect(r.message.id).toBe(`g${i}.0`);
+      expect(r.message.wallet).toBe(wallets[i % 5]);
+    });
+    expect((await messages.getReaderWrap('g7.0', 'imap'))?.wrap).toBe('W7');
+    expect((await accounts.get(wallets[0] as string))?.source).toBe('self');
+  });
+
+  it('group commit: a bad copy fails alone, a copy id given twice is stored once', async () => {
+    const grouped = new MessagesRepo(store.db, { groupCommit: true });
+    const w = generateKeypair().address;
+    const settled = await Promise.allSettled([
+      grouped.storeDelivered(copy(w, 'b1.0')),
+      // blob_key is NOT NULL: this copy's insert fails inside the group.
+      grouped.storeDelivered(copy(w, 'b2.0', { blobKey: null as unknown as string })),
+      grouped.storeDelivered(copy(w, 'b3.0')),
+      grouped.storeDelivered(copy(w, 'b1.0', { size: 99 })),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(grouped.groupStats.fallbacks).toBe(1);
+    const values = settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
+    // Stored again one by one after the group rolled back: one b1 row, the second caller is told it existed.
+    expect(values.filter((v) => v?.message.id === 'b1.0').map((v) => v?.created)).toEqual([true, false]);
+    expect(values[3]?.message.size).toBe(1234);
+    const stored = await messages.listForWallet(w);
+    expect(stored.map((m) => m.id).sort()).toEqual(['b1.0', 'b3.0']);
+    expect(stored.map((m) => m.uid).sort((x, y) => x - y)).toEqual([1, 2]);
+    // Nothing is left waiting: a later copy is stored at once.
+    expect((await grouped.storeDelivered(copy(w, 'b4.0'))).message.uid).toBe(3);
+  });
 });

@@ -232,7 +232,8 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         authority,
         blobs,
         operatorPin,
-        messages: new MessagesRepo(store.db),
+        // Concurrent deliveries share one store commit (MessagesRepo groupCommit).
+        messages: new MessagesRepo(store.db, { groupCommit: true }),
         accounts: new AccountsRepo(store.db),
         credentialKey,
         localDomains: config.smtp.local_domains,

@@ -94,13 +94,40 @@ export function toMessage(row: Selectable<MessagesTable>): StoredMessage {
   };
 }
 
+/** Most delivered copies committed in one grouped transaction (MessagesRepo groupCommit). */
+export const STORE_GROUP_MAX = 128;
+
+interface GroupedStore {
+  copy: DeliveredCopy;
+  resolve(result: StoreResult): void;
+  reject(err: unknown): void;
+}
+
+type StoreResult = { created: boolean; message: StoredMessage };
+
+export interface MessagesRepoOptions {
+  now?: () => number;
+  /**
+   * Commit the copies that storeDelivered is given while an earlier group
+   * commits in one transaction (one commit, so one WAL fsync, for all of
+   * them); the delivery pipeline's many concurrent jobs set it.
+   */
+  groupCommit?: boolean;
+}
+
 export class MessagesRepo {
   private readonly db: Kysely<Database>;
   private readonly now: () => number;
+  private readonly groupCommit: boolean;
+  private grouped: GroupedStore[] = [];
+  private draining = false;
+  /** Grouped transactions committed and the copies in them, for tests and the bench. */
+  readonly groupStats = { groups: 0, copies: 0, fallbacks: 0 };
 
-  constructor(db: Kysely<Database>, opts: { now?: () => number } = {}) {
+  constructor(db: Kysely<Database>, opts: MessagesRepoOptions = {}) {
     this.db = db;
     this.now = opts.now ?? Date.now;
+    this.groupCommit = opts.groupCommit ?? false;
   }
 
   private async ensureMailboxIn(trx: Transaction<Database> | Kysely<Database>, wallet: string, name: string) {
@@ -136,83 +163,136 @@ export class MessagesRepo {
    * (source `delivery`) and the mailbox on first delivery. A copy id that
    * already exists is returned unchanged (`created: false`).
    */
-  async storeDelivered(copy: DeliveredCopy): Promise<{ created: boolean; message: StoredMessage }> {
-    // The common case, a wallet whose INBOX exists, is four statements: the
-    // copy-id check, the UID taken from the INBOX (its row exists only with
-    // the account's, by foreign key), the insert and the commit. The account
-    // and the INBOX are made only when the UID cannot be taken.
-    return this.db.transaction().execute(async (trx) => {
-      const existing = await trx
-        .selectFrom('messages')
-        .selectAll()
-        .where('id', '=', copy.id)
-        .executeTakeFirst();
-      if (existing) return { created: false, message: toMessage(existing) };
-      const at = this.now();
-      const takeUid = (where: { id: string } | { wallet: string }) => {
-        let q = trx
-          .updateTable('mailboxes')
-          .set((eb) => ({ uid_next: eb('uid_next', '+', 1), highest_modseq: eb('highest_modseq', '+', 1) }));
-        q =
-          'id' in where
-            ? q.where('id', '=', where.id)
-            : q.where('wallet', '=', where.wallet).where('name', '=', INBOX);
-        return q.returning(['id', 'uid_next', 'highest_modseq']).executeTakeFirst();
-      };
-      let bumped = await takeUid({ wallet: copy.wallet });
-      if (!bumped) {
-        await trx
-          .insertInto('accounts')
-          .values({
-            wallet: copy.wallet,
-            created_at: at,
-            updated_at: at,
-            source: 'delivery',
-            mail_password_sealed: null,
-            timezone: null,
-            expose_dnd_schedule: 0,
-            disabled_at: null,
-          })
-          .onConflict((oc) => oc.column('wallet').doNothing())
-          .execute();
-        const mailbox = await this.ensureMailboxIn(trx, copy.wallet, INBOX);
-        bumped = await takeUid({ id: mailbox.id });
-        if (!bumped) throw new Error(`no mailbox ${mailbox.id}`);
+  async storeDelivered(copy: DeliveredCopy): Promise<StoreResult> {
+    if (!this.groupCommit) return this.storeAlone(copy);
+    return new Promise<StoreResult>((resolve, reject) => {
+      this.grouped.push({ copy, resolve, reject });
+      if (!this.draining) {
+        this.draining = true;
+        // After this turn's I/O, so the copies of jobs finishing together join one group.
+        setImmediate(() => void this.drainGrouped());
       }
-      const row = {
-        id: copy.id,
-        wallet: copy.wallet,
-        mailbox_id: bumped.id,
-        uid: Number(bumped.uid_next) - 1,
-        blob_key: copy.blobKey,
-        size: copy.size,
-        received_at: copy.receivedAt,
-        cid: copy.cid,
-        pinned_by_operator: copy.pinnedByOperator ? 1 : 0,
-        chain_index: copy.chainIndex,
-        email_address: copy.emailAddress,
-        tx_signature: copy.txSignature,
-        published_by_us: copy.publishedByUs ? 1 : 0,
-        flags: '[]',
-        modseq: Number(bumped.highest_modseq),
-        deleted_at: null,
-      } as const;
-      await trx.insertInto('messages').values(row).execute();
-      for (const w of copy.wraps ?? []) {
-        await trx
-          .insertInto('reader_wraps')
-          .values({
-            message_id: copy.id,
-            reader_id: w.readerId,
-            wallet: copy.wallet,
-            wrap: w.wrap,
-            created_at: at,
-          })
-          .execute();
-      }
-      // The row as written (every column is given above): no read back.
-      return { created: true, message: toMessage(row) };
     });
+  }
+
+  private storeAlone(copy: DeliveredCopy): Promise<StoreResult> {
+    return this.db.transaction().execute((trx) => this.storeIn(trx, copy));
+  }
+
+  // Group commit: the copies waiting when a group starts go into one
+  // transaction, so a commit (SQLite's WAL fsync, PostgreSQL's WAL flush) is
+  // shared by all of them; copies arriving meanwhile form the next group.
+  // Each caller is answered only after the commit that holds its row. The
+  // group is sorted by wallet, so two processes' groups take mailbox rows in
+  // one order. When a group fails (one bad copy, a deadlock, a lost
+  // connection) every copy of it is stored again on its own: storeIn is
+  // idempotent per copy id, so a copy whose group did commit is found and
+  // returned unchanged, and one bad copy fails only its own caller.
+  private async drainGrouped(): Promise<void> {
+    while (this.grouped.length > 0) {
+      const group = this.grouped.splice(0, STORE_GROUP_MAX);
+      group.sort((a, b) => (a.copy.wallet < b.copy.wallet ? -1 : a.copy.wallet > b.copy.wallet ? 1 : 0));
+      try {
+        const results =
+          group.length === 1
+            ? [await this.storeAlone((group[0] as GroupedStore).copy)]
+            : await this.db.transaction().execute(async (trx) => {
+                const out: StoreResult[] = [];
+                for (const g of group) out.push(await this.storeIn(trx, g.copy));
+                return out;
+              });
+        this.groupStats.groups++;
+        this.groupStats.copies += group.length;
+        group.forEach((g, i) => {
+          g.resolve(results[i] as StoreResult);
+        });
+      } catch (err) {
+        if (group.length === 1) {
+          (group[0] as GroupedStore).reject(err);
+          continue;
+        }
+        this.groupStats.fallbacks++;
+        for (const g of group) await this.storeAlone(g.copy).then(g.resolve, g.reject);
+      }
+    }
+    this.draining = false;
+  }
+
+  // The common case, a wallet whose INBOX exists, is three statements: the
+  // copy-id check, the UID taken from the INBOX (its row exists only with
+  // the account's, by foreign key) and the insert. The account and the INBOX
+  // are made only when the UID cannot be taken.
+  private async storeIn(trx: Transaction<Database>, copy: DeliveredCopy): Promise<StoreResult> {
+    const existing = await trx
+      .selectFrom('messages')
+      .selectAll()
+      .where('id', '=', copy.id)
+      .executeTakeFirst();
+    if (existing) return { created: false, message: toMessage(existing) };
+    const at = this.now();
+    const takeUid = (where: { id: string } | { wallet: string }) => {
+      let q = trx
+        .updateTable('mailboxes')
+        .set((eb) => ({ uid_next: eb('uid_next', '+', 1), highest_modseq: eb('highest_modseq', '+', 1) }));
+      q =
+        'id' in where
+          ? q.where('id', '=', where.id)
+          : q.where('wallet', '=', where.wallet).where('name', '=', INBOX);
+      return q.returning(['id', 'uid_next', 'highest_modseq']).executeTakeFirst();
+    };
+    let bumped = await takeUid({ wallet: copy.wallet });
+    if (!bumped) {
+      await trx
+        .insertInto('accounts')
+        .values({
+          wallet: copy.wallet,
+          created_at: at,
+          updated_at: at,
+          source: 'delivery',
+          mail_password_sealed: null,
+          timezone: null,
+          expose_dnd_schedule: 0,
+          disabled_at: null,
+        })
+        .onConflict((oc) => oc.column('wallet').doNothing())
+        .execute();
+      const mailbox = await this.ensureMailboxIn(trx, copy.wallet, INBOX);
+      bumped = await takeUid({ id: mailbox.id });
+      if (!bumped) throw new Error(`no mailbox ${mailbox.id}`);
+    }
+    const row = {
+      id: copy.id,
+      wallet: copy.wallet,
+      mailbox_id: bumped.id,
+      uid: Number(bumped.uid_next) - 1,
+      blob_key: copy.blobKey,
+      size: copy.size,
+      received_at: copy.receivedAt,
+      cid: copy.cid,
+      pinned_by_operator: copy.pinnedByOperator ? 1 : 0,
+      chain_index: copy.chainIndex,
+      email_address: copy.emailAddress,
+      tx_signature: copy.txSignature,
+      published_by_us: copy.publishedByUs ? 1 : 0,
+      flags: '[]',
+      modseq: Number(bumped.highest_modseq),
+      deleted_at: null,
+    } as const;
+    await trx.insertInto('messages').values(row).execute();
+    for (const w of copy.wraps ?? []) {
+      await trx
+        .insertInto('reader_wraps')
+        .values({
+          message_id: copy.id,
+          reader_id: w.readerId,
+          wallet: copy.wallet,
+          wrap: w.wrap,
+          created_at: at,
+        })
+        .execute();
+    }
+    // The row as written (every column is given above): no read back.
+    return { created: true, message: toMessage(row) };
   }
 
   async get(id: string): Promise<StoredMessage | undefined> {
