@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config/index.ts';
 import { generateKeypair } from '../src/keys/keypair-file.ts';
 import { publicationLimitsFromConfig } from '../src/limits/cost-guard.ts';
-import { acquireLease, acquireWalletLease } from '../src/limits/lease.ts';
+import { acquireLease, acquireWalletLease, acquireWalletLeases, LeaseSet } from '../src/limits/lease.ts';
 import { costGuardMetrics, MetricsRegistry } from '../src/limits/metrics.ts';
 import { walletLeaseKey, walletLeasePattern, walletRateWindowPattern } from '../src/limits/redis-keys.ts';
 import { WindowLimiter, type WindowSpec } from '../src/limits/window.ts';
@@ -232,6 +232,56 @@ describe('wallet leases', () => {
     expect(await acquireLease(redis, key, { ttlMs: 300 })).toBeNull();
     expect(await a?.release()).toBe(true);
     expect(await redis.exists(key)).toBe(0);
+  });
+
+  it('takes many in one call: the free ones are held, a busy one is left to its holder', async () => {
+    const wallets = Array.from({ length: 3 }, () => generateKeypair().address);
+    const busy = await acquireWalletLease(redis, prefix, wallets[1] as string, 'sendmail', {
+      ttlMs: 5_000,
+      keepAlive: false,
+    });
+    const set = await acquireWalletLeases(redis, prefix, wallets, 'sendmail', { ttlMs: 5_000 });
+    const keys = wallets.map((w) => walletLeaseKey(prefix, w, 'sendmail'));
+    expect(keys.map((k) => set.holds(k))).toEqual([true, false, true]);
+    expect(set.size).toBe(2);
+    expect(await redis.mget(...keys)).toEqual([set.token, busy?.token, set.token]);
+    // A taken key is exclusive to the set, as a single lease is.
+    expect(
+      await acquireWalletLease(redis, prefix, wallets[0] as string, 'sendmail', { ttlMs: 5_000 }),
+    ).toBeNull();
+    // Released in the same turn (one call): each is told, the busy key is not the set's to free.
+    expect(
+      await Promise.all([
+        set.release(keys[0] as string),
+        set.release(keys[1] as string),
+        set.release(keys[2] as string),
+      ]),
+    ).toEqual([true, false, true]);
+    expect(await redis.exists(keys[0] as string, keys[2] as string)).toBe(0);
+    expect(await redis.get(keys[1] as string)).toBe(busy?.token);
+    expect(await set.release(keys[0] as string)).toBe(false);
+    await busy?.release();
+  });
+
+  it('renews its held keys together past their ttl, drops a lost one, never frees the next holder', async () => {
+    const keys = ['a', 'b', 'c'].map((n) => walletLeaseKey(prefix, wallet, `set-${n}`));
+    const set = await LeaseSet.acquire(redis, keys, { ttlMs: 300 });
+    // b is lost (expired and taken by someone else, as after a long pause).
+    await redis.set(keys[1] as string, 'someone-else');
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(keys.map((k) => set.holds(k))).toEqual([true, false, true]);
+    expect(await redis.pttl(keys[0] as string)).toBeGreaterThan(0);
+    expect(await Promise.all(keys.map((k) => set.release(k)))).toEqual([true, false, true]);
+    expect(await redis.get(keys[1] as string)).toBe('someone-else');
+    expect(await redis.exists(keys[0] as string, keys[2] as string)).toBe(0);
+    // Without keep-alive a key expires, and a stale set's release leaves the next holder's lease alone.
+    const stale = await LeaseSet.acquire(redis, [keys[0] as string], { ttlMs: 150, keepAlive: false });
+    await new Promise((r) => setTimeout(r, 250));
+    const next = await acquireLease(redis, keys[0] as string, { ttlMs: 5_000, keepAlive: false });
+    expect(next).not.toBeNull();
+    expect(await stale.release(keys[0] as string)).toBe(false);
+    expect(await redis.get(keys[0] as string)).toBe(next?.token);
+    await next?.release();
   });
 });
 

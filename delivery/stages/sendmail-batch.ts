@@ -29,7 +29,8 @@ import {
   sendMailInstruction,
 } from '../../chain/index.ts';
 import type { Keypair as KeyFile } from '../../src/keys/keypair-file.ts';
-import { acquireWalletLease, type Lease } from '../../src/limits/lease.ts';
+import { acquireWalletLeases, type LeaseSet } from '../../src/limits/lease.ts';
+import { walletLeaseKey } from '../../src/limits/redis-keys.ts';
 import { PendingError, PermanentDeliveryError } from '../errors.ts';
 import type { StageResults } from '../jobs.ts';
 import { readAccounts } from '../rpc.ts';
@@ -169,15 +170,15 @@ export class SendMailBatcher {
     const wallets = [...this.queued.keys()].filter((w) => !this.inFlight.has(w));
     if (wallets.length === 0) return;
     for (const w of wallets) this.inFlight.add(w);
-    const leases = new Map<string, Lease>();
-    await Promise.all(
-      wallets.map(async (w) => {
-        const lease = await acquireWalletLease(this.o.redis, this.o.lockPrefix, w, 'sendmail', {
-          ttlMs: this.o.lockMs ?? 15_000,
-        }).catch(() => null);
-        if (lease) leases.set(w, lease);
-      }),
-    );
+    // Every recipient's lease in one round trip (and renewed, released together).
+    const set = await acquireWalletLeases(this.o.redis, this.o.lockPrefix, wallets, 'sendmail', {
+      ttlMs: this.o.lockMs ?? 15_000,
+    }).catch(() => null);
+    const leases = new Map<string, string>();
+    for (const w of wallets) {
+      const key = walletLeaseKey(this.o.lockPrefix, w, 'sendmail');
+      if (set?.holds(key)) leases.set(w, key);
+    }
     const now = Date.now();
     const taken = new Map<string, Pending[]>();
     const perWallet = this.o.pipelined ? Number.POSITIVE_INFINITY : this.o.maxPerTx;
@@ -202,17 +203,19 @@ export class SendMailBatcher {
       taken.set(w, take);
     }
     if (blocked) this.schedule(25);
-    if (taken.size === 0) return;
-    void this.run(taken, leases);
+    if (taken.size === 0 || !set) return;
+    void this.run(taken, set, leases);
   }
 
   /** Builds, checkpoints, sends and watches the transactions for `taken`; frees each recipient after. */
-  private async run(taken: Map<string, Pending[]>, leases: Map<string, Lease>): Promise<void> {
+  private async run(
+    taken: Map<string, Pending[]>,
+    set: LeaseSet,
+    leases: Map<string, string>,
+  ): Promise<void> {
     const release = async (w: string) => {
-      await leases
-        .get(w)
-        ?.release()
-        .catch(() => false);
+      const key = leases.get(w);
+      if (key) await set.release(key);
       leases.delete(w);
       this.inFlight.delete(w);
       if (this.queued.has(w)) this.schedule(0);

@@ -99,3 +99,155 @@ export function acquireWalletLease(
 ): Promise<Lease | null> {
   return acquireLease(redis, walletLeaseKey(prefix, wallet, name), opts);
 }
+
+// The same, for many keys under one token: SET NX PX per key, and
+// compare-then-delete / compare-then-extend per key.
+const ACQUIRE_MANY = `
+local got = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('SET', key, ARGV[1], 'PX', ARGV[2], 'NX') then got[i] = 1 else got[i] = 0 end
+end
+return got`;
+const RELEASE_MANY = `
+local freed = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then freed[i] = redis.call('DEL', key) else freed[i] = 0 end
+end
+return freed`;
+const RENEW_MANY = `
+local held = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then held[i] = redis.call('PEXPIRE', key, ARGV[2]) else held[i] = 0 end
+end
+return held`;
+
+/**
+ * Leases on many keys taken together (the SendMail batcher's recipients of
+ * one flush): one script call takes every free key under one token, one
+ * timer renews the held ones with one call, and the releases asked for in
+ * the same turn go out as one call. Each key is held and freed on its own
+ * terms, exactly as a Lease: expiry frees it after a crash, and only a key
+ * still holding the token is extended or deleted.
+ */
+export class LeaseSet {
+  private readonly held = new Set<string>();
+  private readonly releasing = new Map<string, (released: boolean) => void>();
+  private flushing = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  private constructor(
+    private readonly redis: Redis,
+    readonly token: string,
+    private readonly ttl: number,
+  ) {}
+
+  /** Takes every key of `keys` that is free (one round trip); the others are simply not held. */
+  static async acquire(
+    redis: Redis,
+    keys: string[],
+    opts: Pick<LeaseOptions, 'ttlMs' | 'keepAlive' | 'random'>,
+  ): Promise<LeaseSet> {
+    const token = Buffer.from((opts.random ?? defaultRandom)(16)).toString('hex');
+    const set = new LeaseSet(redis, token, Math.max(1, Math.round(opts.ttlMs)));
+    if (keys.length === 0) return set;
+    const got = (await redis.eval(ACQUIRE_MANY, keys.length, ...keys, token, set.ttl)) as number[];
+    keys.forEach((key, i) => {
+      if (Number(got[i]) === 1) set.held.add(key);
+    });
+    if ((opts.keepAlive ?? true) && set.held.size > 0) {
+      set.timer = setInterval(
+        () => {
+          // A failed renewal (Redis hiccup) is retried at the next tick; expiry is the backstop.
+          set.renew().catch(() => {});
+        },
+        Math.max(1, Math.floor(set.ttl / 3)),
+      );
+      set.timer.unref();
+    }
+    return set;
+  }
+
+  /** True while `key` is held (taken, not released, not found lost by a renewal). */
+  holds(key: string): boolean {
+    return this.held.has(key);
+  }
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  /** Extends every held key to ttl from now; the keys found lost are dropped. Returns how many are still held. */
+  async renew(): Promise<number> {
+    const keys = [...this.held];
+    if (keys.length === 0) return 0;
+    const extended = (await this.redis.eval(
+      RENEW_MANY,
+      keys.length,
+      ...keys,
+      this.token,
+      this.ttl,
+    )) as number[];
+    keys.forEach((key, i) => {
+      if (Number(extended[i]) !== 1) this.held.delete(key);
+    });
+    if (this.held.size === 0) this.stop();
+    return this.held.size;
+  }
+
+  /**
+   * Frees `key` if it still holds the token; resolves true when it did. The
+   * releases asked for in one turn share one call.
+   */
+  release(key: string): Promise<boolean> {
+    if (!this.held.delete(key)) return Promise.resolve(false);
+    if (this.held.size === 0) this.stop();
+    return new Promise<boolean>((resolve) => {
+      this.releasing.set(key, resolve);
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => void this.flushReleases());
+      }
+    });
+  }
+
+  private async flushReleases(): Promise<void> {
+    const batch = [...this.releasing];
+    this.releasing.clear();
+    this.flushing = false;
+    const keys = batch.map(([key]) => key);
+    let freed: number[] = [];
+    try {
+      freed = (await this.redis.eval(RELEASE_MANY, keys.length, ...keys, this.token)) as number[];
+    } catch {
+      // Redis unreachable: the keys expire on their own.
+    }
+    batch.forEach(([, resolve], i) => {
+      resolve(Number(freed[i]) === 1);
+    });
+  }
+
+  private stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Stops renewing (the keys stay until released or expired). */
+  close(): void {
+    this.stop();
+  }
+}
+
+/** Wallet leases named `name` for every wallet of `wallets`, taken together (LeaseSet). */
+export function acquireWalletLeases(
+  redis: Redis,
+  prefix: string,
+  wallets: string[],
+  name: string,
+  opts: Pick<LeaseOptions, 'ttlMs' | 'keepAlive' | 'random'>,
+): Promise<LeaseSet> {
+  return LeaseSet.acquire(
+    redis,
+    wallets.map((w) => walletLeaseKey(prefix, w, name)),
+    opts,
+  );
+}
