@@ -25,7 +25,7 @@ export class Proc {
   constructor(readonly spec: ProcSpec) {}
 
   static sealpost(name: string, args: string[], ready: RegExp): Proc {
-    return new Proc({ name, command: process.execPath, args: [BIN, ...args], ready, readyTimeoutMs: 90_000 });
+    return new Proc({ name, command: process.execPath, args: [...(process.env.PROF_DIR && name === process.env.PROF_NAME ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROF_DIR}`] : []), BIN, ...args], ready, readyTimeoutMs: 90_000 });
   }
 
   get pid(): number | undefined {
