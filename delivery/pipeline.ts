@@ -7,8 +7,10 @@
 // saving a Redis write each (docs/inbound.md "The pipeline"): resolve (a
 // fresh read) with seal; pin (the same sealed bytes give the same CID) with
 // submit's record before sending; submit's confirmation (a retry asks the
-// chain about the recorded signature) with store; the recipient pin (queued
-// under a job id of its own) with the job's completion.
+// chain about the recorded signature), store (idempotent per copy id) and
+// the recipient pin (queued under a job id of its own) with the job's
+// completion. So a delivery writes its job twice: after seal, and with
+// SendMail's record before the transaction goes out.
 import type { Connection, Keypair } from '@solana/web3.js';
 import type { Queue } from 'bullmq';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
@@ -176,7 +178,7 @@ export async function runDelivery(
           },
         ),
       );
-      // The confirmation is written with store's result.
+      // The confirmation is kept with the job's completion.
       keptSubmit = stages.submit;
       unsaved = true;
     }
@@ -185,7 +187,10 @@ export async function runDelivery(
       stages.store = await timeStage(deps.metrics, 'store', () =>
         storeStage(deps.messages, { copyId, wallet: data.wallet, receivedAt: data.receivedAt, stages: done }),
       );
-      await checkpoint();
+      // Kept with the job's completion: a re-run finds the SendMail landed
+      // (one status read), stores nothing twice (idempotent per copy id) and
+      // the after-store hook skips what it already took (DMARC reports by id).
+      unsaved = true;
       if (deps.afterStore) {
         await deps
           .afterStore(data, stages)
