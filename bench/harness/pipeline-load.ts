@@ -17,11 +17,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import nodemailer from 'nodemailer';
 import { QUEUE_DELIVER } from '../../delivery/jobs.ts';
 import { startDrillStack } from '../drill/rig.ts';
 import { processCpuMs, treePids } from './proc-tree.ts';
 import { deliverJobCount, type SealpostMx, type SealpostMxOptions, startSealpostMx } from './sealpost-mx.ts';
+import { SmtpLoad } from './smtp-load.ts';
 import type { Row } from './table.ts';
 
 /**
@@ -154,23 +154,17 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
     failed++;
   });
   await events.waitUntilReady();
-  const transport = nodemailer.createTransport({
-    host: '127.0.0.1',
-    port: stack.port,
-    secure: false,
-    ignoreTLS: true,
-    pool: true,
-    maxConnections: load.clients,
-    maxMessages: Number.POSITIVE_INFINITY,
-  });
+  // One message at a time per session, as an MTA without PIPELINING sends (bench/harness/smtp-load.ts).
+  const transport = new SmtpLoad({ host: '127.0.0.1', port: stack.port, sessions: load.clients });
   const sendOne = async (i: number) => {
     const to = rcpts[i % rcpts.length] as string;
     const from = `client${i % load.clients}@load.example`;
-    const info = await transport.sendMail({
-      envelope: { from, to: [to] },
-      raw: `From: ${from}\r\nTo: ${to}\r\nSubject: load ${i}\r\n\r\n${body}`,
-    });
-    ackedAt.set(info.response.split(' ').pop() ?? '', Date.now());
+    const response = await transport.send(
+      from,
+      to,
+      `From: ${from}\r\nTo: ${to}\r\nSubject: load ${i}\r\n\r\n${body}`,
+    );
+    ackedAt.set(response.split(' ').pop() ?? '', Date.now());
   };
   // SEALPOST_BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of this process over the load alone
   // (not the set-up), written there as <part>-<time>.cpuprofile (open in Chrome DevTools).
