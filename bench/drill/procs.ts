@@ -17,6 +17,18 @@ export interface ProcSpec {
   readyTimeoutMs?: number;
 }
 
+/**
+ * SEALPOST_BENCH_PROFILE_PROCESS=<name> with SEALPOST_BENCH_CPU_PROFILE=<dir>:
+ * the stack process of that name (serve, pind, devnet, worker-0, …) runs
+ * with V8's --cpu-prof and writes a profile per process into the directory
+ * when it exits (serve's serving processes inherit the flag, one file each).
+ */
+function profileArgs(name: string): string[] {
+  const dir = process.env.SEALPOST_BENCH_CPU_PROFILE;
+  if (!dir || process.env.SEALPOST_BENCH_PROFILE_PROCESS !== name) return [];
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+}
+
 export class Proc {
   child: ChildProcess | null = null;
   stdout = '';
@@ -25,7 +37,13 @@ export class Proc {
   constructor(readonly spec: ProcSpec) {}
 
   static sealpost(name: string, args: string[], ready: RegExp): Proc {
-    return new Proc({ name, command: process.execPath, args: [...(process.env.PROF_DIR && name === process.env.PROF_NAME ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROF_DIR}`] : []), BIN, ...args], ready, readyTimeoutMs: 90_000 });
+    return new Proc({
+      name,
+      command: process.execPath,
+      args: [...profileArgs(name), BIN, ...args],
+      ready,
+      readyTimeoutMs: 90_000,
+    });
   }
 
   get pid(): number | undefined {
