@@ -230,11 +230,6 @@ export class LeaseSet {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
-
-  /** Stops renewing (the keys stay until released or expired). */
-  close(): void {
-    this.stop();
-  }
 }
 
 /** Wallet leases named `name` for every wallet of `wallets`, taken together (LeaseSet). */

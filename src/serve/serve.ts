@@ -232,8 +232,9 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         authority,
         blobs,
         operatorPin,
-        // Concurrent deliveries share one store commit (MessagesRepo groupCommit).
-        messages: new MessagesRepo(store.db, { groupCommit: true }),
+        // SQLite: concurrent deliveries share one store commit (MessagesRepo groupCommit).
+        // PostgreSQL runs them in parallel on its pool and shares WAL flushes itself.
+        messages: new MessagesRepo(store.db, { groupCommit: store.dialect === 'sqlite' }),
         accounts: new AccountsRepo(store.db),
         credentialKey,
         localDomains: config.smtp.local_domains,
