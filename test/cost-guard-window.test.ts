@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config/index.ts';
 import { generateKeypair } from '../src/keys/keypair-file.ts';
 import { publicationLimitsFromConfig } from '../src/limits/cost-guard.ts';
-import { acquireLease, acquireWalletLease, acquireWalletLeases, LeaseSet } from '../src/limits/lease.ts';
+import { acquireLease, acquireWalletLease, LeaseSet } from '../src/limits/lease.ts';
 import { costGuardMetrics, MetricsRegistry } from '../src/limits/metrics.ts';
 import { walletLeaseKey, walletLeasePattern, walletRateWindowPattern } from '../src/limits/redis-keys.ts';
 import { WindowLimiter, type WindowSpec } from '../src/limits/window.ts';
@@ -240,8 +240,8 @@ describe('wallet leases', () => {
       ttlMs: 5_000,
       keepAlive: false,
     });
-    const set = await acquireWalletLeases(redis, prefix, wallets, 'sendmail', { ttlMs: 5_000 });
     const keys = wallets.map((w) => walletLeaseKey(prefix, w, 'sendmail'));
+    const set = await LeaseSet.acquire(redis, keys, { ttlMs: 5_000 });
     expect(keys.map((k) => set.holds(k))).toEqual([true, false, true]);
     expect(set.size).toBe(2);
     expect(await redis.mget(...keys)).toEqual([set.token, busy?.token, set.token]);

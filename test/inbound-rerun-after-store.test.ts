@@ -5,7 +5,6 @@
 // and its re-run must end in the same single Email account and the same
 // single store row. Here the re-run is made exactly: the finished job is
 // taken out and queued again under its id with the data it had in Redis.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
@@ -13,16 +12,15 @@ import { listInbox } from '../chain/index.ts';
 import { type DeliverJobData, QUEUE_DELIVER } from '../delivery/jobs.ts';
 import { MessagesRepo } from '../src/store/index.ts';
 import { RIG_DOMAIN, startServeRig } from './helpers/serve-rig.ts';
+import { eventually } from './helpers/spooler-rig.ts';
 
-async function completed(queue: Queue<DeliverJobData>, id: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** The job once completed; a failed job fails the test at once. */
+function completed(queue: Queue<DeliverJobData>, id: string) {
+  return eventually(async () => {
     const job = await queue.getJob(id);
-    if (job && (await job.isCompleted())) return job;
     if (job && (await job.isFailed())) throw new Error(`job ${id} failed: ${job.failedReason}`);
-    if (Date.now() > deadline) throw new Error(`job ${id} not completed in time`);
-    await sleep(100);
-  }
+    return job && (await job.isCompleted()) ? job : undefined;
+  }, 30_000);
 }
 
 describe('a delivery re-run after its store step', () => {

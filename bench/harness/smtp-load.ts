@@ -30,7 +30,7 @@ export class SmtpLoadError extends Error {
   }
 }
 
-interface Waiter {
+interface ReplyWaiter {
   resolve(reply: string): void;
   reject(err: Error): void;
 }
@@ -39,7 +39,7 @@ interface Waiter {
 class Session {
   private buffered = '';
   private lines: string[] = [];
-  private waiter: Waiter | undefined;
+  private waiter: ReplyWaiter | undefined;
   private failed: Error | undefined;
 
   private constructor(
@@ -127,10 +127,15 @@ export function dataBlock(message: string): string {
   return `${stuffed}${stuffed.endsWith('\r\n') ? '' : '\r\n'}.\r\n`;
 }
 
+interface SessionWaiter {
+  resolve(s: Session): void;
+  reject(err: Error): void;
+}
+
 /** A pool of sessions sending one message per call. */
 export class SmtpLoad {
   private readonly idle: Session[] = [];
-  private readonly queue: ((s: Session) => void)[] = [];
+  private readonly queue: SessionWaiter[] = [];
   private opened = 0;
   private closed = false;
 
@@ -148,18 +153,27 @@ export class SmtpLoad {
         throw err;
       }
     }
-    return new Promise<Session>((resolve) => this.queue.push(resolve));
+    return new Promise<Session>((resolve, reject) => this.queue.push({ resolve, reject }));
   }
 
   private give(s: Session): void {
     if (!s.usable || this.closed) {
-      s.close();
-      this.opened--;
+      this.discard(s);
       return;
     }
     const next = this.queue.shift();
-    if (next) next(s);
+    if (next) next.resolve(s);
     else this.idle.push(s);
+  }
+
+  /** Closes a session; a message waiting for one gets a new session in its place. */
+  private discard(s: Session): void {
+    s.close();
+    this.opened--;
+    const next = this.queue.shift();
+    if (!next) return;
+    if (this.closed) next.reject(new Error('the load client is closed'));
+    else this.take().then(next.resolve, next.reject);
   }
 
   /** Sends one message; resolves with the server's final reply to the data (e.g. `250 2.0.0 Ok: queued as …`). */
@@ -174,8 +188,7 @@ export class SmtpLoad {
       reply = (await s.expect('message', dataBlock(message), 250)).split('\n').pop() ?? '';
     } catch (err) {
       // Mid-transaction the session's state is unknown: it is closed, a new one replaces it.
-      s.close();
-      this.opened--;
+      this.discard(s);
       throw err;
     }
     this.give(s);
@@ -185,5 +198,6 @@ export class SmtpLoad {
   close(): void {
     this.closed = true;
     for (const s of this.idle.splice(0)) s.close();
+    for (const w of this.queue.splice(0)) w.reject(new Error('the load client is closed'));
   }
 }

@@ -29,7 +29,7 @@ import {
   sendMailInstruction,
 } from '../../chain/index.ts';
 import type { Keypair as KeyFile } from '../../src/keys/keypair-file.ts';
-import { acquireWalletLeases, type LeaseSet } from '../../src/limits/lease.ts';
+import { LeaseSet } from '../../src/limits/lease.ts';
 import { walletLeaseKey } from '../../src/limits/redis-keys.ts';
 import { PendingError, PermanentDeliveryError } from '../errors.ts';
 import type { StageResults } from '../jobs.ts';
@@ -171,14 +171,11 @@ export class SendMailBatcher {
     if (wallets.length === 0) return;
     for (const w of wallets) this.inFlight.add(w);
     // Every recipient's lease in one round trip (and renewed, released together).
-    const set = await acquireWalletLeases(this.o.redis, this.o.lockPrefix, wallets, 'sendmail', {
+    const keys = new Map(wallets.map((w) => [w, walletLeaseKey(this.o.lockPrefix, w, 'sendmail')]));
+    const set = await LeaseSet.acquire(this.o.redis, [...keys.values()], {
       ttlMs: this.o.lockMs ?? 15_000,
     }).catch(() => null);
-    const leases = new Map<string, string>();
-    for (const w of wallets) {
-      const key = walletLeaseKey(this.o.lockPrefix, w, 'sendmail');
-      if (set?.holds(key)) leases.set(w, key);
-    }
+    const leases = new Map([...keys].filter(([, key]) => set?.holds(key)));
     const now = Date.now();
     const taken = new Map<string, Pending[]>();
     const perWallet = this.o.pipelined ? Number.POSITIVE_INFINITY : this.o.maxPerTx;

@@ -231,18 +231,3 @@ export class LeaseSet {
     this.timer = undefined;
   }
 }
-
-/** Wallet leases named `name` for every wallet of `wallets`, taken together (LeaseSet). */
-export function acquireWalletLeases(
-  redis: Redis,
-  prefix: string,
-  wallets: string[],
-  name: string,
-  opts: Pick<LeaseOptions, 'ttlMs' | 'keepAlive' | 'random'>,
-): Promise<LeaseSet> {
-  return LeaseSet.acquire(
-    redis,
-    wallets.map((w) => walletLeaseKey(prefix, w, name)),
-    opts,
-  );
-}

@@ -95,7 +95,7 @@ export function toMessage(row: Selectable<MessagesTable>): StoredMessage {
 }
 
 /** Most delivered copies committed in one grouped transaction (MessagesRepo groupCommit). */
-export const STORE_GROUP_MAX = 128;
+const STORE_GROUP_MAX = 128;
 
 interface GroupedStore {
   copy: DeliveredCopy;
@@ -193,14 +193,11 @@ export class MessagesRepo {
       const group = this.grouped.splice(0, STORE_GROUP_MAX);
       group.sort((a, b) => (a.copy.wallet < b.copy.wallet ? -1 : a.copy.wallet > b.copy.wallet ? 1 : 0));
       try {
-        const results =
-          group.length === 1
-            ? [await this.storeAlone((group[0] as GroupedStore).copy)]
-            : await this.db.transaction().execute(async (trx) => {
-                const out: StoreResult[] = [];
-                for (const g of group) out.push(await this.storeIn(trx, g.copy));
-                return out;
-              });
+        const results = await this.db.transaction().execute(async (trx) => {
+          const out: StoreResult[] = [];
+          for (const g of group) out.push(await this.storeIn(trx, g.copy));
+          return out;
+        });
         this.groupStats.groups++;
         this.groupStats.copies += group.length;
         group.forEach((g, i) => {
