@@ -140,10 +140,12 @@ describe('TLS-RPT reports', () => {
     await r.spooler.settled();
     r.clock.advance(DAY);
     const job = await maint.add(TLSRPT_REPORT_JOB, {});
-    const summary = await eventually(async () => {
-      const j = await maint.getJob(job.id as string);
-      return (await j?.getState()) === 'completed' ? j?.returnvalue : undefined;
-    });
+    // The state first, then the job: a copy read before it completed has no return value.
+    const summary = await eventually(async () =>
+      (await job.getState()) === 'completed'
+        ? (await maint.getJob(job.id as string))?.returnvalue
+        : undefined,
+    );
     expect(summary).toMatchObject({
       reports: [
         {

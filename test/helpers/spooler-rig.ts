@@ -214,8 +214,9 @@ export async function startSpoolerRig(opts: RigOptions = {}): Promise<SpoolerRig
       const id = domainJobId(msgid, domain);
       return eventually(async () => {
         const job = (await deliver.getJob(id)) as Job<DomainJobData> | undefined;
-        if (!job) return undefined;
-        return (await job.getState()) === 'completed' ? job.data : undefined;
+        if (!job || (await job.getState()) !== 'completed') return undefined;
+        // Read again once completed: a copy read before the job finished may predate its last data.
+        return ((await deliver.getJob(id)) as Job<DomainJobData>).data;
       }, timeoutMs);
     },
     async jobWhere(msgid, domain, probe, timeoutMs = 20_000) {
