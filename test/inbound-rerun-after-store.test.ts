@@ -19,7 +19,9 @@ function completed(queue: Queue<DeliverJobData>, id: string) {
   return eventually(async () => {
     const job = await queue.getJob(id);
     if (job && (await job.isFailed())) throw new Error(`job ${id} failed: ${job.failedReason}`);
-    return job && (await job.isCompleted()) ? job : undefined;
+    if (!job || !(await job.isCompleted())) return undefined;
+    // Read again once completed: a copy read before may lack the return value or the last data.
+    return queue.getJob(id);
   }, 30_000);
 }
 
