@@ -349,13 +349,36 @@ describe('sealpost serve process options', () => {
 });
 
 describe('sealpost serve --workers 2 that cannot start', () => {
-  it('exits 1 after its processes keep failing at start', async () => {
-    const bad = join(dir, 'bad.toml');
+  it('stops at once on a key file it cannot read, naming it, before forking any process', async () => {
+    const bad = join(dir, 'bad-key.toml');
     writeFileSync(
       bad,
       readFileSync(configFile, 'utf8').replace(
         /^authority_key_file = .*$/m,
         'authority_key_file = "/nonexistent/authority.json"',
+      ),
+    );
+    const t0 = Date.now();
+    const serve = await spawnServe(['--config', bad, '--workers', '2'], null);
+    expect(await serve.exited).toBe(1);
+    expect(serve.stderr()).toMatch(/\/nonexistent\/authority\.json.*file not found/);
+    // Nothing was forked: the restart back-off alone would take 15 s.
+    expect(
+      serve.logs().some((l) => l.msg === 'a serving process keeps failing at start; stopping serve'),
+    ).toBe(false);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    rmSync(bad);
+  }, 60_000);
+
+  it('exits 1 after its processes keep failing at start', async () => {
+    // A store nobody listens on: each forked process fails when it opens it.
+    const bad = join(dir, 'bad-store.toml');
+    const closed = await freePort();
+    writeFileSync(
+      bad,
+      readFileSync(configFile, 'utf8').replace(
+        /^\[store\]$/m,
+        `[store]\nurl = "postgres://127.0.0.1:${closed}/none"`,
       ),
     );
     const serve = await spawnServe(['--config', bad, '--workers', '2'], null);
@@ -364,6 +387,7 @@ describe('sealpost serve --workers 2 that cannot start', () => {
     expect(
       serve.logs().some((l) => l.msg === 'a serving process keeps failing at start; stopping serve'),
     ).toBe(true);
+    expect(serve.logs().some((l) => String(l.err).includes('ECONNREFUSED'))).toBe(true);
     expect(childPids(serve.child.pid as number)).toHaveLength(0);
     rmSync(bad);
   }, 120_000);

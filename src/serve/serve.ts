@@ -168,6 +168,17 @@ function loadAuthority(config: Config): Keypair {
   return toWeb3Keypair(readKeypairFile(file));
 }
 
+/**
+ * What serve reads before it opens anything: the domain authority key and the
+ * API credential key. `sealpost serve --workers N` checks these in its
+ * supervisor before forking, so an unreadable key file is one clear error at
+ * once instead of N processes failing at start through the restart back-off.
+ */
+export function checkServeKeys(config: Config): void {
+  loadAuthority(config);
+  loadCredentialKey(config.api.credential_key_file);
+}
+
 export async function startServe(opts: ServeOptions): Promise<Serving> {
   const { config } = opts;
   const log = opts.logger;

@@ -14,7 +14,7 @@ import {
   serveProcessCount,
   serveSlot,
 } from '../../serve/cluster.ts';
-import { type Serving, startServe } from '../../serve/serve.ts';
+import { checkServeKeys, type Serving, startServe } from '../../serve/serve.ts';
 import { addServerOptions, type Listen, loadCliConfig, parseListen } from '../common.ts';
 import { waitForStop } from '../wait-for-stop.ts';
 
@@ -95,6 +95,8 @@ export function register(program: Command): void {
       const base = createLogger({ name: 'serve', level: config.log.level, format: config.log.format });
       const processes = serveProcessCount(processesOption ?? config.serve.workers);
       if (cluster.isPrimary && processes > 1) {
+        // A key file every process would fail to read stops serve here, before any fork.
+        checkServeKeys(config);
         const stopTimeoutMs = (config.smtp.timeouts.shutdown_drain_secs + 60) * 1000;
         process.exitCode = await runServePrimary({
           processes,
