@@ -7,8 +7,17 @@
 // the most any MX on this library, this runtime and this machine can do
 // under that load; Sealpost's MX does its durable work on top.
 //
-// As a process (SEALPOST_BARE_SMTP=PORT,PROCESSES bin/run-ts.js
-// bench/harness/bare-smtp.ts), it prints `ready` once every process listens, then `accepted N` (all
+// With `durable`, each message also goes through Sealpost's own acceptance
+// step (src/smtp/accept.ts, the MX's code) before its 250: its bytes into
+// the spool with the group commit's segment fdatasync and directory fsync,
+// and its delivery job added to Redis with BullMQ. Nothing else of the MX
+// runs (no recipient lookup, no sender checks, no message checks, no trace,
+// no log line). That is the floor of a durable MX on this library, this
+// queue and this machine: what the MX does above it is its own checks.
+//
+// As a process (SEALPOST_BARE_SMTP=PORT,PROCESSES[,durable] bin/run-ts.js
+// bench/harness/bare-smtp.ts; durable also reads SEALPOST_BARE_SMTP_DURABLE
+// = REDIS_URL PREFIX DIR), it prints `ready` once every process listens, then `accepted N` (all
 // processes' messages so far) at most every 100 ms while the count grows.
 // As a module: startBareSmtp runs that process and reads it back.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -16,12 +25,26 @@ import cluster from 'node:cluster';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { FlowProducer } from 'bullmq';
+import { Redis } from 'ioredis';
 import { SMTPServer } from 'smtp-server';
+import { BlobStore } from '../../src/blobs/blob-store.ts';
+import { newMessageId } from '../../src/log.ts';
+import { acceptMessage } from '../../src/smtp/accept.ts';
+import type { SmtpReply } from '../../src/smtp/smtp-error.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const SELF = fileURLToPath(import.meta.url);
 /** Set (to `PORT,PROCESSES`) in the ceiling server's own processes only. */
 const ENV = 'SEALPOST_BARE_SMTP';
+const DURABLE_ENV = 'SEALPOST_BARE_SMTP_DURABLE';
+
+/** Where the durable variant keeps its spool and its jobs. */
+export interface BareDurable {
+  redisUrl: string;
+  prefix: string;
+  dir: string;
+}
 
 export interface BareSmtp {
   port: number;
@@ -31,12 +54,20 @@ export interface BareSmtp {
   stop(): Promise<void>;
 }
 
-/** Starts the ceiling server as a process of its own, with `processes` serving processes. */
-export function startBareSmtp(port: number, processes: number): Promise<BareSmtp> {
+/**
+ * Starts the ceiling server as a process of its own, with `processes` serving
+ * processes; with `durable`, the durable floor (spool and jobs there).
+ */
+export function startBareSmtp(port: number, processes: number, durable?: BareDurable): Promise<BareSmtp> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    [ENV]: `${port},${processes}${durable ? ',durable' : ''}`,
+  };
+  if (durable) env[DURABLE_ENV] = `${durable.redisUrl} ${durable.prefix} ${durable.dir}`;
   const child: ChildProcess = spawn(process.execPath, [resolve(ROOT, 'bin', 'run-ts.js'), SELF], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, [ENV]: `${port},${processes}` },
+    env,
   });
   let out = '';
   let err = '';
@@ -106,8 +137,34 @@ function primary(processes: number): void {
   });
 }
 
-function serving(port: number): void {
+/** The durable floor's acceptance: Sealpost's step behind the 250, to one fixed recipient. */
+function durableAccept(): (stream: AsyncIterable<Uint8Array>, from: string, to: string) => Promise<void> {
+  const [redisUrl, prefix, dir] = (process.env[DURABLE_ENV] ?? '').split(' ') as [string, string, string];
+  // The MX's own connection settings (src/serve/redis-connections.ts edgeRedis).
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const flow = new FlowProducer({ connection, prefix });
+  const blobs = new BlobStore(dir);
+  return async (source, from, to) => {
+    await acceptMessage(
+      { blobs, flow, attempts: 5, backoffMs: 1000 },
+      {
+        msgid: newMessageId(),
+        from,
+        recipients: [
+          { address: to, wallet: '11111111111111111111111111111111', form: 'wallet', exempt: false },
+        ],
+        remoteIp: '127.0.0.1',
+        receivedAt: Date.now(),
+        source,
+        maxBytes: 10 * 1024 * 1024,
+      },
+    );
+  };
+}
+
+function serving(port: number, durable: boolean): void {
   let unreported = 0;
+  const accept = durable ? durableAccept() : undefined;
   // The MX's own listener options (src/smtp/mx-server.ts), without TLS.
   const server = new SMTPServer({
     name: 'bare.bench.test',
@@ -119,7 +176,18 @@ function serving(port: number): void {
     hideSTARTTLS: true,
     disableReverseLookup: true,
     logger: false,
-    onData(stream, _session, done) {
+    onData(stream, session, done) {
+      if (accept) {
+        const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+        accept(stream, from, session.envelope.rcptTo[0]?.address ?? '').then(
+          () => {
+            unreported++;
+            done();
+          },
+          (err: SmtpReply) => done(err),
+        );
+        return;
+      }
       stream.on('data', () => {});
       stream.on('end', () => {
         unreported++;
@@ -138,7 +206,7 @@ function serving(port: number): void {
 
 const role = process.env[ENV];
 if (role) {
-  const [port, processes] = role.split(',').map(Number) as [number, number];
-  if (cluster.isPrimary) primary(processes);
-  else serving(port);
+  const [portText, processesText, mode] = role.split(',');
+  if (cluster.isPrimary) primary(Number(processesText));
+  else serving(Number(portText), mode === 'durable');
 }

@@ -11,7 +11,7 @@
 // The stack is started by `startPipelineStack` only, so it can be switched
 // to separate processes (serve --workers N, devnet and pind on their own)
 // in one place. Devnet runs at its default 400 ms slots.
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -228,6 +228,8 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
     if (profiler && profileDir) {
       const { profile } = await profiler.post('Profiler.stop');
       const name = `${load.ratePerSecond ? 'paced' : 'load'}-${load.messages}-${Date.now()}.cpuprofile`;
+      // The stack's own profiles (--cpu-prof-dir) make the directory only when their processes exit.
+      mkdirSync(profileDir, { recursive: true });
       writeFileSync(join(profileDir, name), JSON.stringify(profile));
     }
     const latencies: number[] = [];
