@@ -25,6 +25,28 @@ import { SmtpLoad } from './smtp-load.ts';
 import type { Row } from './table.ts';
 
 /**
+ * SEALPOST_BENCH_SERVE_PROCESSES=N: `serve --workers N` for the pipeline rows
+ * (default: serve's own, one serving process per core), to compare one
+ * serving process with several on the same machine.
+ */
+function serveProcessesArgs(): string[] {
+  const text = process.env.SEALPOST_BENCH_SERVE_PROCESSES;
+  if (text === undefined || text === '') return [];
+  if (!/^[1-9]\d{0,2}$/.test(text))
+    throw new Error(
+      `SEALPOST_BENCH_SERVE_PROCESSES must be a process count (1 to 999), got ${JSON.stringify(text)}`,
+    );
+  return ['--workers', text];
+}
+
+/** Said in a row's name when SEALPOST_BENCH_SERVE_PROCESSES sets the serving processes. */
+function serveProcessesNote(): string {
+  if (process.env.SEALPOST_BENCH_IN_PROCESS === '1') return '';
+  const args = serveProcessesArgs();
+  return args.length ? ` (serve --workers ${args[1]})` : '';
+}
+
+/**
  * The stack the pipeline rows run against: the way an operator runs it, as
  * processes of their own (`sealpost devnet`, `sealpost pind` and `sealpost
  * serve`, which forks one serving process per core, each with its MX and its
@@ -39,7 +61,10 @@ export async function startServeStack(opts: SealpostMxOptions): Promise<Sealpost
     manyWallets: opts.manyWallets,
     workers: 0,
     workersInServe: opts.workers ?? true,
-    serveArgs: opts.workerConcurrency ? ['--concurrency', String(opts.workerConcurrency)] : [],
+    serveArgs: [
+      ...serveProcessesArgs(),
+      ...(opts.workerConcurrency ? ['--concurrency', String(opts.workerConcurrency)] : []),
+    ],
     chain: opts.chain as Record<string, string | number | boolean> | undefined,
   });
   const roots = { devnet: stack.devnet.pid, pind: stack.pind.pid, serve: stack.serve.pid };
@@ -316,7 +341,7 @@ export async function pipelineRows(opts: {
   if (opts.hot) {
     const messages = opts.quick ? 100 : 200;
     const before = opts.quick ? 30 : 100;
-    const name = `hot recipient: ${messages} × 10 KB from 10 sessions to ONE wallet, 250 → confirmed`;
+    const name = `hot recipient: ${messages} × 10 KB from 10 sessions to ONE wallet, 250 → confirmed${serveProcessesNote()}`;
     await run('hot', name, async () => {
       // Measured on a warm stack: first the same load to 20 other wallets, not measured.
       opts.log(
@@ -366,7 +391,7 @@ export async function pipelineRows(opts: {
   if (opts.many) {
     const messages = opts.quick ? 1000 : 5000;
     const wallets = opts.quick ? 200 : 1000;
-    const name = `many recipients: ${messages} msgs to ${wallets} wallets, 400 ms slots, 250 → confirmed`;
+    const name = `many recipients: ${messages} msgs to ${wallets} wallets, 400 ms slots, 250 → confirmed${serveProcessesNote()}`;
     await run('many', name, async () => {
       opts.log(`many recipients: ${messages} msgs to ${wallets} wallets (making the mailboxes first)`);
       const r = await measurePipelineLoad(
@@ -388,7 +413,7 @@ export async function pipelineRows(opts: {
     const rate = 200;
     const messages = opts.quick ? 1000 : 3000;
     const wallets = opts.quick ? 200 : 1000;
-    const name = `offered ${rate} msg/s (open loop), ${messages} msgs to ${wallets} wallets: 250 → confirmed`;
+    const name = `offered ${rate} msg/s (open loop), ${messages} msgs to ${wallets} wallets: 250 → confirmed${serveProcessesNote()}`;
     await run('paced', name, async () => {
       opts.log(`paced: ${messages} msgs at ${rate} msg/s to ${wallets} wallets`);
       const r = await measurePipelineLoad(
