@@ -26,10 +26,11 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { FlowProducer } from 'bullmq';
-import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { SMTPServer } from 'smtp-server';
 import { BlobStore } from '../../src/blobs/blob-store.ts';
 import { newMessageId } from '../../src/log.ts';
+import { edgeRedis } from '../../src/serve/redis-connections.ts';
 import { acceptMessage } from '../../src/smtp/accept.ts';
 import type { SmtpReply } from '../../src/smtp/smtp-error.ts';
 
@@ -140,8 +141,8 @@ function primary(processes: number): void {
 /** The durable floor's acceptance: Sealpost's step behind the 250, to one fixed recipient. */
 function durableAccept(): (stream: AsyncIterable<Uint8Array>, from: string, to: string) => Promise<void> {
   const [redisUrl, prefix, dir] = (process.env[DURABLE_ENV] ?? '').split(' ') as [string, string, string];
-  // The MX's own connection settings (src/serve/redis-connections.ts edgeRedis).
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  // The MX's own connection.
+  const connection = edgeRedis(redisUrl, pino({ level: 'silent' }));
   const flow = new FlowProducer({ connection, prefix });
   const blobs = new BlobStore(dir);
   return async (source, from, to) => {

@@ -208,6 +208,21 @@ export async function measureMxAccept(
       },
     ],
   ];
+  // The floor has no column of its own: it is shown in the library's cell, after the library bare.
+  const put = (key: (typeof systems)[number][0], cell: Cell) => {
+    if (key !== 'floor') {
+      row[key] = cell;
+      return;
+    }
+    const floor =
+      'value' in cell
+        ? `durable floor ${cell.value.toFixed(0)} msg/s (${cell.note})`
+        : `durable floor ${'missing' in cell ? `failed: ${cell.missing}` : cell.text}`;
+    row.bare =
+      row.bare && 'value' in row.bare
+        ? { value: row.bare.value, note: `${row.bare.note}; ${floor}` }
+        : { text: floor };
+  };
   for (const [key, label, start] of systems) {
     if (key === 'haraka' && !peers.get('haraka')?.startsWith('ok')) {
       row.haraka = cut(peers.get('haraka') ?? 'not installed');
@@ -234,26 +249,14 @@ export async function measureMxAccept(
           note += `; ${cpu.msPerMessage.toFixed(2)} CPU ms/msg (${spent.parts.map((ms) => ms.toFixed(0)).join(' + ')} ms by process)`;
         }
         results[key] = { ...r, warmed, held: have, ...(cpu ? { cpu } : {}) };
-        if (key === 'floor') {
-          // Shown in the library's cell: the library bare, then with the durable step.
-          const floorNote = `durable floor ${r.perSecond.toFixed(0)} msg/s (${note})`;
-          row.bare =
-            row.bare && 'value' in row.bare
-              ? { value: row.bare.value, note: `${row.bare.note}; ${floorNote}` }
-              : { text: floorNote };
-        } else row[key] = { value: r.perSecond, note };
+        put(key, { value: r.perSecond, note });
       } finally {
         await target.stop();
       }
     } catch (err) {
       const text = err instanceof Error ? err.message : String(err);
       errors[`${part}.${key}`] = text;
-      if (key !== 'floor') row[key] = cut(text.split('\n')[0] ?? '');
-      else if (row.bare && 'value' in row.bare)
-        row.bare = {
-          value: row.bare.value,
-          note: `${row.bare.note}; durable floor failed: ${(text.split('\n')[0] ?? '').slice(0, 90)}`,
-        };
+      put(key, cut(text.split('\n')[0] ?? ''));
     }
   }
   return { row, results, errors };

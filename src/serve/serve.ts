@@ -170,13 +170,16 @@ function loadAuthority(config: Config): Keypair {
 
 /**
  * What serve reads before it opens anything: the domain authority key and the
- * API credential key. `sealpost serve --workers N` checks these in its
- * supervisor before forking, so an unreadable key file is one clear error at
- * once instead of N processes failing at start through the restart back-off.
+ * API credential key. `sealpost serve --workers N` reads them in its
+ * supervisor too, before forking, so an unreadable key file is one clear
+ * error at once instead of N processes failing at start through the restart
+ * back-off.
  */
-export function checkServeKeys(config: Config): void {
-  loadAuthority(config);
-  loadCredentialKey(config.api.credential_key_file);
+export function loadServeKeys(config: Config): { authority: Keypair; credentialKey: Uint8Array } {
+  return {
+    authority: loadAuthority(config),
+    credentialKey: loadCredentialKey(config.api.credential_key_file),
+  };
 }
 
 export async function startServe(opts: ServeOptions): Promise<Serving> {
@@ -196,8 +199,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
   };
 
   try {
-    const authority = loadAuthority(config);
-    const credentialKey = loadCredentialKey(config.api.credential_key_file);
+    const { authority, credentialKey } = loadServeKeys(config);
     const store = await openStore({ url: config.store.url, dataDir: config.store.data_dir });
     closers.push(() => store.close());
     const blobs = new BlobStore(join(config.store.data_dir, 'blobs'));

@@ -14,7 +14,7 @@ import {
   serveProcessCount,
   serveSlot,
 } from '../../serve/cluster.ts';
-import { checkServeKeys, type Serving, startServe } from '../../serve/serve.ts';
+import { loadServeKeys, type Serving, startServe } from '../../serve/serve.ts';
 import { addServerOptions, type Listen, loadCliConfig, parseListen } from '../common.ts';
 import { waitForStop } from '../wait-for-stop.ts';
 
@@ -96,7 +96,7 @@ export function register(program: Command): void {
       const processes = serveProcessCount(processesOption ?? config.serve.workers);
       if (cluster.isPrimary && processes > 1) {
         // A key file every process would fail to read stops serve here, before any fork.
-        checkServeKeys(config);
+        loadServeKeys(config);
         const stopTimeoutMs = (config.smtp.timeouts.shutdown_drain_secs + 60) * 1000;
         process.exitCode = await runServePrimary({
           processes,
