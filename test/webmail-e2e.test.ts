@@ -356,7 +356,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await openMessage(bobPage, subject);
     await bobPage.getByRole('button', { name: 'Reply' }).click();
     await bobPage.getByTestId('reply-chip').getByRole('button', { name: 'Clear' }).click();
-    expect(await bobPage.getByTestId('reply-chip').count()).toBe(0);
+    await bobPage.getByTestId('reply-chip').waitFor({ state: 'detached', timeout: 5000 });
     expect(await bobPage.getByRole('heading', { name: 'New message' }).count()).toBe(1);
   }, 120_000);
 
@@ -455,7 +455,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
     // The sheet is up and nothing has moved; Cancel keeps it that way.
     expect(await balance()).toBe(before);
     await page.getByRole('button', { name: 'Cancel' }).click();
-    expect(await sheet.count()).toBe(0);
+    await sheet.waitFor({ state: 'detached', timeout: 5000 });
     await sleep(800);
     expect(await balance()).toBe(before);
     expect(pinCount()).toBe(pinsBefore);
@@ -465,8 +465,12 @@ describe('webmail in headless Chromium against the dev stack', () => {
     // Escape cancels too; then a confirmed send takes exactly the total.
     await page.getByRole('button', { name: 'Send' }).click();
     await sheet.waitFor();
+    // The sheet is ready once its check finishes and Confirm is enabled;
+    // Escape closes it even with focus moved out of it.
+    await page.getByRole('button', { name: 'Confirm and send' }).and(page.locator(':enabled')).waitFor();
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
     await page.keyboard.press('Escape');
-    expect(await sheet.count()).toBe(0);
+    await sheet.waitFor({ state: 'detached', timeout: 5000 });
     await page.getByRole('button', { name: 'Send' }).click();
     await confirmSend(page);
     await page.getByTestId('receipt').waitFor();

@@ -54,6 +54,20 @@ export function Sheet({
   children: ComponentChildren;
 }) {
   const titleId = useId();
+  // Escape is heard on the whole document while the sheet is up: focus moves
+  // into the sheet only once its check finishes, and a key pressed before that
+  // (or after a click outside it) must still cancel.
+  const latest = useRef({ busy, onCancel });
+  latest.current = { busy, onCancel };
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape' || latest.current.busy) return;
+      e.preventDefault();
+      latest.current.onCancel();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
   return (
     <section
       class="card sheet"
@@ -61,9 +75,6 @@ export function Sheet({
       aria-modal="true"
       aria-labelledby={titleId}
       data-testid={testId}
-      onKeyDown={(e) => {
-        if (e.key === 'Escape' && !busy) onCancel();
-      }}
     >
       <h2 id={titleId}>{title}</h2>
       {children}
