@@ -43,6 +43,18 @@ describe('config validation', () => {
     expect(c.smtp).toMatchObject({ soft_error_limit: 0, hard_error_limit: 0, error_sleep_ms: 1000 });
   });
 
+  it('bounds [serve] workers and start_attempts', () => {
+    expect(errorsOf('[serve]\nworkers = 1000\nstart_attempts = 0\n')).toEqual([
+      'serve.workers: expected at most 256, got 1000',
+      'serve.start_attempts: expected integer >= 1, got 0',
+    ]);
+    expect(errorsOf('[serve]\nstart_attempts = 101\n')).toEqual([
+      'serve.start_attempts: expected at most 100, got 101',
+    ]);
+    expect(parseConfig('', { env }).serve).toEqual({ workers: 0, start_attempts: 5 });
+    expect(parseConfig('[serve]\nstart_attempts = 12\n', { env }).serve.start_attempts).toBe(12);
+  });
+
   it('names a typo’d key with its full path and a suggestion', () => {
     expect(errorsOf('[smtp]\nhostnme = "mail.example.org"\n')).toEqual([
       'unknown key smtp.hostnme (did you mean smtp.hostname?)',

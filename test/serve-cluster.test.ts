@@ -370,23 +370,28 @@ describe('sealpost serve --workers 2 that cannot start', () => {
     rmSync(bad);
   }, 60_000);
 
-  it('exits 1 after its processes keep failing at start', async () => {
+  it('exits 1 after its processes keep failing at start [serve] start_attempts times', async () => {
     // A store nobody listens on: each forked process fails when it opens it.
     const bad = join(dir, 'bad-store.toml');
     const closed = await freePort();
     writeFileSync(
       bad,
-      readFileSync(configFile, 'utf8').replace(
+      `${readFileSync(configFile, 'utf8').replace(
         /^\[store\]$/m,
         `[store]\nurl = "postgres://127.0.0.1:${closed}/none"`,
-      ),
+      )}\n[serve]\nstart_attempts = 2\n`,
     );
     const serve = await spawnServe(['--config', bad, '--workers', '2'], null);
     const code = await serve.exited;
     expect(code).toBe(1);
-    expect(
-      serve.logs().some((l) => l.msg === 'a serving process keeps failing at start; stopping serve'),
-    ).toBe(true);
+    const gaveUp = serve
+      .logs()
+      .filter((l) => l.msg === 'a serving process keeps failing at start; stopping serve');
+    expect(gaveUp.map((l) => l.failures)).toEqual([2]);
+    // One restart per slot at most: the slot that failed twice stops serve.
+    const restarts = serve.logs().filter((l) => l.msg === 'a serving process died; starting it again');
+    expect(restarts.length).toBeGreaterThanOrEqual(1);
+    expect(restarts.length).toBeLessThanOrEqual(2);
     expect(serve.logs().some((l) => String(l.err).includes('ECONNREFUSED'))).toBe(true);
     expect(childPids(serve.child.pid as number)).toHaveLength(0);
     rmSync(bad);

@@ -220,6 +220,8 @@ export interface PindConfig {
 export interface ServeConfig {
   /** Serving processes `sealpost serve` runs (node:cluster); 0: one per core. */
   workers: number;
+  /** Deaths before readiness, in a row, after which the supervisor exits 1 (default 5). */
+  start_attempts: number;
 }
 
 export interface StoreConfig {

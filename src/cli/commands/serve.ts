@@ -102,6 +102,7 @@ export function register(program: Command): void {
           processes,
           logger: base.child({ component: 'supervisor' }),
           stopTimeoutMs,
+          maxStartFailures: config.serve.start_attempts,
           onReady: (text) =>
             process.stdout.write(
               `${text}serve: ${processes} serving processes (supervisor pid ${process.pid})\n`,

@@ -1,15 +1,21 @@
 // [serve], [store], [redis], [log], [dns], [tls]: process-wide infrastructure.
 import * as z from 'zod';
-import { filePath, hostPort, nonNegativeInt, oneOf, redisUrl, text } from '../fields.ts';
+import { filePath, hostPort, nonNegativeInt, oneOf, positiveInt, redisUrl, text } from '../fields.ts';
 
 /** The most serving processes `sealpost serve` forks (a typo like 1000 fails the config check). */
 export const MAX_SERVE_WORKERS = 256;
+export const MAX_START_ATTEMPTS = 100;
 
 export const serveSchema = z.strictObject({
   // 0: one serving process per core (os.availableParallelism()).
   workers: nonNegativeInt()
     .refine((n) => n <= MAX_SERVE_WORKERS, { error: `expected at most ${MAX_SERVE_WORKERS}` })
     .default(0),
+  // Starts in a row that die before the process is ready, per serving
+  // process, before the supervisor gives up and exits 1.
+  start_attempts: positiveInt()
+    .refine((n) => n <= MAX_START_ATTEMPTS, { error: `expected at most ${MAX_START_ATTEMPTS}` })
+    .default(5),
 });
 
 export const storeSchema = z.strictObject({
