@@ -22,7 +22,9 @@ describe('sealpost market', () => {
     'sells, auctions, cancels and hands over aliases; refuses with one line and moves nothing',
     async () => {
       const cwd = tempDir('sealpost-market-');
-      const chain = await startTestChain();
+      // Seconds the chain's clock runs ahead of the wall clock: moved to end the auction.
+      let skew = 0;
+      const chain = await startTestChain({ clock: () => Date.now() / 1000 + skew });
       const { connection: conn, programId } = chain;
       const at = ['--rpc', chain.devnet.rpcUrl, '--program-id', programId];
       const [alice, bob, carol, dave] = (await Promise.all([1, 2, 3, 4].map(() => chain.funded(10)))) as [
@@ -91,8 +93,9 @@ describe('sealpost market', () => {
       }
 
       // Auction: reserve, refund of the outbid bidder, settled by a third wallet after the end.
-      // Long enough for four CLI runs on a loaded machine; settle below polls until it ends.
-      const ends = new Date(Date.now() + 25_000).toISOString();
+      // It ends in an hour of the chain's time, so the runs before the end never race it;
+      // the chain's clock then moves past the end, and settle polls for a slot that shows it.
+      const ends = new Date(Date.now() + 3_600_000).toISOString();
       const auc = await market(
         ['sell', 'auc', '--auction', '--reserve', '1', '--ends', ends, '--antisnipe', '0'],
         'alice',
@@ -107,6 +110,7 @@ describe('sealpost market', () => {
       expect((await market(['cancel', 'auc'], 'alice')).stderr).toMatch(/ListingHasBids \(45\)/);
       expect((await market(['settle', 'auc'], 'dave')).stderr).toMatch(/AuctionNotEnded \(43\)/);
       const aliceAuction = await bal(alice);
+      skew += 3_601;
       let settled = await market(['settle', 'auc', '--json'], 'dave');
       while (settled.code !== 0 && /AuctionNotEnded/.test(settled.stderr)) {
         await new Promise((r) => setTimeout(r, 1_000));

@@ -27,7 +27,9 @@ describe('sealpost pind gc --chain', () => {
       const cwd = tempDir('sealpost-pind-leases-');
       // `--data-dir D` puts pind's store in D/pind, as [pind] data_dir defaults.
       const dataDir = join(cwd, 'pind');
-      const chain = await startTestChain();
+      // Seconds the chain's clock runs ahead of the wall clock: moved to end the short lease.
+      let skew = 0;
+      const chain = await startTestChain({ clock: () => Date.now() / 1000 + skew });
       const programId = chain.programId;
       const pind = await startPind({
         dataDir,
@@ -87,10 +89,11 @@ describe('sealpost pind gc --chain', () => {
         [lease(leasedCid as string), lease(elsewhereCid as string, other.publicKey)],
         [holder],
       );
-      // A lease that runs out a few seconds from now.
+      // A lease that runs out five minutes of chain time from now (so a loaded
+      // machine never sends it already over); the chain's clock moves past it below.
       const slot = await chain.connection.getSlot('confirmed');
       const chainNow = BigInt((await chain.connection.getBlockTime(slot)) ?? Number(now));
-      await chain.send([lease(expiredCid as string, operator.publicKey, chainNow + 2n)], [holder]);
+      await chain.send([lease(expiredCid as string, operator.publicKey, chainNow + 300n)], [holder]);
       await pind.close();
       running.splice(0);
 
@@ -108,11 +111,12 @@ describe('sealpost pind gc --chain', () => {
       const ls = await sealpost(['pind', 'ls', '--data-dir', cwd], cwd);
       expect(ls.stdout.trim().split('\n')).toHaveLength(5);
 
-      // Wait until chain time passes the short lease's end.
+      // Chain time moves past the short lease's end.
+      skew += 301;
       for (;;) {
         const s = await chain.connection.getSlot('confirmed');
         const t = await chain.connection.getBlockTime(s);
-        if (t !== null && BigInt(t) >= chainNow + 3n) break;
+        if (t !== null && BigInt(t) >= chainNow + 301n) break;
         await new Promise((r) => setTimeout(r, 250));
       }
       const gc = await sealpost(
