@@ -225,11 +225,12 @@ describe('wallet leases', () => {
 
   it('stays held past its ttl while kept alive', async () => {
     const key = walletLeaseKey(prefix, wallet, 'alive');
-    const a = await acquireLease(redis, key, { ttlMs: 300 });
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Renewed every third of its ttl: a second's ttl rides out a loaded machine's event-loop stalls.
+    const a = await acquireLease(redis, key, { ttlMs: 1_000 });
+    await new Promise((r) => setTimeout(r, 2_500));
     expect(a?.held).toBe(true);
     expect(await redis.get(key)).toBe(a?.token);
-    expect(await acquireLease(redis, key, { ttlMs: 300 })).toBeNull();
+    expect(await acquireLease(redis, key, { ttlMs: 1_000 })).toBeNull();
     expect(await a?.release()).toBe(true);
     expect(await redis.exists(key)).toBe(0);
   });
@@ -265,10 +266,10 @@ describe('wallet leases', () => {
 
   it('renews its held keys together past their ttl, drops a lost one, never frees the next holder', async () => {
     const keys = ['a', 'b', 'c'].map((n) => walletLeaseKey(prefix, wallet, `set-${n}`));
-    const set = await LeaseSet.acquire(redis, keys, { ttlMs: 300 });
+    const set = await LeaseSet.acquire(redis, keys, { ttlMs: 1_000 });
     // b is lost (expired and taken by someone else, as after a long pause).
     await redis.set(keys[1] as string, 'someone-else');
-    await new Promise((r) => setTimeout(r, 1_000));
+    await new Promise((r) => setTimeout(r, 2_500));
     expect(keys.map((k) => set.holds(k))).toEqual([true, false, true]);
     expect(await redis.pttl(keys[0] as string)).toBeGreaterThan(0);
     expect(await Promise.all(keys.map((k) => set.release(k)))).toEqual([true, false, true]);
