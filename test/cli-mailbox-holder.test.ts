@@ -37,7 +37,7 @@ import { computeCid } from '../pinning/cid.ts';
 import { type Pind, startPind } from '../pinning/pind/server.ts';
 import { parseMailboxKeyFile } from '../src/seal/index.ts';
 import { formatSol } from '../src/trustless/send.ts';
-import type { TestChain } from './helpers/devnet.ts';
+import { type TestChain, waitForChainTime } from './helpers/devnet.ts';
 import { type MailChain, prepareMailChain } from './helpers/mail-chain.ts';
 import { keyFile } from './helpers/program-cli.ts';
 
@@ -446,12 +446,7 @@ describe('send, read, claim, delete, stamps', () => {
     const address = emailAddress(programId, rcpt.publicKey, 0n)[0].toBase58();
     // The chain's clock moves past the window; the claim runs once a slot shows it.
     skew += 301;
-    for (let tries = 0; ; tries++) {
-      const time = await conn.getBlockTime(await conn.getSlot('confirmed'));
-      if (time !== null && time > now + 300) break;
-      if (tries > 200) throw new Error('the devnet clock did not move');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitForChainTime(conn, now + 301);
     const before = await balance(rcpt);
     const r = await run(['bounty', 'claim', address, '--key', rcptFile]);
     expect(r.code).toBe(1);

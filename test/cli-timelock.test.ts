@@ -1,26 +1,16 @@
 // `sealpost timelock` as a black box: the real CLI against a real devnet (the
 // committed mail program) over JSON-RPC, the devnet's clock moved forward to
 // pass the windows.
-import type { Connection } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import { getDomain, getMailbox } from '../chain/client.ts';
 import { MAILBOX_CLOSE_WINDOW_SECS, RECLAIM_WINDOW_SECS } from '../chain/instructions.ts';
-import { startTestChain } from './helpers/devnet.ts';
+import { startTestChain, waitForChainTime } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { keyFile, sealpost } from './helpers/program-cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const CLI_TEST_MS = 240_000;
 const DOMAIN = 'mail.test';
-
-async function waitForChainTime(conn: Connection, target: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const time = await conn.getBlockTime(await conn.getSlot('confirmed'));
-    if (time !== null && time >= target) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the devnet clock did not move');
-}
 
 describe('sealpost timelock', () => {
   it(

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fromHash } from '../chain/hash.ts';
 import { createPinLeaseInstruction, sendMailInstruction } from '../chain/instructions.ts';
 import { startPind } from '../pinning/pind/server.ts';
-import { startTestChain } from './helpers/devnet.ts';
+import { startTestChain, waitForChainTime } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { sealpost } from './helpers/program-cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';
@@ -113,12 +113,7 @@ describe('sealpost pind gc --chain', () => {
 
       // Chain time moves past the short lease's end.
       skew += 301;
-      for (;;) {
-        const s = await chain.connection.getSlot('confirmed');
-        const t = await chain.connection.getBlockTime(s);
-        if (t !== null && BigInt(t) >= chainNow + 301n) break;
-        await new Promise((r) => setTimeout(r, 250));
-      }
+      await waitForChainTime(chain.connection, Number(chainNow) + 301);
       const gc = await sealpost(
         [...base, '--rpc', chain.devnet.rpcUrl, '--operator', operator.publicKey.toBase58()],
         cwd,

@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { FlowProducer } from 'bullmq';
 import { pino } from 'pino';
 import { SMTPServer } from 'smtp-server';
+import { DELIVERY_ATTEMPTS } from '../../delivery/backoff.ts';
 import { BlobStore } from '../../src/blobs/blob-store.ts';
 import { newMessageId } from '../../src/log.ts';
 import { edgeRedis } from '../../src/serve/redis-connections.ts';
@@ -147,7 +148,8 @@ function durableAccept(): (stream: AsyncIterable<Uint8Array>, from: string, to: 
   const blobs = new BlobStore(dir);
   return async (source, from, to) => {
     await acceptMessage(
-      { blobs, flow, attempts: 5, backoffMs: 1000 },
+      // The job options serve's MX gives (src/serve/serve.ts).
+      { blobs, flow, attempts: DELIVERY_ATTEMPTS, backoffMs: 2000 },
       {
         msgid: newMessageId(),
         from,

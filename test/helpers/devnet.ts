@@ -25,6 +25,16 @@ afterEach(async () => {
   }
 });
 
+/** Waits until a confirmed slot's block time reaches `target` (Unix seconds), e.g. after moving a devnet's clock. */
+export async function waitForChainTime(conn: Connection, target: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const time = await conn.getBlockTime(await conn.getSlot('confirmed'));
+    if (time !== null && time >= target) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the devnet clock did not move');
+}
+
 export interface TestChain {
   devnet: Devnet;
   dataDir: string;
