@@ -9,7 +9,7 @@
 // recipients in parallel; sends signed with the current blockhash and
 // confirmed by batched getSignatureStatuses polling.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import {
   sendAndConfirmTransaction,
   Transaction,
 } from '@solana/web3.js';
+import { faucetKeypairPath } from '../chain/devnet/server.ts';
 import {
   createDomainInstruction,
   createMailboxInstruction,
@@ -103,6 +104,11 @@ async function main(): Promise<void> {
     });
     const programId = (await import('../chain/program-id.ts')).DEFAULT_PROGRAM_ID;
 
+    // The program's upgrade authority is devnet's faucet; InitPostoffice needs its signature.
+    const faucetFile = faucetKeypairPath(join(dir, 'devnet'));
+    const upgradeAuthority = Keypair.fromSecretKey(
+      Uint8Array.from(JSON.parse(readFileSync(faucetFile, 'utf8'))),
+    );
     const delegate = Keypair.generate();
     const authority = Keypair.generate();
     for (const k of [delegate, authority]) {
@@ -115,6 +121,7 @@ async function main(): Promise<void> {
         initPostofficeInstruction({
           programId,
           admin: delegate.publicKey,
+          upgradeAuthority: upgradeAuthority.publicKey,
           delegateAddress: delegate.publicKey,
           stampFeeLamports: 1000n,
           settlementSurchargeLamports: 5000n,
@@ -126,7 +133,7 @@ async function main(): Promise<void> {
           authority: authority.publicKey,
         }),
       ),
-      [delegate],
+      [delegate, upgradeAuthority],
     );
     const recipients = Array.from({ length: RECIPIENTS }, () => Keypair.generate());
     for (let i = 0; i < recipients.length; i += 4) {

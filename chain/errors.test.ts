@@ -6,10 +6,11 @@ import { DEFAULT_PROGRAM_ID } from './program-id.ts';
 describe('mail program errors', () => {
   it('numbers the table as protocol.md does', () => {
     const names = Object.keys(MAIL_ERRORS);
-    expect(names).toHaveLength(35);
-    // 0..20 in order, then each slice's own block: 30 (attestations), 40–52 (alias, then domain marketplace).
+    expect(names).toHaveLength(39);
+    // 0..20 in order, then each slice's own block: 30 (attestations), 40–52 (alias, then domain
+    // marketplace), 60–63 (the postoffice's set-up and who may move whose money).
     names.forEach((n, i) => {
-      const code = i < 21 ? i : i === 21 ? 30 : 40 + (i - 22);
+      const code = i < 21 ? i : i === 21 ? 30 : i < 35 ? 40 + (i - 22) : 60 + (i - 35);
       expect(MAIL_ERRORS[n as keyof typeof MAIL_ERRORS]).toBe(code);
       expect(mailErrorName(code)).toBe(n);
     });
@@ -23,6 +24,10 @@ describe('mail program errors', () => {
     expect(MAIL_ERRORS.DomainInactive).toBe(17);
     expect(MAIL_ERRORS.LeaseExpired).toBe(19);
     expect(MAIL_ERRORS.TimelockNotElapsed).toBe(20);
+    expect(MAIL_ERRORS.NotUpgradeAuthority).toBe(60);
+    expect(MAIL_ERRORS.RelayNotAllowed).toBe(61);
+    expect(MAIL_ERRORS.StampsNotRelayable).toBe(62);
+    expect(MAIL_ERRORS.BountyLocked).toBe(63);
     expect(mailErrorName(99)).toBeUndefined();
   });
 

@@ -41,6 +41,11 @@ export const MAIL_ERRORS = {
   ListingExpired: 50,
   ListingNotExpired: 51,
   DomainPending: 52,
+  // Who may move whose money: the postoffice's set-up and the audit's rules (60-69).
+  NotUpgradeAuthority: 60,
+  RelayNotAllowed: 61,
+  StampsNotRelayable: 62,
+  BountyLocked: 63,
 } as const;
 
 export type MailErrorName = keyof typeof MAIL_ERRORS;

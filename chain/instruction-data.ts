@@ -66,6 +66,8 @@ export interface AddStampsData {
   kind: 'AddStamps';
   fromHash: Uint8Array;
   stamps: bigint;
+  /** Refused (PriceAboveCeiling) when one stamp would cost more: postage + surcharge + fee. */
+  maxPriceLamports: bigint | null;
 }
 export interface BuyStampsData {
   kind: 'BuyStamps';
@@ -128,6 +130,32 @@ export interface SettleDomainTimelockData {
   kind: 'SettleDomainTimelock';
 }
 
+export interface SetMailboxDomainData {
+  kind: 'SetMailboxDomain';
+  /** MailDomain account; ZERO_KEY = leave every domain. */
+  domain: PublicKey;
+}
+// The postoffice's admin (tags 50-53).
+export interface UpdatePostofficeData {
+  kind: 'UpdatePostoffice';
+  stampFeeLamports: bigint | null;
+  settlementSurchargeLamports: bigint | null;
+  delegateAddress: PublicKey | null;
+  rootKsk: Uint8Array | null;
+}
+export interface WithdrawFeesData {
+  kind: 'WithdrawFees';
+  amountLamports: bigint;
+}
+export interface ProposeAdminData {
+  kind: 'ProposeAdmin';
+  /** ZERO_KEY withdraws the proposal. */
+  newAdmin: PublicKey;
+}
+export interface AcceptAdminData {
+  kind: 'AcceptAdmin';
+}
+
 export interface AttestSenderData {
   kind: 'AttestSender';
   wallet: PublicKey;
@@ -177,7 +205,12 @@ export type MailInstruction =
   | AttestSenderData
   | RevokeAttestationData
   | SetRecipientRuleData
-  | CloseRecipientRuleData;
+  | CloseRecipientRuleData
+  | SetMailboxDomainData
+  | UpdatePostofficeData
+  | WithdrawFeesData
+  | ProposeAdminData
+  | AcceptAdminData;
 
 export type InstructionKind = MailInstruction['kind'];
 
@@ -219,7 +252,11 @@ export const INSTRUCTION_LAYOUTS: LayoutMap = {
     fromHash: 'hash',
     requiredPostage: 'u64',
   }),
-  AddStamps: defineLayout<AddStampsData>('AddStamps', 11, { fromHash: 'hash', stamps: 'u64' }),
+  AddStamps: defineLayout<AddStampsData>('AddStamps', 11, {
+    fromHash: 'hash',
+    stamps: 'u64',
+    maxPriceLamports: { option: 'u64' },
+  }),
   BuyStamps: defineLayout<BuyStampsData>('BuyStamps', 12, {
     stamps: 'u64',
     maxPriceLamports: { option: 'u64' },
@@ -255,6 +292,17 @@ export const INSTRUCTION_LAYOUTS: LayoutMap = {
     postageLamports: 'u64',
   }),
   CloseRecipientRule: defineLayout<CloseRecipientRuleData>('CloseRecipientRule', 31, {}),
+  SetMailboxDomain: defineLayout<SetMailboxDomainData>('SetMailboxDomain', 32, { domain: 'key' }),
+  // The postoffice's admin: tags 50-53.
+  UpdatePostoffice: defineLayout<UpdatePostofficeData>('UpdatePostoffice', 50, {
+    stampFeeLamports: { option: 'u64' },
+    settlementSurchargeLamports: { option: 'u64' },
+    delegateAddress: { option: 'key' },
+    rootKsk: { option: 'hash' },
+  }),
+  WithdrawFees: defineLayout<WithdrawFeesData>('WithdrawFees', 51, { amountLamports: 'u64' }),
+  ProposeAdmin: defineLayout<ProposeAdminData>('ProposeAdmin', 52, { newAdmin: 'key' }),
+  AcceptAdmin: defineLayout<AcceptAdminData>('AcceptAdmin', 53, {}),
 };
 
 export const INSTRUCTION_TAGS = Object.fromEntries(

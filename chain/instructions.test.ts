@@ -4,6 +4,7 @@ import type { Layout } from './accounts/layout.ts';
 import { ZERO_KEY } from './bytes.ts';
 import { blake3Text, fromHash, replyToHash } from './hash.ts';
 import {
+  acceptAdminInstruction,
   addStampsInstruction,
   beaconTagBits,
   beaconTagList,
@@ -26,14 +27,18 @@ import {
   type InstructionKind,
   initPostofficeInstruction,
   type MailInstruction,
+  proposeAdminInstruction,
   publishBeaconInstruction,
   publishKeyInstruction,
   reclaimFromboxStampsInstruction,
   removeKeyInstruction,
   sendMailInstruction,
+  setMailboxDomainInstruction,
   setMailboxFlagsInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
+  updatePostofficeInstruction,
+  withdrawFeesInstruction,
 } from './instructions.ts';
 import {
   aliasAddress,
@@ -46,6 +51,7 @@ import {
   pinLeaseAddress,
   postofficeAddress,
 } from './pda.ts';
+import { programDataAddress } from './program/loader.ts';
 import { DEFAULT_PROGRAM_ID } from './program-id.ts';
 import { sampleOf } from './test-samples.ts';
 
@@ -99,6 +105,11 @@ const TAGS: Record<InstructionKind, number> = {
   RevokeAttestation: 29,
   SetRecipientRule: 30,
   CloseRecipientRule: 31,
+  SetMailboxDomain: 32,
+  UpdatePostoffice: 50,
+  WithdrawFees: 51,
+  ProposeAdmin: 52,
+  AcceptAdmin: 53,
 };
 
 type Flags = [PublicKey, 's' | 'w' | 'sw' | ''];
@@ -149,7 +160,10 @@ describe('instruction data', () => {
 
   it('refuses unknown tags, short, trailing and non-canonical data', () => {
     expect(() => decodeInstruction(new Uint8Array(0))).toThrow(DecodeError);
-    expect(() => decodeInstruction(Uint8Array.of(32))).toThrow(/unknown tag 32/);
+    expect(() => decodeInstruction(Uint8Array.of(33))).toThrow(/unknown tag 33/);
+    expect(() => decodeInstruction(Uint8Array.of(45))).toThrow(/unknown tag 45/);
+    expect(() => decodeInstruction(Uint8Array.of(54))).toThrow(/unknown tag 54/);
+    expect(() => decodeInstruction(Uint8Array.of(32))).toThrow(/too short/);
     expect(() => decodeInstruction(Uint8Array.of(4, 0))).toThrow(/trailing/);
     expect(() => decodeInstruction(Uint8Array.of(12, 1, 0, 0))).toThrow(/too short/);
     expect(() => decodeInstruction(Uint8Array.of(2, 2, 0))).toThrow(/option flag/);
@@ -171,12 +185,97 @@ describe('instruction builders', () => {
       settlementSurchargeLamports: 20n,
     });
     expect(ix.programId.equals(programId)).toBe(true);
+    // The upgrade authority co-signs (the admin itself unless named), next to the ProgramData it is read from.
+    const programData = programDataAddress(programId);
     expect(shape(ix)).toEqual([
       [a, 'sw'],
       [P, 'w'],
       [SYSTEM, ''],
+      [programData, ''],
+      [a, 's'],
     ]);
     expect(decodeInstruction(ix.data)).toMatchObject({ kind: 'InitPostoffice', stampFeeLamports: 10n });
+    const coSigned = initPostofficeInstruction({
+      programId,
+      admin: a,
+      upgradeAuthority: c,
+      delegateAddress: b,
+      stampFeeLamports: 10n,
+      settlementSurchargeLamports: 20n,
+    });
+    expect(shape(coSigned).slice(3)).toEqual([
+      [programData, ''],
+      [c, 's'],
+    ]);
+  });
+
+  it('SetMailboxDomain, into a domain and out of every domain', () => {
+    const d = domainAddress(programId, 'example.org')[0];
+    const into = setMailboxDomainInstruction({ programId, owner: a, domain: 'Example.ORG' });
+    expect(shape(into)).toEqual([
+      [a, 's'],
+      [mb(a), 'w'],
+      [d, ''],
+    ]);
+    expect(decodeInstruction(into.data)).toEqual({ kind: 'SetMailboxDomain', domain: d });
+    const out = setMailboxDomainInstruction({ programId, owner: a, domain: null });
+    expect(shape(out)).toEqual([
+      [a, 's'],
+      [mb(a), 'w'],
+    ]);
+    expect(decodeInstruction(out.data)).toEqual({ kind: 'SetMailboxDomain', domain: ZERO_KEY });
+  });
+
+  it('the postoffice admin: UpdatePostoffice, WithdrawFees, ProposeAdmin, AcceptAdmin', () => {
+    const update = updatePostofficeInstruction({ programId, admin: a, settlementSurchargeLamports: 7n });
+    expect(shape(update)).toEqual([
+      [a, 's'],
+      [P, 'w'],
+    ]);
+    expect(decodeInstruction(update.data)).toEqual({
+      kind: 'UpdatePostoffice',
+      stampFeeLamports: null,
+      settlementSurchargeLamports: 7n,
+      delegateAddress: null,
+      rootKsk: null,
+    });
+    const rootKsk = new Uint8Array(32).fill(9);
+    const all = updatePostofficeInstruction({
+      programId,
+      admin: a,
+      stampFeeLamports: 1n,
+      settlementSurchargeLamports: 2n,
+      delegateAddress: b,
+      rootKsk,
+    });
+    // tag, Some(1), Some(2), Some(delegate), Some(root_ksk)
+    expect(all.data.length).toBe(1 + 9 + 9 + 33 + 33);
+    expect(decodeInstruction(all.data)).toEqual({
+      kind: 'UpdatePostoffice',
+      stampFeeLamports: 1n,
+      settlementSurchargeLamports: 2n,
+      delegateAddress: b,
+      rootKsk,
+    });
+    const withdraw = withdrawFeesInstruction({ programId, admin: a, to: c, amountLamports: 5n });
+    expect(shape(withdraw)).toEqual([
+      [a, 's'],
+      [P, 'w'],
+      [c, 'w'],
+    ]);
+    expect(decodeInstruction(withdraw.data)).toEqual({ kind: 'WithdrawFees', amountLamports: 5n });
+    const propose = proposeAdminInstruction({ programId, admin: a, newAdmin: b });
+    expect(decodeInstruction(propose.data)).toEqual({ kind: 'ProposeAdmin', newAdmin: b });
+    expect(decodeInstruction(proposeAdminInstruction({ programId, admin: a, newAdmin: null }).data)).toEqual({
+      kind: 'ProposeAdmin',
+      newAdmin: ZERO_KEY,
+    });
+    const accept = acceptAdminInstruction({ programId, newAdmin: b });
+    expect(shape(accept)).toEqual([
+      [b, 's'],
+      [P, 'w'],
+    ]);
+    expect(Array.from(accept.data)).toEqual([53]);
   });
 
   it('CreateMailbox with and without a domain', () => {

@@ -17,7 +17,9 @@ import {
   mailboxKeyAddress,
   postofficeAddress,
 } from './pda.ts';
+import { programDataAddress } from './program/loader.ts';
 
+export * from './admin-instructions.ts';
 export * from './attest-instructions.ts';
 export * from './domain-market-instructions.ts';
 export * from './instruction-data.ts';
@@ -37,6 +39,8 @@ export interface InitPostofficeParams {
   programId: Key;
   /** Signer; pays rent and becomes admin. */
   admin: Key;
+  /** The program's upgrade authority, which must co-sign (the admin itself when omitted). */
+  upgradeAuthority?: Key;
   delegateAddress: Key;
   stampFeeLamports: bigint;
   settlementSurchargeLamports: bigint;
@@ -45,7 +49,14 @@ export interface InitPostofficeParams {
 }
 
 export function initPostofficeInstruction(p: InitPostofficeParams): TransactionInstruction {
-  return ix(p.programId, [signerW(p.admin), writable(postofficeAddress(p.programId)[0]), system()], {
+  const keys = [
+    signerW(p.admin),
+    writable(postofficeAddress(p.programId)[0]),
+    system(),
+    readonly(programDataAddress(toPublicKey(p.programId))),
+    signer(p.upgradeAuthority ?? p.admin),
+  ];
+  return ix(p.programId, keys, {
     kind: 'InitPostoffice',
     rootKsk: p.rootKsk ?? ZERO_HASH,
     delegateAddress: toPublicKey(p.delegateAddress),
@@ -93,6 +104,21 @@ export function setMailboxFlagsInstruction(p: SetMailboxFlagsParams): Transactio
     noIpfs: p.noIpfs ?? null,
     defaultPostage: p.defaultPostage ?? null,
   });
+}
+
+export interface SetMailboxDomainParams {
+  programId: Key;
+  owner: Key;
+  /** Domain name to move the mailbox into (its MailDomain must be active); null leaves every domain. */
+  domain: string | null;
+}
+
+/** Moves the owner's mailbox into another domain, or out of every domain: its relayed mail then comes only from that domain's authority. */
+export function setMailboxDomainInstruction(p: SetMailboxDomainParams): TransactionInstruction {
+  const mailDomain = p.domain === null ? null : domainAddress(p.programId, normalizeDomain(p.domain))[0];
+  const keys = [signer(p.owner), writable(mailboxAddress(p.programId, p.owner)[0])];
+  if (mailDomain) keys.push(readonly(mailDomain));
+  return ix(p.programId, keys, { kind: 'SetMailboxDomain', domain: mailDomain ?? ZERO_KEY });
 }
 
 export interface PublishKeyParams {

@@ -58,6 +58,8 @@ export interface AddStampsParams {
   /** Any sender's hash, e.g. fromHash('alice@example.com') for a relayed sender. */
   fromHash: Uint8Array;
   stamps: bigint;
+  /** Refuse when one stamp would cost more than this in all (postage + surcharge + fee; `StampQuote.perStamp`). */
+  maxPriceLamports?: bigint;
 }
 
 export function addStampsInstruction(p: AddStampsParams): TransactionInstruction {
@@ -65,6 +67,7 @@ export function addStampsInstruction(p: AddStampsParams): TransactionInstruction
     kind: 'AddStamps',
     fromHash: p.fromHash,
     stamps: p.stamps,
+    maxPriceLamports: p.maxPriceLamports ?? null,
   });
 }
 
@@ -74,7 +77,7 @@ export interface BuyStampsParams {
   buyer: Key;
   recipient: Key;
   stamps: bigint;
-  /** Refuse when the live per-stamp postage is above this. */
+  /** Refuse when one stamp would cost more than this in all (postage + surcharge + fee; `StampQuote.perStamp`). */
   maxPriceLamports?: bigint;
 }
 

@@ -3,6 +3,7 @@
 // accounts this deployment published (DeleteMail, signed by the authority
 // as the account's sender; the rent returns to the rent payer).
 import { type Connection, type Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import { deleteBountyLocked } from '../chain/bounty-lock.ts';
 import { deleteMailInstruction, getEmailAt } from '../chain/index.ts';
 import type { Pinner } from '../pinning/types.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
@@ -23,6 +24,18 @@ export async function closeEmailAccount(
 ): Promise<'closed' | 'gone'> {
   const email = await getEmailAt(deps.connection, deps.programId, data.emailAddress);
   if (!email) return 'gone';
+  // Relayed mail carries no bounty; should an account of ours hold one, its
+  // recipient may claim it until expires_at, and DeleteMail waits (BountyLocked).
+  if (email.bountyLamports > 0n) {
+    const slot = await deps.connection.getSlot('confirmed');
+    const now = (await deps.connection.getBlockTime(slot)) ?? Math.floor(Date.now() / 1000);
+    if (deleteBountyLocked(email, deps.authority.publicKey, now)) {
+      throw new Error(
+        `the bounty of ${email.bountyLamports} lamports on ${data.emailAddress} is the recipient's to claim until ` +
+          `${new Date(Number(email.expiresAt) * 1000).toISOString()}; it can be deleted after that`,
+      );
+    }
+  }
   const { blockhash, lastValidBlockHeight } = await deps.connection.getLatestBlockhash('confirmed');
   const tx = new Transaction({ feePayer: deps.authority.publicKey, blockhash, lastValidBlockHeight }).add(
     deleteMailInstruction({

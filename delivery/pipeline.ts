@@ -71,21 +71,6 @@ export interface DeliverResult {
   signature: string;
 }
 
-function recipientDomain(deps: PipelineDeps, to: string): string {
-  const at = to.lastIndexOf('@');
-  const domain =
-    at >= 0
-      ? to
-          .slice(at + 1)
-          .toLowerCase()
-          .replace(/\.$/, '')
-      : '';
-  if (domain && deps.localDomains.includes(domain)) return domain;
-  const first = deps.localDomains[0];
-  if (!first) throw new PermanentDeliveryError('NoLocalDomain', 'no local domain configured');
-  return first;
-}
-
 export async function runDelivery(
   deps: PipelineDeps,
   copyId: string,
@@ -167,7 +152,8 @@ export async function runDelivery(
           {
             wallet: data.wallet,
             envelopeFrom: data.envelope.from,
-            domain: recipientDomain(deps, data.envelope.to),
+            // The mailbox's own domain among these, whichever local domain the address named.
+            localDomains: deps.localDomains,
             cid,
             previous: stages.submit,
             checkpoint: async (submit) => {
@@ -328,6 +314,8 @@ function permanentStatus(err: unknown): string {
   if (err instanceof PermanentDeliveryError) {
     if (err.code === 'NoMailbox') return '5.1.1';
     if (err.code === 'PostageRequired') return '5.7.1';
+    if (err.code === 'StampsNotRelayable') return '5.7.1';
+    if (err.code === 'RelayNotAllowed') return '5.7.1';
     if (err.code === 'NoIpfs') return '5.3.0';
   }
   return '5.3.0';
@@ -338,6 +326,16 @@ function publicReason(err: unknown): string {
   if (err instanceof PermanentDeliveryError) {
     if (err.code === 'NoMailbox') return 'the recipient wallet has no mailbox';
     if (err.code === 'PostageRequired') return 'the recipient requires postage and no stamp was available';
+    if (err.code === 'StampsNotRelayable')
+      return (
+        'the recipient requires postage and no stamp for relayed mail was available ' +
+        "(stamps a wallet bought for itself pay only for that wallet's own direct sends)"
+      );
+    if (err.code === 'RelayNotAllowed')
+      return (
+        "the recipient's mailbox no longer belongs to this server's mail domain, so this server " +
+        'cannot deliver to it; its mail must come through its own domain'
+      );
     return `the chain refused the message (${err.code})`;
   }
   return 'the message could not be published in time';

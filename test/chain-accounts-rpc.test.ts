@@ -30,12 +30,13 @@ async function withPostoffice(chain: TestChain) {
       initPostofficeInstruction({
         programId: chain.programId,
         admin: delegate.publicKey,
+        upgradeAuthority: chain.upgradeAuthority.publicKey,
         delegateAddress: delegate.publicKey,
         stampFeeLamports: 1000n,
         settlementSurchargeLamports: 5000n,
       }),
     ],
-    [delegate],
+    [delegate, chain.upgradeAuthority],
   );
   return delegate;
 }
@@ -51,16 +52,18 @@ describe('mail program over JSON-RPC: postoffice, domains', () => {
     const again = initPostofficeInstruction({
       programId: chain.programId,
       admin: delegate.publicKey,
+      upgradeAuthority: chain.upgradeAuthority.publicKey,
       delegateAddress: delegate.publicKey,
       stampFeeLamports: 1n,
       settlementSurchargeLamports: 1n,
     });
-    expect(await chain.refusal([again], [delegate])).toBe('AlreadyExists');
+    expect(await chain.refusal([again], [delegate, chain.upgradeAuthority])).toBe('AlreadyExists');
 
     // A postoffice account that is not the PDA.
     const wrongPda = initPostofficeInstruction({
       programId: chain.programId,
       admin: delegate.publicKey,
+      upgradeAuthority: chain.upgradeAuthority.publicKey,
       delegateAddress: delegate.publicKey,
       stampFeeLamports: 1n,
       settlementSurchargeLamports: 1n,
@@ -68,7 +71,7 @@ describe('mail program over JSON-RPC: postoffice, domains', () => {
     const stray = Keypair.generate().publicKey;
     const slot = wrongPda.keys.findIndex((k) => k.pubkey.equals(postofficeAddress(chain.programId)[0]));
     wrongPda.keys[slot] = { pubkey: stray, isSigner: false, isWritable: true };
-    expect(await chain.refusal([wrongPda], [delegate])).toBe('InvalidPda');
+    expect(await chain.refusal([wrongPda], [delegate, chain.upgradeAuthority])).toBe('InvalidPda');
 
     const authority = Keypair.generate();
     await chain.send(

@@ -48,6 +48,7 @@ async function world(opts: { clock?: () => number } = {}): Promise<World> {
       initPostofficeInstruction({
         programId: chain.programId,
         admin: delegate.publicKey,
+        upgradeAuthority: chain.upgradeAuthority.publicKey,
         delegateAddress: delegate.publicKey,
         stampFeeLamports: FEE,
         settlementSurchargeLamports: SURCHARGE,
@@ -59,7 +60,7 @@ async function world(opts: { clock?: () => number } = {}): Promise<World> {
         authority: authority.publicKey,
       }),
     ],
-    [delegate],
+    [delegate, chain.upgradeAuthority],
   );
   return { chain, delegate, authority };
 }
@@ -431,8 +432,12 @@ describe('postage and stamps over JSON-RPC', () => {
 
     expect(await w.chain.refusal([topUp(1n)], [alice])).toBe('NotFound');
     expect(await w.chain.refusal([buy(0n)], [alice])).toBe('InvalidArgument');
-    expect(await w.chain.refusal([buy(1n, 29_999n)], [alice])).toBe('PriceAboveCeiling');
-    await w.chain.send([buy(2n, 30_000n)], [alice]);
+    // The ceiling is the whole per-stamp price: postage + surcharge + fee.
+    const price = (postage: bigint) => postage + SURCHARGE + FEE;
+    expect(await w.chain.refusal([buy(1n, price(30_000n) - 1n)], [alice])).toBe('PriceAboveCeiling');
+    // The postage alone is below it.
+    expect(await w.chain.refusal([buy(1n, 30_000n)], [alice])).toBe('PriceAboveCeiling');
+    await w.chain.send([buy(2n, price(30_000n))], [alice]);
     expect(await w.chain.refusal([buy(1n)], [alice])).toBe('AlreadyExists');
 
     // The recipient reprices above the buyer's quote: the top-up is refused.
@@ -448,8 +453,8 @@ describe('postage and stamps over JSON-RPC', () => {
       ],
       [dave],
     );
-    expect(await w.chain.refusal([topUp(1n, 30_000n)], [alice])).toBe('PriceAboveCeiling');
-    await w.chain.send([topUp(1n, 40_000n)], [alice]);
+    expect(await w.chain.refusal([topUp(1n, price(30_000n))], [alice])).toBe('PriceAboveCeiling');
+    await w.chain.send([topUp(1n, price(40_000n))], [alice]);
     const box = await getFrombox(w.chain.connection, w.chain.programId, h, dave.publicKey);
     expect(box).toMatchObject({ stamps: 3n, postageEscrow: 2n * 30_000n + 40_000n });
 

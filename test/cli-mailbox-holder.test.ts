@@ -6,6 +6,8 @@
 // signed by a separate node process that holds the key.
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
@@ -19,6 +21,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../chain/devnet/server.ts';
 import {
+  createDomainInstruction,
+  domainAddress,
   emailAddress,
   emailSize,
   FROMBOX_SIZE,
@@ -32,6 +36,8 @@ import {
   rentExemptLamports,
   sendMailInstruction,
   setMailboxFlagsInstruction,
+  updatePostofficeInstruction,
+  ZERO_KEY,
 } from '../chain/index.ts';
 import { computeCid } from '../pinning/cid.ts';
 import { type Pind, startPind } from '../pinning/pind/server.ts';
@@ -63,19 +69,54 @@ let chain: TestChain;
 /** Seconds the devnet's clock runs ahead of the wall clock (a test moves it to close a window). */
 let skew = 0;
 
-function run(args: string[], stdin?: Uint8Array | string): Promise<Run> {
+function run(args: string[], stdin?: Uint8Array | string, rpc?: string): Promise<Run> {
   return new Promise((done) => {
     const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', SEALPOST_PIN_TOKEN: TOKEN };
     delete env.SEALPOST_CONFIG;
     const child = execFile(
       process.execPath,
-      [BIN, 'mailbox', ...args, '--rpc', devnet.rpcUrl, '--program-id', programId],
+      [BIN, 'mailbox', ...args, '--rpc', rpc ?? devnet.rpcUrl, '--program-id', programId],
       { cwd: dir, env, maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) =>
         done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
     child.stdin?.end(stdin ?? '');
   });
+}
+
+/**
+ * A JSON-RPC relay in front of the devnet that runs `beforeSend` (and waits
+ * for it) before it passes on the first sendTransaction: what changes on
+ * chain between a command's quote and its transaction reaching the node.
+ */
+async function raceRelay(beforeSend: () => Promise<unknown>) {
+  let sends = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const calls = [JSON.parse(body)].flat() as { method: string }[];
+      if (calls.some((c) => c.method === 'sendTransaction') && sends++ === 0) await beforeSend();
+      const answer = await fetch(devnet.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      res.writeHead(answer.status, { 'content-type': 'application/json' });
+      res.end(await answer.text());
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    sends: () => sends,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 /** The one error line a refusal prints (the CLI may print progress lines before it). */
@@ -131,6 +172,8 @@ beforeAll(async () => {
   chain = {
     connection: conn,
     programId,
+    // The devnet deploys the program with its faucet as the upgrade authority.
+    upgradeAuthority: devnet.faucetKeypair,
     airdrop,
     send,
     async funded(sol = 10) {
@@ -469,7 +512,7 @@ describe('send, read, claim, delete, stamps', () => {
     const high = await run(['stamps', 'buy', '--key', alice.path, '--to', to, '--max-price', '500000']);
     expect(high.code).toBe(1);
     expect(errorLine(high)).toBe(
-      `error: ${to} asks 0.001 SOL postage per stamp, above --max-price 0.0005 SOL; nothing was bought`,
+      `error: one stamp toward ${to} costs 0.001 SOL (0.001 postage + 0 surcharge + 0 fee), above --max-price 0.0005 SOL; nothing was bought`,
     );
     expect(await balance(alice.kp)).toBe(before);
     expect(await getFrombox(conn, programId, fromHash(alice.kp.publicKey), erin.publicKey)).toBeNull();
@@ -516,5 +559,290 @@ describe('send, read, claim, delete, stamps', () => {
     expect(set.code, set.stderr).toBe(0);
     const priced = await getFrombox(conn, programId, fromHash('friend@remote.example'), erin.publicKey);
     expect(priced?.requiredPostage).toBe(0n);
+  }, 120_000);
+
+  it('ceils a purchase at the whole per-stamp price it quoted, and refuses when the price changed before it landed', async () => {
+    const alice = await wallet('alice5');
+    const gus = await mail.mailbox({ postage: 1_000_000n });
+    const to = gus.publicKey.toBase58();
+    const admin = mail.delegate;
+    // A postoffice with a surcharge and a fee: the ceiling covers them, not the postage alone.
+    await chain.send(
+      [
+        updatePostofficeInstruction({
+          programId,
+          admin: admin.publicKey,
+          stampFeeLamports: 2000n,
+          settlementSurchargeLamports: 3000n,
+        }),
+      ],
+      [admin],
+    );
+    const relay = await raceRelay(() =>
+      chain.send(
+        [setMailboxFlagsInstruction({ programId, owner: gus.publicKey, defaultPostage: 2_000_000n })],
+        [gus],
+      ),
+    );
+    try {
+      const before = await balance(alice.kp);
+      const low = await run(['stamps', 'buy', '--key', alice.path, '--to', to, '--max-price', '1000000']);
+      expect(low.code).toBe(1);
+      expect(errorLine(low)).toBe(
+        `error: one stamp toward ${to} costs 0.001005 SOL (0.001 postage + 0.000003 surcharge + 0.000002 fee), above --max-price 0.001 SOL; nothing was bought`,
+      );
+
+      // The recipient reprices after the quote, before the purchase reaches the chain.
+      const raced = await run(['stamps', 'buy', '--key', alice.path, '--to', to], undefined, relay.url);
+      expect(raced.code).toBe(1);
+      expect(raced.stderr).toContain(
+        'quote: 0.001005 SOL per stamp (0.001 postage + 0.000003 surcharge + 0.000002 fee) × 1 + 0.00152424 frombox rent = 0.00252924 SOL',
+      );
+      expect(errorLine(raced)).toBe(
+        'error: the price changed to 0.002005 SOL per stamp (0.002 postage + 0.000003 surcharge + 0.000002 fee), ' +
+          'above the 0.001005 SOL you agreed to; nothing was bought (the mail program refused: PriceAboveCeiling)',
+      );
+      expect(relay.sends()).toBe(1);
+      expect(await balance(alice.kp)).toBe(before);
+      expect(await getFrombox(conn, programId, fromHash(alice.kp.publicKey), gus.publicKey)).toBeNull();
+
+      // Quoted again, the new price is the ceiling and the purchase goes through.
+      const bought = await run(['stamps', 'buy', '--key', alice.path, '--to', to, '--json']);
+      expect(bought.code, bought.stderr).toBe(0);
+      expect(JSON.parse(bought.stdout)).toMatchObject({
+        status: 'confirmed',
+        postage_lamports: '2000000',
+        price_per_stamp_lamports: '2005000',
+        max_price_lamports: '2005000',
+      });
+      const frombox = await getFrombox(conn, programId, fromHash(alice.kp.publicKey), gus.publicKey);
+      expect([frombox?.stamps, frombox?.walletStamps]).toEqual([1n, true]);
+      expect(await balance(alice.kp)).toBe(
+        before - Number(2_005_000n + rentExemptLamports(FROMBOX_SIZE) + FEE),
+      );
+    } finally {
+      await relay.close();
+      await chain.send(
+        [
+          updatePostofficeInstruction({
+            programId,
+            admin: admin.publicKey,
+            stampFeeLamports: 0n,
+            settlementSurchargeLamports: 0n,
+          }),
+        ],
+        [admin],
+      );
+    }
+  }, 120_000);
+
+  it('adds stamps for a sender address the recipient priced (relayed mail), under the quoted ceiling', async () => {
+    const sponsor = await wallet('sponsor');
+    const kim = await mail.mailbox({ postage: 1_000_000n });
+    const kimFile = keyFile(dir, 'kim.json', kim).path;
+    const to = kim.publicKey.toBase58();
+    const pal = 'pal@remote.example';
+    expect((await run(['frombox', 'set', '--key', kimFile, '--from', pal, '--postage', '3000'])).code).toBe(
+      0,
+    );
+    const before = await balance(sponsor.kp);
+
+    const unpriced = await run([
+      'stamps',
+      'add',
+      '--key',
+      sponsor.path,
+      '--to',
+      to,
+      '--for',
+      'nobody@remote.example',
+    ]);
+    expect(unpriced.code).toBe(1);
+    expect(errorLine(unpriced)).toBe(
+      `error: ${to} has not priced mail from nobody@remote.example (no frombox): only the recipient can, with sealpost mailbox frombox set; nothing was bought`,
+    );
+    const high = await run([
+      'stamps',
+      'add',
+      '--key',
+      sponsor.path,
+      '--to',
+      to,
+      '--for',
+      pal,
+      '--max-price',
+      '2999',
+    ]);
+    expect(high.code).toBe(1);
+    expect(errorLine(high)).toBe(
+      `error: one stamp toward ${to} costs 0.000003 SOL (0.000003 postage + 0 surcharge + 0 fee), above --max-price 0.000002999 SOL; nothing was bought`,
+    );
+    expect(await balance(sponsor.kp)).toBe(before);
+
+    const added = await run([
+      'stamps',
+      'add',
+      '--key',
+      sponsor.path,
+      '--to',
+      to,
+      '--for',
+      pal,
+      '--count',
+      '2',
+      '--json',
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({
+      status: 'confirmed',
+      for: pal,
+      stamps: 2,
+      max_price_lamports: '3000',
+    });
+    const box = await getFrombox(conn, programId, fromHash(pal), kim.publicKey);
+    // Relayed mail from that address may spend these: they are not the sponsor's own.
+    expect([box?.stamps, box?.postageEscrow, box?.walletStamps]).toEqual([2n, 6000n, false]);
+    expect(await balance(sponsor.kp)).toBe(before - 6000 - Number(FEE));
+  }, 60_000);
+
+  it("refuses the sender's delete while its bounty is the recipient's to claim, and deletes once the window closed", async () => {
+    const ivy = await wallet('ivy');
+    const rcpt = await mail.mailbox();
+    const now = (await conn.getBlockTime(await conn.getSlot('confirmed'))) as number;
+    const expiresAt = BigInt(now + 300);
+    await chain.send(
+      [
+        sendMailInstruction({
+          programId,
+          sender: ivy.kp.publicKey,
+          recipient: rcpt.publicKey,
+          index: 0n,
+          fromHash: fromHash(ivy.kp.publicKey),
+          cid: await computeCid(new TextEncoder().encode('bountied stand-in')),
+          bountyLamports: 1_000_000n,
+          expiresAt,
+        }),
+      ],
+      [ivy.kp],
+    );
+    const address = emailAddress(programId, rcpt.publicKey, 0n)[0].toBase58();
+    const held = await conn.getBalance(emailAddress(programId, rcpt.publicKey, 0n)[0], 'confirmed');
+    const before = await balance(ivy.kp);
+    const locked = `error: the bounty of 0.001 SOL is the recipient's to claim until ${new Date(Number(expiresAt) * 1000).toISOString()}; you can delete this message after that; nothing was sent`;
+    for (const extra of [[], ['--dry-run'], ['--sign-offline']]) {
+      const r = await run(['delete', address, '--key', ivy.path, ...extra]);
+      expect(r.code, extra.join(' ')).toBe(1);
+      expect(errorLine(r)).toBe(locked);
+    }
+    expect(await balance(ivy.kp)).toBe(before);
+    expect((await getEmailAt(conn, programId, address))?.bountyLamports).toBe(1_000_000n);
+
+    // Past the window the bounty is the sender's again: the delete returns it with the rent.
+    skew += 301;
+    await waitForChainTime(conn, now + 301);
+    const deleted = await run(['delete', address, '--key', ivy.path]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(await getEmailAt(conn, programId, address)).toBeNull();
+    expect(await balance(ivy.kp)).toBe(before + held - Number(FEE));
+  }, 60_000);
+});
+
+describe('mailbox domain set|leave', () => {
+  it('joins a domain, moves to another and leaves it; refusals are checked on chain first and spend nothing', async () => {
+    const hana = await wallet('hana');
+    const address = hana.kp.publicKey.toBase58();
+    expect((await run(['create', '--key', hana.path])).code).toBe(0);
+    expect((await getMailbox(conn, programId, hana.kp.publicKey))?.domain.equals(ZERO_KEY)).toBe(true);
+    const before = await balance(hana.kp);
+
+    const refusals: [string[], number, string][] = [
+      [['leave'], 1, `error: the mailbox of ${address} is in no mail domain; nothing was sent`],
+      [['set', 'nosuch.test'], 1, 'error: nosuch.test is not a mail domain on chain; nothing was sent'],
+      [['set', 'not a domain'], 2, 'error: "not a domain" is not a valid domain name'],
+    ];
+    for (const [args, code, line] of refusals) {
+      const r = await run(['domain', ...args, '--key', hana.path]);
+      expect(r.code, args.join(' ')).toBe(code);
+      expect(errorLine(r)).toBe(line);
+    }
+    const stranger = await wallet('no-mailbox');
+    const none = await run(['domain', 'set', DOMAIN, '--key', stranger.path]);
+    expect(none.code).toBe(1);
+    expect(errorLine(none)).toContain('has no mailbox on chain');
+
+    const dry = await run(['domain', 'set', DOMAIN, '--key', hana.path, '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('instruction 1: SetMailboxDomain');
+    expect(dry.stdout).toContain(`${domainAddress(programId, DOMAIN)[0].toBase58()}  readonly`);
+    expect(dry.stdout).toContain('simulation: ok');
+    expect((await getMailbox(conn, programId, hana.kp.publicKey))?.domain.equals(ZERO_KEY)).toBe(true);
+    expect(await balance(hana.kp)).toBe(before);
+
+    const joined = await run(['domain', 'set', DOMAIN, '--key', hana.path, '--json']);
+    expect(joined.code, joined.stderr).toBe(0);
+    expect(JSON.parse(joined.stdout)).toMatchObject({
+      status: 'confirmed',
+      domain: DOMAIN,
+      domain_account: domainAddress(programId, DOMAIN)[0].toBase58(),
+      previous_domain: null,
+    });
+    expect(joined.stderr).toContain(
+      `relayed mail now reaches this mailbox only through ${DOMAIN}'s mail server`,
+    );
+    let mailbox = await getMailbox(conn, programId, hana.kp.publicKey);
+    expect(mailbox?.domain.equals(domainAddress(programId, DOMAIN)[0])).toBe(true);
+    const again = await run(['domain', 'set', DOMAIN.toUpperCase(), '--key', hana.path]);
+    expect(again.code).toBe(1);
+    expect(errorLine(again)).toBe(
+      `error: the mailbox of ${address} is already in ${DOMAIN}; nothing was sent`,
+    );
+
+    // Another active domain: the mailbox moves, no consent of its authority needed.
+    const other = 'other.test';
+    await chain.send(
+      [
+        createDomainInstruction({
+          programId,
+          delegate: mail.delegate.publicKey,
+          domain: other,
+          authority: (await chain.funded()).publicKey,
+        }),
+      ],
+      [mail.delegate],
+    );
+    const moved = await run(['domain', 'set', 'Other.Test.', '--key', hana.path, '--json']);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(JSON.parse(moved.stdout)).toMatchObject({ domain: other, previous_domain: DOMAIN });
+    mailbox = await getMailbox(conn, programId, hana.kp.publicKey);
+    expect(mailbox?.domain.equals(domainAddress(programId, other)[0])).toBe(true);
+
+    // Leaving, signed elsewhere: the unsigned transaction names the domain it leaves.
+    const offline = await run(['domain', 'leave', '--wallet', address, '--sign-offline', '--json']);
+    expect(offline.code, offline.stderr).toBe(0);
+    const printed = JSON.parse(offline.stdout);
+    expect(printed).toMatchObject({ fee_payer: address, domain: null, previous_domain: other });
+    const signed = await externalSign(hana.path, printed.unsigned_tx);
+    const left = await run([
+      'submit',
+      '--tx',
+      printed.unsigned_tx,
+      '--signature',
+      signed.signature,
+      '--json',
+    ]);
+    expect(left.code, left.stderr).toBe(0);
+    expect(JSON.parse(left.stdout)).toMatchObject({ status: 'confirmed', instructions: 'SetMailboxDomain' });
+    expect((await getMailbox(conn, programId, hana.kp.publicKey))?.domain.equals(ZERO_KEY)).toBe(true);
+    // Each change cost its fee only.
+    expect(await balance(hana.kp)).toBe(before - 3 * Number(FEE));
+
+    // `create --domain` still names the domain at creation.
+    const june = await wallet('june');
+    expect((await run(['create', '--key', june.path, '--domain', DOMAIN])).code).toBe(0);
+    expect(
+      (await getMailbox(conn, programId, june.kp.publicKey))?.domain.equals(
+        domainAddress(programId, DOMAIN)[0],
+      ),
+    ).toBe(true);
   }, 120_000);
 });

@@ -46,12 +46,13 @@ async function rig(opts: { delegate?: 'postoffice' | 'none' | 'stranger' } = {})
       initPostofficeInstruction({
         programId: chain.programId,
         admin: delegate.publicKey,
+        upgradeAuthority: chain.upgradeAuthority.publicKey,
         delegateAddress: delegate.publicKey,
         stampFeeLamports: 0n,
         settlementSurchargeLamports: 0n,
       }),
     ],
-    [delegate],
+    [delegate, chain.upgradeAuthority],
   );
   const dns = await startDnsDouble();
   cleanups.push(() => dns.close());

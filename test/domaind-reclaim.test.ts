@@ -71,6 +71,7 @@ async function rig(opts: { rootKsk?: Uint8Array; delegate?: 'postoffice' | 'none
       initPostofficeInstruction({
         programId: chain.programId,
         admin: delegate.publicKey,
+        upgradeAuthority: chain.upgradeAuthority.publicKey,
         delegateAddress: delegate.publicKey,
         rootKsk: opts.rootKsk ?? anchor,
         stampFeeLamports: 0n,
@@ -83,7 +84,7 @@ async function rig(opts: { rootKsk?: Uint8Array; delegate?: 'postoffice' | 'none
         authority: holder.publicKey,
       }),
     ],
-    [delegate],
+    [delegate, chain.upgradeAuthority],
   );
   const config = parseConfig(
     `[smtp]\nhostname = "mail.example.org"\nlocal_domains = ["example.org"]\n` +

@@ -23,7 +23,18 @@ describe('sealpost program deploy refuses', () => {
     const prog = keyFile(dir, 'prog.json');
     const before = await chain.balance(payer.kp.publicKey);
     const run = await sealpost(
-      ['program', 'deploy', '--rpc', rpc, '--keypair', payer.path, '--program-keypair', prog.path, '--yes'],
+      [
+        'program',
+        'deploy',
+        '--rpc',
+        rpc,
+        '--keypair',
+        payer.path,
+        '--program-keypair',
+        prog.path,
+        '--no-init',
+        '--yes',
+      ],
       dir,
     );
     expect(run.code).toBe(1);
@@ -47,7 +58,7 @@ describe('sealpost program deploy refuses', () => {
     writeFileSync(join(dir, 'bad.json'), 'not a key');
     writeFileSync(join(dir, 'short.json'), JSON.stringify([1, 2, 3]));
     const deploy = (...extra: string[]) =>
-      sealpost(['program', 'deploy', '--rpc', rpc, '--yes', ...extra], dir);
+      sealpost(['program', 'deploy', '--rpc', rpc, '--no-init', '--yes', ...extra], dir);
 
     const missing = await deploy('--keypair', 'nope.json');
     expect(missing.code).toBe(1);
@@ -67,7 +78,18 @@ describe('sealpost program deploy refuses', () => {
     const { chain, dir, payer, rpc } = await setup();
     const upgrade = (id: string) =>
       sealpost(
-        ['program', 'deploy', '--rpc', rpc, '--keypair', payer.path, '--program-id', id, '--yes'],
+        [
+          'program',
+          'deploy',
+          '--rpc',
+          rpc,
+          '--keypair',
+          payer.path,
+          '--program-id',
+          id,
+          '--no-init',
+          '--yes',
+        ],
         dir,
       );
 
@@ -103,7 +125,7 @@ describe('sealpost program deploy refuses', () => {
     const { dir, payer, rpc } = await setup();
     const prog = keyFile(dir, 'prog.json');
     const id = prog.kp.publicKey.toBase58();
-    const deploy = ['program', 'deploy', '--rpc', rpc, '--keypair', payer.path, '--yes'];
+    const deploy = ['program', 'deploy', '--rpc', rpc, '--keypair', payer.path, '--no-init', '--yes'];
     expect((await sealpost([...deploy, '--program-keypair', prog.path], dir)).code).toBe(0);
     const set = [
       'program',
@@ -134,7 +156,7 @@ describe('sealpost program deploy refuses', () => {
     const dir = tempDir('sealpost-deploy-');
     const payer = keyFile(dir, 'payer.json');
     const run = await sealpost(
-      ['program', 'deploy', '--rpc', 'http://127.0.0.1:9', '--keypair', payer.path, '--yes'],
+      ['program', 'deploy', '--rpc', 'http://127.0.0.1:9', '--keypair', payer.path, '--no-init', '--yes'],
       dir,
     );
     expect(run.code).toBe(1);

@@ -1,6 +1,7 @@
 // `sealpost program deploy|verify|init-postoffice` as child processes against
 // devnet, which runs Solana's runtime and its BPF Upgradeable Loader: a new
-// program from the committed .so, verified and set up; upgrades to another
+// program from the committed .so, its postoffice initialized in the same run,
+// verified; upgrades to another
 // build (built from test/fixtures/sbf/hello.c) and back, with ExtendProgram
 // when the build grew, and past a stale buffer of a cut-short upgrade; an
 // upload killed midway and resumed.
@@ -9,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Keypair, PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getPostoffice } from '../chain/index.ts';
+import { getPostoffice, POSTOFFICE_SIZE } from '../chain/index.ts';
 import { LOADER_ID, PROGRAM_ACCOUNT_SIZE, PROGRAMDATA_METADATA_SIZE } from '../chain/program/loader.ts';
 import { buildSbfProgram } from '../chain/program/tools/build.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
@@ -62,12 +63,14 @@ async function invokeLogs(chain: TestChain, programId: PublicKey): Promise<strin
 }
 
 describe('sealpost program deploy', () => {
-  it('deploys the committed .so to a new program id, verifies it and initializes the postoffice', async () => {
+  it('deploys the committed .so to a new program id, initializes the postoffice in the same run, verifies it', async () => {
     const { chain, dir, payer, rpc } = await setup();
     const conn = chain.connection;
     const before = await chain.balance(payer.kp.publicKey);
+    const delegate = Keypair.generate().publicKey.toBase58();
+    const deploy = ['program', 'deploy', '--rpc', rpc, '--keypair', payer.path, '--delegate', delegate];
     const run = await sealpost(
-      ['program', 'deploy', '--rpc', rpc, '--keypair', payer.path, '--yes', '--json'],
+      [...deploy, '--stamp-fee', '2000', '--surcharge', '6000', '--yes', '--json'],
       dir,
     );
     expect(run.code, run.stderr).toBe(0);
@@ -81,8 +84,9 @@ describe('sealpost program deploy', () => {
     expect(Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(made, 'utf8')))).publicKey).toEqual(
       programId,
     );
-    // The plan came first: cost lines and the payer's balance, then progress.
+    // The plan came first: cost lines (InitPostoffice's included) and the payer's balance, then progress.
     expect(run.stderr).toMatch(/SOL needed: +[\d.]+ SOL/);
+    expect(run.stderr).toMatch(/postoffice rent: +0\.00218544 SOL \(186 bytes\)/);
     expect(run.stderr.indexOf('balance:')).toBeLessThan(run.stderr.indexOf('chunks written 1/'));
     expect(run.stderr).toContain(`chunks written ${MAIL_CHUNKS}/${MAIL_CHUNKS}`);
     expect(r.chunksTotal).toBe(MAIL_CHUNKS);
@@ -91,23 +95,30 @@ describe('sealpost program deploy', () => {
     const program = await conn.getAccountInfo(programId);
     expect(program?.executable).toBe(true);
     expect(program?.owner.equals(LOADER_ID)).toBe(true);
-    // Spent: ProgramData (2× the size) and program account rent plus 5000 lamports a
-    // signature (create buffer 2, writes 1 each, deploy 2); the buffer's rent came back.
+    // Spent: ProgramData (2× the size), program account and postoffice rent plus 5000 lamports a
+    // signature (create buffer 2, writes 1 each, deploy 2, InitPostoffice 1); the buffer's rent came back.
     const rent = (n: number) => conn.getMinimumBalanceForRentExemption(n);
-    const fees = 5000 * (2 + MAIL_CHUNKS + 2);
+    const fees = 5000 * (2 + MAIL_CHUNKS + 2 + 1);
     const expected =
       (await rent(PROGRAMDATA_METADATA_SIZE + 2 * MAIL_SO_BYTES.length)) +
       (await rent(PROGRAM_ACCOUNT_SIZE)) +
+      (await rent(POSTOFFICE_SIZE)) +
       fees;
     expect(r.lamportsSpent).toBe(expected);
     expect(before - (await chain.balance(payer.kp.publicKey))).toBe(expected);
+    expect(r.transactions).toBe(MAIL_CHUNKS + 3); // create buffer, writes, deploy, InitPostoffice
+
+    const po = await getPostoffice(conn, programId);
+    expect(po?.admin.equals(payer.kp.publicKey)).toBe(true);
+    expect(po?.delegateAddress.toBase58()).toBe(delegate);
+    expect(po?.stampFeeLamports).toBe(2000n);
+    expect(po?.settlementSurchargeLamports).toBe(6000n);
 
     const verify = await sealpost(['program', 'verify', '--rpc', rpc, '--program-id', r.programId], dir);
     expect(verify.code, verify.stderr).toBe(0);
     expect(verify.stdout).toContain('match: the on-chain program is the local build, byte for byte');
     expect(verify.stdout).toContain(`upgrade authority  ${payer.kp.publicKey.toBase58()}`);
 
-    const delegate = Keypair.generate().publicKey.toBase58();
     const init = [
       'program',
       'init-postoffice',
@@ -118,27 +129,20 @@ describe('sealpost program deploy', () => {
       '--program-id',
       r.programId,
     ];
-    const setupRun = await sealpost(
-      [...init, '--delegate', delegate, '--stamp-fee', '2000', '--surcharge', '6000'],
-      dir,
-    );
-    expect(setupRun.code, setupRun.stderr).toBe(0);
-    const po = await getPostoffice(conn, programId);
-    expect(po?.admin.equals(payer.kp.publicKey)).toBe(true);
-    expect(po?.delegateAddress.toBase58()).toBe(delegate);
-    expect(po?.stampFeeLamports).toBe(2000n);
-    expect(po?.settlementSurchargeLamports).toBe(6000n);
     const again = await sealpost([...init, '--delegate', delegate], dir);
     expect(again.code).toBe(1);
-    expect(again.stderr).toContain('already exists');
+    expect(again.stderr).toContain(
+      `already exists with admin ${payer.kp.publicKey.toBase58()} (pending admin none)`,
+    );
     expect(again.stderr).toMatch(/stamp fee +2000 lamports/);
 
-    // A second deploy of the same build sends nothing.
-    const same = await sealpost(
-      ['program', 'deploy', '--rpc', rpc, '--keypair', payer.path, '--yes', '--json'],
-      dir,
-    );
-    expect(json<Deployed>(same.stdout).action).toBe('unchanged');
+    // A second deploy of the same build sends nothing: the postoffice is ours already.
+    const same = await sealpost([...deploy, '--yes', '--json'], dir);
+    expect(same.code, same.stderr).toBe(0);
+    const unchanged = json<Deployed & { postoffice: { action: string } }>(same.stdout);
+    expect(unchanged.action).toBe('unchanged');
+    expect(unchanged.postoffice.action).toBe('exists');
+    expect(unchanged.lamportsSpent).toBe(0);
   }, 120_000);
 
   it('upgrades to another build and back, extending ProgramData when the build grew', async () => {
@@ -153,6 +157,7 @@ describe('sealpost program deploy', () => {
       payer.path,
       '--upgrade-authority',
       authority.path,
+      '--no-init',
       '--yes',
       '--json',
     ];
@@ -228,6 +233,7 @@ describe('sealpost program deploy', () => {
       payer.path,
       '--program-keypair',
       prog.path,
+      '--no-init',
       '--yes',
     ];
     const cut = await sealpostKilled([...args, '--window', '2'], dir, /chunks written (?:[89]|[1-9]\d)\//);

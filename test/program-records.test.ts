@@ -1,3 +1,4 @@
+import { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import {
   beaconDetailCid,
@@ -16,7 +17,7 @@ import {
   publishBeaconInstruction,
 } from '../chain/instructions.ts';
 import { beaconAddress, pinLeaseAddress } from '../chain/pda.ts';
-import { expectOk, refused, rent, swap, World, without } from './program-world.ts';
+import { expectOk, refused, rent, SOL, swap, World, without } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
 const FEE = 250_000n;
@@ -117,9 +118,16 @@ describe('CreatePinLease / ClosePinLease', () => {
     refused(w, swap(createPinLeaseInstruction(p), 2, foreign), 'InvalidPda', [...watch, foreign]);
     refused(w, without(createPinLeaseInstruction(p), 0, 'isSigner'), 'MissingSigner', watch);
     refused(w, without(createPinLeaseInstruction(p), 1, 'isWritable'), 'NotWritable', watch);
-    // The fee account must be a wallet (a System account without data), and end rent-exempt.
-    refused(w, createPinLeaseInstruction({ ...p, operator: w.postofficeAddress() }), 'InvalidAccount', watch);
-    const empty = w.address();
+    // The fee account must be a wallet: an address someone can sign for (no PDA, whose lamports a
+    // program could hand back), a System account without data, and it must end rent-exempt.
+    refused(w, createPinLeaseInstruction({ ...p, operator: w.postofficeAddress() }), 'LeaseUnpaid', watch);
+    const withData = w.keypair().publicKey;
+    w.put(withData, { lamports: SOL, owner: new PublicKey(w.programId), data: new Uint8Array(8) });
+    refused(w, createPinLeaseInstruction({ ...p, operator: withData }), 'InvalidAccount', [
+      ...watch,
+      withData,
+    ]);
+    const empty = w.keypair().publicKey;
     refused(w, createPinLeaseInstruction({ ...p, operator: empty, feeLamports: 1n }), 'InsufficientFunds', [
       ...watch,
       empty,

@@ -46,13 +46,14 @@ function rawIx(
 }
 
 describe('InitPostoffice', () => {
-  it('creates the postoffice once, with the signer as admin', () => {
+  it('creates the postoffice once, with the signer as admin and the upgrade authority co-signing', () => {
     const chain = new World({ setup: false });
     const admin = chain.wallet();
     const delegate = chain.address();
     const params = {
       programId: chain.programId,
       admin,
+      upgradeAuthority: chain.upgradeAuthority,
       delegateAddress: delegate,
       stampFeeLamports: FEE,
       settlementSurchargeLamports: SURCHARGE,
@@ -65,6 +66,9 @@ describe('InitPostoffice', () => {
     const address = postofficeAddress(chain.programId)[0];
     expect(chain.balance(address)).toBe(rent(POSTOFFICE_SIZE));
     expect(chain.balance(admin)).toBe(before - rent(POSTOFFICE_SIZE));
+    const po = chain.postoffice();
+    expect(po.admin.equals(admin)).toBe(true);
+    expect(po.pendingAdmin.equals(PublicKey.default)).toBe(true);
     expectErr(chain.run(initPostofficeInstruction(params)), 'AlreadyExists');
   });
 
@@ -88,6 +92,7 @@ describe('InitPostoffice', () => {
       initPostofficeInstruction({
         programId: chain.programId,
         admin,
+        upgradeAuthority: chain.upgradeAuthority,
         delegateAddress: admin,
         stampFeeLamports: 0n,
         settlementSurchargeLamports: 0n,
@@ -106,6 +111,7 @@ describe('InitPostoffice', () => {
         initPostofficeInstruction({
           programId: chain.programId,
           admin: poor,
+          upgradeAuthority: chain.upgradeAuthority,
           delegateAddress: poor,
           stampFeeLamports: 0n,
           settlementSurchargeLamports: 0n,

@@ -76,17 +76,14 @@ describe('BuyStamps', () => {
     });
     const before = w.balance(buyer);
     const poBefore = w.balance(w.postofficeAddress());
-    expectOk(
-      w.run(
-        buyStampsInstruction({
-          programId: w.programId,
-          buyer,
-          recipient,
-          stamps: 3n,
-          maxPriceLamports: POSTAGE,
-        }),
-      ),
-    );
+    // The ceiling bounds the whole price of one stamp: postage + surcharge + fee.
+    const buy = (maxPriceLamports: bigint) =>
+      buyStampsInstruction({ programId: w.programId, buyer, recipient, stamps: 3n, maxPriceLamports });
+    expect(quote.perStamp).toBe(POSTAGE + SURCHARGE + FEE);
+    expectErr(w.run(buy(quote.perStamp - 1n)), 'PriceAboveCeiling');
+    expectErr(w.run(buy(POSTAGE)), 'PriceAboveCeiling');
+    expect(w.balance(buyer)).toBe(before);
+    expectOk(w.run(buy(quote.perStamp)));
     expect(w.balance(buyer)).toBe(before - quote.total);
     expect(quote.total).toBe(3n * (POSTAGE + SURCHARGE + FEE) + rent(FROMBOX_SIZE));
     const fh = fromHash(buyer);
@@ -159,7 +156,12 @@ describe('TopUpStamps', () => {
       stamps: 2n,
     });
     const before = w.balance(buyer);
-    expectOk(w.run(topUpStampsInstruction({ ...p, stamps: 2n, maxPriceLamports: 2n * POSTAGE })));
+    expectErr(
+      w.run(topUpStampsInstruction({ ...p, stamps: 2n, maxPriceLamports: quote.perStamp - 1n })),
+      'PriceAboveCeiling',
+    );
+    expect(w.balance(buyer)).toBe(before);
+    expectOk(w.run(topUpStampsInstruction({ ...p, stamps: 2n, maxPriceLamports: quote.perStamp })));
     expect(w.balance(buyer)).toBe(before - quote.total);
     expect(quote.rent).toBe(0n);
     expect(w.frombox(fh, recipient)).toMatchObject({

@@ -1,6 +1,7 @@
 // Shared fixture for the tests of the real mail program: the world of
 // chain/program/world.ts (also used by bench:program), plus the assertion on
 // a named custom error and the balance changes of one transaction.
+import { Buffer } from 'node:buffer';
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { expect } from 'vitest';
 import { MAIL_ERRORS, type MailErrorName } from '../chain/errors.ts';
@@ -29,4 +30,39 @@ export function refused(w: World, ix: TransactionInstruction, name: MailErrorNam
   const before = watch.map((k) => [k.toBase58(), w.balance(k), w.data(k)] as const);
   expectErr(w.run(ix), name);
   expect(watch.map((k) => [k.toBase58(), w.balance(k), w.data(k)] as const)).toEqual(before);
+}
+
+/** Each account's lamports and data (the data as hex: a large account compares in one step). */
+type Snapshot = { key: string; lamports: bigint; data: string | null }[];
+
+function snapshot(w: World, keys: PublicKey[]): Snapshot {
+  return keys.map((k) => {
+    const data = w.data(k);
+    return { key: k.toBase58(), lamports: w.balance(k), data: data && Buffer.from(data).toString('hex') };
+  });
+}
+
+/**
+ * Runs `ix` (through `send`, `w.run` by default) expecting the program error
+ * `name`, and checks that every account the instruction names, and every one
+ * in `also`, kept its lamports and data, and that the transaction's fee payer
+ * (the runtime's payer unless given) paid only the fee: an attack moves nothing.
+ */
+export function refusedUnchanged(
+  w: World,
+  ix: TransactionInstruction,
+  name: MailErrorName,
+  also: PublicKey[] = [],
+  send: () => RunResult = () => w.run(ix),
+  feePayer: PublicKey = w.rt.payer.publicKey,
+): void {
+  const keys = [...ix.keys.map((k) => k.pubkey), ...also, feePayer];
+  const before = snapshot(w, keys);
+  const r = send();
+  expectErr(r, name);
+  const fee = BigInt(r.fee);
+  const expected = before.map((s) =>
+    s.key === feePayer.toBase58() ? { ...s, lamports: s.lamports - fee } : s,
+  );
+  expect(snapshot(w, keys)).toEqual(expected);
 }

@@ -2,13 +2,19 @@
 // value of docs/vectors/protocol-vectors.json is recomputed with chain/,
 // pinning/cid.ts and src/seal/ (the randomized sealed object is opened and
 // re-addressed instead), and every vector docs/protocol.md quotes must be
-// the JSON's, so the spec, the file and the code cannot drift apart.
+// the JSON's, so the spec, the file and the code cannot drift apart. The
+// spec's layout, rent, instruction and error tables are read against the
+// codecs and chain/errors.ts the same way.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { blake3 } from '@noble/hashes/blake3.js';
 import { describe, expect, it } from 'vitest';
+import { ACCOUNT_LAYOUTS } from '../chain/accounts/index.ts';
+import type { FieldType } from '../chain/accounts/layout.ts';
+import { MAIL_ERRORS } from '../chain/errors.ts';
 import { fromHash } from '../chain/hash.ts';
+import { INSTRUCTION_LAYOUTS } from '../chain/instruction-data.ts';
 import { b3Marker, computeCid } from '../pinning/cid.ts';
 import {
   checkCid,
@@ -168,5 +174,155 @@ describe('docs/protocol.md quotes the vectors file', () => {
       const found = known.includes(t) || (/^[0-9a-f]{64}$/.test(t) && hexValues.some((h) => h.includes(t)));
       expect(found, `${t} is quoted in docs/protocol.md but is no vector`).toBe(true);
     }
+  });
+});
+
+/** The text of `## title` up to the next `## ` heading. */
+function section(title: string): string {
+  const start = doc.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`docs/protocol.md has no section ${title}`);
+  const end = doc.indexOf('\n## ', start + 1);
+  return doc.slice(start, end < 0 ? undefined : end);
+}
+
+/** The body rows of a markdown table (header and rule dropped), each as trimmed cells. */
+function tableRows(table: string): string[][] {
+  return table
+    .trim()
+    .split('\n')
+    .slice(2)
+    .map((line) =>
+      line
+        .slice(1, -1)
+        .split(/(?<!\\)\|/)
+        .map((cell) => cell.trim()),
+    );
+}
+
+/** Splits at commas outside parentheses. */
+function topLevelParts(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let at = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '(') depth++;
+    else if (text[i] === ')') depth--;
+    else if (text[i] === ',' && depth === 0) {
+      parts.push(text.slice(at, i).trim());
+      at = i + 1;
+    }
+  }
+  parts.push(text.slice(at).trim());
+  return parts.filter((p) => p !== '');
+}
+
+const snake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** A field type as the spec writes it: `u64`, `[32]`, `string`, `Option<u64>`. */
+function typeText(t: FieldType): string {
+  if (typeof t === 'object') return 'option' in t ? `Option<${typeText(t.option)}>` : `[${t.bytes}]`;
+  return t === 'key' || t === 'hash' ? '[32]' : t;
+}
+
+const layoutOf = (kind: string) => {
+  const layout = Object.values(ACCOUNT_LAYOUTS).find((l) => l.kind === kind);
+  if (!layout) throw new Error(`docs/protocol.md names ${kind}, which chain/accounts has no layout for`);
+  return layout;
+};
+
+/** The account's size as the spec writes it: the whole size, or the fixed part with a string's length prefix. */
+const sizeText = (kind: string): string => {
+  const l = layoutOf(kind);
+  if (l.isFixed) return String(l.fixedSize);
+  const tail = Object.keys(l.fields).at(-1) ?? '';
+  return `${l.fixedSize + 4} + len(${snake(tail)})`;
+};
+
+describe('docs/protocol.md tables against the code', () => {
+  it('every account layout table gives the codec’s tag, offsets and size', () => {
+    const seen = new Set<string>();
+    for (const m of doc.matchAll(/^#{3,4} (\d+ \w+ \(size [^)]*\)[^\n]*)\n\n((?:\|.*\n)+)/gm)) {
+      const kinds = [...(m[1] ?? '').matchAll(/(\d+) (\w+) \(size ([^)]*\)?)\)/g)];
+      const rows = tableRows(m[2] ?? '');
+      expect(m[2], m[1]).toMatch(/^\| off /);
+      kinds.forEach(([, tag, kind = '', size], alt) => {
+        const layout = layoutOf(kind);
+        seen.add(kind);
+        expect(Number(tag), kind).toBe(layout.tag);
+        expect(size, `${kind} size`).toBe(sizeText(kind));
+        const want = [
+          ['0', 'tag'],
+          ...Object.entries(layout.offsets as Record<string, number>)
+            .sort((a, b) => a[1] - b[1])
+            .map(([field, off]) => [String(off), snake(field)]),
+        ];
+        const got = rows.map(([off = '', field = '']) => [off, field.split(' / ')[alt] ?? field]);
+        expect(got, `${kind} offsets`).toEqual(want);
+        const tagType = rows[0]?.[2] ?? '';
+        if (tagType.includes('=')) expect(tagType, kind).toBe(`u8 = ${layout.tag}`);
+      });
+    }
+    expect([...seen].sort()).toEqual(
+      Object.values(ACCOUNT_LAYOUTS)
+        .map((l) => l.kind)
+        .sort(),
+    );
+  });
+
+  it('the summary of kinds 8–19 gives each kind’s tag and size', () => {
+    const table = /\| tag \| account +\| fields in order \(size\)[^\n]*\n((?:\|.*\n)+)/.exec(doc)?.[0] ?? '';
+    const rows = tableRows(table);
+    expect(rows.length).toBe(12);
+    for (const [tag = '', kind = '', fields = ''] of rows) {
+      expect(Number(tag), kind).toBe(layoutOf(kind).tag);
+      expect(/\((\d+)\)$/.exec(fields)?.[1], kind).toBe(sizeText(kind));
+    }
+  });
+
+  it('the rent table is (128 + size) × 6960 of each kind’s size', () => {
+    const table = /\| account +\| size +\| rent-exempt lamports[^\n]*\n((?:\|.*\n)+)/.exec(doc)?.[0] ?? '';
+    const rows = tableRows(table);
+    const names = new Set<string>();
+    const lamports = (n: number) => ((128 + n) * 6960).toLocaleString('en-US');
+    for (const [accounts = '', size = '', rent = ''] of rows) {
+      for (const name of accounts.split(', ')) {
+        const kind = name === 'Beacon' ? 'ParticipantBeacon' : name;
+        names.add(kind);
+        expect(size, kind).toBe(sizeText(kind));
+      }
+      const [base = '', tail] = size.split(' + ');
+      expect(rent, accounts).toBe(
+        tail ? `${lamports(Number(base))} + 6960 × ${tail}` : lamports(Number(base)),
+      );
+    }
+    expect([...names].sort()).toEqual(
+      Object.values(ACCOUNT_LAYOUTS)
+        .map((l) => l.kind)
+        .sort(),
+    );
+  });
+
+  it('the instruction table gives every tag and argument of chain/instruction-data.ts', () => {
+    const table =
+      /\| tag \| instruction +\| args[^\n]*\n((?:\|.*\n)+)/.exec(section('Instructions'))?.[0] ?? '';
+    const got = tableRows(table).map(([tag = '', name = '', args = '']) => {
+      const parts = args === '—' ? [] : topLevelParts(args.replace(/\\/g, ''));
+      return [name, Number(tag), parts.map((p) => p.split(' ').slice(0, 2).join(' '))];
+    });
+    const want = Object.values(INSTRUCTION_LAYOUTS).map((l) => [
+      l.kind,
+      l.tag,
+      Object.entries(l.fields as Record<string, FieldType>).map(([f, t]) => `${snake(f)} ${typeText(t)}`),
+    ]);
+    const byTag = (a: unknown[], b: unknown[]) => (a[1] as number) - (b[1] as number);
+    expect(got.sort(byTag)).toEqual(want.sort(byTag));
+  });
+
+  it('the error table is chain/errors.ts’s MAIL_ERRORS', () => {
+    const table = /\| code \| name[^\n]*\n((?:\|.*\n)+)/.exec(section('Error codes'))?.[0] ?? '';
+    const got = Object.fromEntries(
+      tableRows(table).map(([code = '', name = '']) => [name.split(' ')[0], Number(code)]),
+    );
+    expect(got).toEqual(MAIL_ERRORS);
   });
 });

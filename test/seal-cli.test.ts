@@ -210,12 +210,13 @@ describe('sealpost mailbox list / read', () => {
         initPostofficeInstruction({
           programId: chain.programId,
           admin: admin.publicKey,
+          upgradeAuthority: chain.devnet.faucetKeypair.publicKey,
           delegateAddress: admin.publicKey,
           stampFeeLamports: 0n,
           settlementSurchargeLamports: 0n,
         }),
       ],
-      [admin],
+      [admin, chain.devnet.faucetKeypair],
     );
     await chain.send([createMailboxInstruction({ programId: chain.programId, owner: bob.publicKey })], [bob]);
     w = {

@@ -178,12 +178,13 @@ describe('recipientSealKey on a devnet', () => {
         initPostofficeInstruction({
           programId: chain.programId,
           admin: admin.publicKey,
+          upgradeAuthority: chain.upgradeAuthority.publicKey,
           delegateAddress: admin.publicKey,
           stampFeeLamports: 0n,
           settlementSurchargeLamports: 0n,
         }),
       ],
-      [admin],
+      [admin, chain.upgradeAuthority],
     );
     const bob = await chain.funded();
     await chain.send([createMailboxInstruction({ programId: chain.programId, owner: bob.publicKey })], [bob]);

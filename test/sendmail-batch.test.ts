@@ -78,7 +78,7 @@ async function job(wallet: string, from: string, saved: Submitted[] = []) {
   const input: SubmitInput = {
     wallet,
     envelopeFrom: from,
-    domain: 'mail.test',
+    localDomains: ['mail.test'],
     cid,
     checkpoint: async (s) => {
       saved.push(s);

@@ -45,7 +45,7 @@ async function setup(pipelined: boolean) {
   const input = async (from: string, checkpoint: (s: Submitted) => void): Promise<SubmitInput> => ({
     wallet: rcpt.publicKey.toBase58(),
     envelopeFrom: from,
-    domain: 'mail.test',
+    localDomains: ['mail.test'],
     cid: await computeCid(randomBytes(64)),
     checkpoint: async (s) => checkpoint(s),
   });

@@ -114,7 +114,13 @@ beforeAll(async () => {
   });
   programId = devnet.programId;
   connection = new Connection(devnet.rpcUrl, 'confirmed');
-  keys = await prepareChain({ dir, rpcUrl: devnet.rpcUrl, programId, wallets: 4 });
+  keys = await prepareChain({
+    dir,
+    rpcUrl: devnet.rpcUrl,
+    programId,
+    wallets: 4,
+    upgradeAuthorityFile: devnet.faucetKeypairFile,
+  });
   pind = await startPind({
     dataDir: join(dir, 'pind'),
     pin: { host: '127.0.0.1', port: 0 },

@@ -597,7 +597,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await card.getByRole('button', { name: /Buy 1 stamp and send/ }).click();
     await expect
       .poll(() => card.getByRole('alert').textContent())
-      .toMatch(/raised the postage.*Nothing was bought; your draft is kept/);
+      .toMatch(/price changed to .* SOL per stamp.*Nothing was bought; your draft is kept/);
     expect(
       await getFrombox(stack.connection, stack.programId, fromHash(eve.publicKey), dora.publicKey),
     ).toBeNull();

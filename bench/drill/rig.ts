@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@solana/web3.js';
+import { faucetKeypairPath } from '../../chain/devnet/server.ts';
 import type { Keypair } from '../../src/keys/keypair-file.ts';
 import { dropSchema } from '../../test/helpers/postgres.ts';
 import { canListen, freePort } from '../harness/net.ts';
@@ -112,7 +113,13 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
     procs.push(devnet);
     const out = await devnet.start();
     const programId = /program id\s+(\S+)/.exec(out)?.[1] as string;
-    const keys = await prepareChain({ dir, rpcUrl, programId, wallets: opts.wallets });
+    const keys = await prepareChain({
+      dir,
+      rpcUrl,
+      programId,
+      wallets: opts.wallets,
+      upgradeAuthorityFile: faucetKeypairPath(join(dir, 'chain', 'devnet')),
+    });
     const more = opts.manyWallets
       ? await createOpenMailboxes({
           connection: new Connection(rpcUrl, 'confirmed'),

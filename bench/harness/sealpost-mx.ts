@@ -83,6 +83,7 @@ export async function startSealpostMx(opts: SealpostMxOptions = {}): Promise<Sea
       rpcUrl: devnet.rpcUrl,
       programId: devnet.programId,
       wallets: opts.wallets ?? 1,
+      upgradeAuthorityFile: devnet.faucetKeypairFile,
     });
     const pind = await startPind({
       dataDir: join(dir, 'pind'),

@@ -36,6 +36,8 @@ export async function prepareChain(opts: {
   rpcUrl: string;
   programId: string;
   wallets: number;
+  /** The program's upgrade authority keypair file (devnet's faucet-keypair.json): InitPostoffice co-signs with it. */
+  upgradeAuthorityFile: string;
 }): Promise<StackKeys> {
   const keysDir = join(opts.dir, 'keys');
   mkdirSync(keysDir, { recursive: true, mode: 0o700 });
@@ -58,6 +60,7 @@ export async function prepareChain(opts: {
     domain: STACK_DOMAIN,
     authority,
     delegate,
+    upgradeAuthorityFile: opts.upgradeAuthorityFile,
     wallets: wallets.map((key, i) => ({ name: `w${i}`, key, defaultPostage: 0n })),
     // The authority pays every Email account's rent (about 0.0027 SOL): 200 SOL covers
     // the 10-minute soak's 12,000 messages with room, so the balance guard stays quiet.

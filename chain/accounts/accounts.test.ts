@@ -42,10 +42,10 @@ const EXPECTED: Record<AccountKind, [tag: number, size: number]> = {
   Mailbox: [1, 83],
   MailboxKey: [2, 66],
   Email: [3, 194],
-  Frombox: [4, 90],
+  Frombox: [4, 91],
   Alias: [5, 98],
   MailDomain: [6, 99],
-  Postoffice: [7, 154],
+  Postoffice: [7, 186],
   AliasListing: [8, 139],
   DomainListing: [9, 122],
   AliasEscrow: [10, 122],
@@ -119,7 +119,8 @@ describe('account codecs', () => {
       requiredPostage: 65,
       stamps: 73,
       postageEscrow: 81,
-      bump: 89,
+      walletStamps: 89,
+      bump: 90,
     });
     expect(mailboxKeyLayout.offsets).toEqual({ owner: 1, pubKey: 33, bump: 65 });
     expect(aliasLayout.offsets).toEqual({ nameHash: 1, address: 33, owner: 65, bump: 97 });
@@ -138,7 +139,9 @@ describe('account codecs', () => {
     expect(postofficeLayout.offsets).toMatchObject({
       stampFeeLamports: 129,
       settlementSurchargeLamports: 137,
-      bump: 153,
+      feesCollected: 145,
+      pendingAdmin: 153,
+      bump: 185,
     });
     expect(participantBeaconLayout.offsets).toMatchObject({ bump: 57, detailCidLen: 58, detailCid: 59 });
   });

@@ -179,10 +179,10 @@ export const decodeRecipientRule = (data: Uint8Array): RecipientRule => recipien
 export const MAILBOX_SIZE = 83;
 export const MAILBOX_KEY_SIZE = 66;
 export const EMAIL_FIXED_SIZE = 194;
-export const FROMBOX_SIZE = 90;
+export const FROMBOX_SIZE = 91;
 export const ALIAS_SIZE = 98;
 export const MAIL_DOMAIN_FIXED_SIZE = 99;
-export const POSTOFFICE_SIZE = 154;
+export const POSTOFFICE_SIZE = 186;
 export const ALIAS_LISTING_SIZE = 139;
 export const DOMAIN_LISTING_SIZE = 122;
 export const ALIAS_ESCROW_SIZE = 122;

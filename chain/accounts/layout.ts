@@ -7,7 +7,7 @@ import { deserialize, type Schema, serialize } from 'borsh';
 import { I64_MAX, I64_MIN, U64_MAX } from '../bytes.ts';
 
 export type ScalarType = 'u8' | 'u64' | 'i64' | 'bool' | 'key' | 'hash' | 'string' | { bytes: number };
-export type FieldType = ScalarType | { option: 'u64' | 'bool' };
+export type FieldType = ScalarType | { option: 'u64' | 'bool' | 'key' | 'hash' };
 
 /** Which field type may describe a TS value type (keys are PublicKey, hashes Uint8Array, u64/i64 bigint). */
 type FieldTypeFor<V> = [V] extends [PublicKey]
@@ -26,7 +26,11 @@ type FieldTypeFor<V> = [V] extends [PublicKey]
               ? { option: 'u64' }
               : [V] extends [boolean | null]
                 ? { option: 'bool' }
-                : never;
+                : [V] extends [PublicKey | null]
+                  ? { option: 'key' }
+                  : [V] extends [Uint8Array | null]
+                    ? { option: 'hash' }
+                    : never;
 
 export type Fields<T> = { [K in keyof T]-?: FieldTypeFor<T[K]> };
 
@@ -78,7 +82,7 @@ function fixedSizeOf(t: FieldType): number | null {
 function borshType(t: FieldType): Schema {
   if (typeof t === 'object') {
     if ('bytes' in t) return { array: { type: 'u8', len: t.bytes } };
-    return { option: t.option };
+    return { option: borshType(t.option) };
   }
   if (t === 'key' || t === 'hash') return { array: { type: 'u8', len: 32 } };
   return t;
@@ -120,6 +124,7 @@ function checkValue(name: string, field: string, t: FieldType, v: unknown): unkn
 
 function fromBorsh(t: FieldType, v: unknown): unknown {
   if (v === null) return null;
+  if (typeof t === 'object' && 'option' in t) return fromBorsh(t.option, v);
   if (t === 'key') return new PublicKey(v as number[]);
   if (t === 'hash' || (typeof t === 'object' && 'bytes' in t)) return Uint8Array.from(v as number[]);
   return v;

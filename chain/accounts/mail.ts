@@ -80,6 +80,12 @@ export interface Frombox {
   stamps: bigint;
   /** Postage lamports held for the unspent stamps (paid in at purchase). */
   postageEscrow: bigint;
+  /**
+   * True once the wallet whose address hashes to `fromHash` paid stamps in
+   * itself (BuyStamps, TopUpStamps, or AddStamps on its own hash): the
+   * stamps are then spent only by that wallet's own direct sends.
+   */
+  walletStamps: boolean;
   bump: number;
 }
 
@@ -89,6 +95,7 @@ export const fromboxLayout = defineLayout<Frombox>('Frombox', 4, {
   requiredPostage: 'u64',
   stamps: 'u64',
   postageEscrow: 'u64',
+  walletStamps: 'bool',
   bump: 'u8',
 });
 
@@ -142,6 +149,8 @@ export interface Postoffice {
   stampFeeLamports: bigint;
   settlementSurchargeLamports: bigint;
   feesCollected: bigint;
+  /** The key ProposeAdmin named to take the admin role (AcceptAdmin); ZERO_KEY = none. */
+  pendingAdmin: PublicKey;
   bump: number;
 }
 
@@ -153,5 +162,6 @@ export const postofficeLayout = defineLayout<Postoffice>('Postoffice', 7, {
   stampFeeLamports: 'u64',
   settlementSurchargeLamports: 'u64',
   feesCollected: 'u64',
+  pendingAdmin: 'key',
   bump: 'u8',
 });

@@ -1,8 +1,14 @@
 // startDevnet: the bank (Solana's runtime with the mail program deployed),
-// JSON-RPC over HTTP on one port and PubSub over WebSocket on the next.
-import { existsSync, readFileSync } from 'node:fs';
+// JSON-RPC over HTTP on one port and PubSub over WebSocket on the next. The
+// faucet's keypair (the mail program's payer and upgrade authority) is
+// written to <dataDir>/faucet-keypair.json, as solana-test-validator writes
+// its faucet key into its ledger, so tools can sign as the upgrade authority.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { type Logger, pino } from 'pino';
 import { WebSocketServer } from 'ws';
@@ -43,6 +49,14 @@ export interface DevnetOptions {
 /** Where `npm run build:program` writes the mail program. */
 export const MAIL_PROGRAM_PATH = fileURLToPath(new URL('../program/mail_program.so', import.meta.url));
 
+/** The faucet's keypair file in a devnet's data directory. */
+export const FAUCET_KEYPAIR_FILE = 'faucet-keypair.json';
+
+/** Where a devnet started on `dataDir` keeps its faucet keypair (for `sealpost devnet`: `<data-dir>/devnet/faucet-keypair.json`). */
+export function faucetKeypairPath(dataDir: string): string {
+  return join(dataDir, FAUCET_KEYPAIR_FILE);
+}
+
 export interface Devnet {
   rpcUrl: string;
   wsUrl: string;
@@ -50,6 +64,10 @@ export interface Devnet {
   wsPort: number;
   programId: string;
   bank: Bank;
+  /** The faucet: pays airdrops, and is the mail program's payer and upgrade authority (it signs InitPostoffice). */
+  faucetKeypair: Keypair;
+  /** The faucet's keypair in Solana CLI format (mode 0600): `<dataDir>/faucet-keypair.json`. */
+  faucetKeypairFile: string;
   /** Stops listening, persists the open slot and a snapshot, releases the ledger. Idempotent. */
   close(): Promise<void>;
 }
@@ -105,6 +123,22 @@ async function bind(rpc: Server, ws: Server, host: string, port: number, wsPort:
   }
 }
 
+/**
+ * Writes the faucet's keypair as a Solana CLI keypair file (a JSON array of
+ * the 64 secret-key bytes), mode 0600, replaced atomically: written aside,
+ * then renamed over the old one.
+ */
+function writeFaucetKeypair(path: string, faucet: Keypair): void {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    writeFileSync(tmp, JSON.stringify(Array.from(faucet.secretKey)), { mode: 0o600, flag: 'wx' });
+    chmodSync(tmp, 0o600); // whatever the umask
+    renameSync(tmp, path);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
 function isAddress(text: string): boolean {
   try {
     return bs58.decode(text).length === 32;
@@ -133,6 +167,14 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     historyLimit: opts.historyLimit,
     logger,
   });
+  const faucetKeypair = Keypair.fromSeed(bank.faucet.seed);
+  const faucetKeypairFile = faucetKeypairPath(opts.dataDir);
+  try {
+    writeFaucetKeypair(faucetKeypairFile, faucetKeypair);
+  } catch (err) {
+    bank.close();
+    throw err;
+  }
   // Clients keep pooled connections idle while they wait for confirmations;
   // Node's 5 s keep-alive default races their reuse ("other side closed").
   const rpcServer = createServer({ keepAliveTimeout: 60_000, headersTimeout: 65_000 });
@@ -163,6 +205,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
       rpcUrl,
       wsUrl,
       programId,
+      faucet: faucetKeypair.publicKey.toBase58(),
       mailProgram: programs.length > 0,
       slot: bank.slot,
       genesisHash: bank.genesisHash,
@@ -178,6 +221,8 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     wsPort: ports.wsPort,
     programId,
     bank,
+    faucetKeypair,
+    faucetKeypairFile,
     close: () => {
       closing ??= (async () => {
         await pubsub.close();

@@ -8,6 +8,7 @@
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { fromHash, replyToHash } from '../hash.ts';
 import {
+  acceptAdminInstruction,
   acceptAliasInstruction,
   addStampsInstruction,
   attestSenderInstruction,
@@ -36,6 +37,7 @@ import {
   listAliasInstruction,
   listDomainInstruction,
   offerAliasInstruction,
+  proposeAdminInstruction,
   publishBeaconInstruction,
   publishKeyInstruction,
   reclaimAliasInstruction,
@@ -47,12 +49,15 @@ import {
   revokeAttestationInstruction,
   type SendMailParams,
   sendMailInstruction,
+  setMailboxDomainInstruction,
   setMailboxFlagsInstruction,
   setRecipientRuleInstruction,
   settleAuctionInstruction,
   settleDomainTimelockInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
+  updatePostofficeInstruction,
+  withdrawFeesInstruction,
   withReputation,
 } from '../instructions.ts';
 import { mailboxAddress } from '../pda.ts';
@@ -115,6 +120,7 @@ export function measureComputeUnits(opts: { runs?: number; seed?: number } = {})
     initPostofficeInstruction({
       programId,
       admin,
+      upgradeAuthority: w.upgradeAuthority,
       delegateAddress: w.delegate,
       stampFeeLamports: 1_000n,
       settlementSurchargeLamports: 5_000n,
@@ -189,6 +195,41 @@ export function measureComputeUnits(opts: { runs?: number; seed?: number } = {})
     'AddStamps',
     addStampsInstruction({ programId, payer: sender, recipient, fromHash: relayedHash, stamps: 40n }),
   );
+  measure(
+    'AddStamps (with a ceiling)',
+    addStampsInstruction({
+      programId,
+      payer: sender,
+      recipient,
+      fromHash: relayedHash,
+      stamps: 1n,
+      maxPriceLamports: 1_000_000n,
+    }),
+  );
+  measure(
+    "AddStamps (on the payer's own hash)",
+    addStampsInstruction({ programId, payer: sender, recipient, fromHash: fh, stamps: 1n }),
+  );
+  measure(
+    'SetMailboxDomain (into a domain)',
+    setMailboxDomainInstruction({ programId, owner, domain: DOMAIN }),
+  );
+  measure(
+    'SetMailboxDomain (out of every domain)',
+    setMailboxDomainInstruction({ programId, owner, domain: null }),
+  );
+  measure(
+    'UpdatePostoffice (every field)',
+    updatePostofficeInstruction({
+      programId,
+      admin,
+      stampFeeLamports: 1_000n,
+      settlementSurchargeLamports: 5_000n,
+      delegateAddress: w.delegate,
+      rootKsk: new Uint8Array(32),
+    }),
+  );
+  measure('WithdrawFees', withdrawFeesInstruction({ programId, admin, to: admin, amountLamports: 1_000n }));
 
   const send = (label: string, to: PublicKey, p: Partial<SendMailParams> = {}) => {
     const index = w.mailbox(to).mailCount;
@@ -198,8 +239,12 @@ export function measureComputeUnits(opts: { runs?: number; seed?: number } = {})
     );
     return index;
   };
+  // An open mailbox in the domain: relayed mail reaches only mailboxes that name the relaying domain.
   const open = w.wallet();
-  measure('CreateMailbox (no domain)', createMailboxInstruction({ programId, owner: open }));
+  measure(
+    'CreateMailbox (in a domain)',
+    createMailboxInstruction({ programId, owner: open, domain: DOMAIN }),
+  );
   const relayed = { sender: w.authority, fromHash: relayedHash, domain: DOMAIN };
   times(runs, () => send('direct, open mailbox', open));
   times(runs, () => send('direct, allowlisted sender', owner));
@@ -347,6 +392,19 @@ export function measureComputeUnits(opts: { runs?: number; seed?: number } = {})
     reputedSend('direct, recipient rule', who, true);
   }
   measure('CloseRecipientRule', closeRecipientRuleInstruction({ programId, owner: recipient }));
+
+  // The sender takes an unclaimed bounty back once its window is over.
+  const late = send('direct, with bounty', owner, { bountyLamports: 50_000n, expiresAt: w.now + 60n });
+  w.advance(61n);
+  measure(
+    'DeleteMail (by the sender, bounty expired)',
+    deleteMailInstruction({ programId, signer: sender, recipient: owner, index: late, rentPayer: sender }),
+  );
+
+  // The admin role handed over in two steps.
+  const next = w.wallet();
+  measure('ProposeAdmin', proposeAdminInstruction({ programId, admin, newAdmin: next }));
+  measure('AcceptAdmin', acceptAdminInstruction({ programId, newAdmin: next }));
   return [...rows.values()];
 }
 

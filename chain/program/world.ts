@@ -27,6 +27,7 @@ import {
 } from '../instructions.ts';
 import { domainAddress, emailAddress, fromboxAddress, mailboxAddress, postofficeAddress } from '../pda.ts';
 import { DEFAULT_PROGRAM_ID } from '../program-id.ts';
+import { checkFunds, type FundsAccount, formatViolation, fundsAccounts } from './funds.ts';
 import {
   createRuntime,
   type DeployedImage,
@@ -106,6 +107,8 @@ export class World {
   admin!: PublicKey;
   delegate!: PublicKey;
   authority!: PublicKey;
+  /** The program's upgrade authority (the runtime's payer, which deployed it): co-signs InitPostoffice. */
+  readonly upgradeAuthority: PublicKey;
 
   constructor(opts: { seed?: number; setup?: boolean; programId?: PublicKey } = {}) {
     this.random = prng(opts.seed ?? 1);
@@ -114,6 +117,11 @@ export class World {
     const image = images.get(this.programId);
     this.rt = createRuntime({ so: programSo(), programId: this.programKey, ...(image ? { image } : {}) });
     if (!image) images.set(this.programId, deployedImage(this.rt));
+    // A key of its own, not the fee payer (which signs every transaction), so a test can leave it out.
+    const upgrader = Keypair.fromSeed(new Uint8Array(32).fill(0x55));
+    this.upgradeAuthority = upgrader.publicKey;
+    this.keys.set(this.upgradeAuthority.toBase58(), upgrader);
+    this.setUpgradeAuthority(upgrader.publicKey);
     this.rt.setClock({ unixTimestamp: START });
     if (opts.setup === false) return;
     this.admin = this.wallet();
@@ -124,6 +132,7 @@ export class World {
         initPostofficeInstruction({
           programId: this.programId,
           admin: this.admin,
+          upgradeAuthority: this.upgradeAuthority,
           delegateAddress: this.delegate,
           stampFeeLamports: FEE,
           settlementSurchargeLamports: SURCHARGE,
@@ -192,7 +201,14 @@ export class World {
     return owner;
   }
 
-  /** Runs one transaction (fee paid by the runtime's payer), signed by every known key it names as signer. */
+  /**
+   * Runs one transaction (fee paid by the runtime's payer), signed by every
+   * known key it names as signer. A successful one must keep the funds
+   * invariant (chain/program/funds.ts): the balances of the accounts it
+   * names, before and after, differ by its fee and move as the
+   * instruction's documented flow says; otherwise this throws, listing each
+   * violation.
+   */
   run(...ixs: TransactionInstruction[]): RunResult {
     const signers: Keypair[] = [];
     for (const ix of ixs)
@@ -200,10 +216,36 @@ export class World {
         const kp = k.isSigner ? this.keys.get(k.pubkey.toBase58()) : undefined;
         if (kp && !signers.includes(kp)) signers.push(kp);
       }
+    const accounts = fundsAccounts(ixs, this.rt.payer.publicKey);
+    const before = this.snapshot(accounts);
     const r = this.rt.run(ixs, signers);
     // A fresh blockhash per transaction: the same instruction may be sent twice.
     innerOf(this.rt.svm).expireBlockhash();
+    if (r.ok) {
+      const violations = checkFunds({
+        instructions: ixs,
+        before,
+        after: this.snapshot(accounts),
+        fee: r.fee,
+        feePayer: this.rt.payer.publicKey,
+        programId: this.programKey,
+      });
+      if (violations.length > 0)
+        throw new Error(
+          `the funds invariant does not hold (chain/program/funds.ts):\n${violations.map(formatViolation).join('\n')}\n${r.logs.join('\n')}`,
+        );
+    }
     return r;
+  }
+
+  /** The accounts' states now, by address (null: none), for the funds check of run(). */
+  private snapshot(keys: PublicKey[]): Map<string, FundsAccount | null> {
+    const out = new Map<string, FundsAccount | null>();
+    for (const key of keys) {
+      const a = this.rt.account(key);
+      out.set(key.toBase58(), a && { lamports: a.lamports, owner: a.owner, data: a.data });
+    }
+    return out;
   }
 
   get now(): bigint {
@@ -264,6 +306,17 @@ export class World {
 
   domainAddress(name = DOMAIN): PublicKey {
     return domainAddress(this.programId, name)[0];
+  }
+
+  /** Writes `key` as the program's upgrade authority into its ProgramData (null: an immutable program). */
+  setUpgradeAuthority(key: PublicKey | null): void {
+    const a = this.rt.account(this.rt.programData);
+    if (!a) throw new Error('no ProgramData');
+    const data = Uint8Array.from(a.data);
+    // UpgradeableLoaderState::ProgramData: u32 tag, u64 slot, Option<Pubkey> authority.
+    data[12] = key ? 1 : 0;
+    data.set(key ? key.toBytes() : new Uint8Array(32), 13);
+    this.rt.setAccount(this.rt.programData, { ...a, data });
   }
 
   /** Overwrites an account's data in place (to reach states no instruction makes). */

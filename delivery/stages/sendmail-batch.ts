@@ -24,10 +24,13 @@ import {
   decodeMailbox,
   emailAddress,
   fromHash,
+  type Mailbox,
   mailboxAddress,
   parseMailProgramError,
   sendMailInstruction,
+  ZERO_KEY,
 } from '../../chain/index.ts';
+import { relayDomainOf } from '../../chain/relay.ts';
 import type { Keypair as KeyFile } from '../../src/keys/keypair-file.ts';
 import { LeaseSet } from '../../src/limits/lease.ts';
 import { walletLeaseKey } from '../../src/limits/redis-keys.ts';
@@ -49,7 +52,8 @@ const LEASE_WAIT_MS = 750;
 export interface BatchRequest {
   wallet: string;
   envelopeFrom: string;
-  domain: string;
+  /** The server's local domains: the SendMail names the one the mailbox belongs to (submit.ts). */
+  localDomains: readonly string[];
   cid: string;
   checkpoint(submit: Submitted): Promise<void>;
 }
@@ -87,7 +91,21 @@ export const PERMANENT = new Set([
   'InvalidArgument',
   'Unauthorized',
   'DomainInactive',
+  // The mailbox left this server's domain after the message was accepted.
+  'RelayNotAllowed',
+  // Only a wallet's own stamps are left, and they pay for its direct sends only.
+  'StampsNotRelayable',
 ]);
+
+/** The recipient's mailbox belongs to none of the server's domains: no relayed SendMail can land. */
+export function notOurDomain(wallet: string, domainAccount: string): PermanentDeliveryError {
+  return new PermanentDeliveryError(
+    'RelayNotAllowed',
+    domainAccount === ZERO_KEY.toBase58()
+      ? `the mailbox of ${wallet} has no mail domain, so it takes no relayed mail`
+      : `the mailbox of ${wallet} belongs to the mail domain ${domainAccount}, not to one of this server's`,
+  );
+}
 
 export function batchMarkKey(prefix: string, signature: string): string {
   return `${prefix}:sendmail-batch:${signature}`;
@@ -302,7 +320,7 @@ export class SendMailBatcher {
   private async plan(taken: Map<string, Pending[]>): Promise<Planned[][]> {
     const wallets = [...taken.keys()];
     const commitment = this.o.pipelined ? 'processed' : 'confirmed';
-    const counts = new Map<string, bigint>();
+    const mailboxes = new Map<string, Mailbox>();
     // One getMultipleAccounts per 100 mailboxes (delivery/rpc.ts).
     const infos = await readAccounts(
       this.o.connection,
@@ -311,18 +329,26 @@ export class SendMailBatcher {
     );
     wallets.forEach((w, j) => {
       const info = infos[j];
-      if (info && info.owner === this.o.programId) counts.set(w, decodeMailbox(info.data).mailCount);
+      if (info && info.owner === this.o.programId) mailboxes.set(w, decodeMailbox(info.data));
     });
     const plans: Planned[][] = [];
     let current: Planned[] = [];
     for (const [w, list] of taken) {
-      const count = counts.get(w);
-      if (count === undefined) {
+      const mailbox = mailboxes.get(w);
+      if (mailbox === undefined) {
         for (const p of list) p.reject(new PermanentDeliveryError('NoMailbox', `wallet ${w} has no mailbox`));
         continue;
       }
-      list.forEach((p, k) => {
-        const index = count + BigInt(k);
+      let k = 0n;
+      for (const p of list) {
+        // Through the domain the mailbox belongs to now (each request carries the server's domains).
+        const domain = relayDomainOf(this.o.programId, mailbox, p.req.localDomains);
+        if (domain === null) {
+          p.reject(notOurDomain(w, mailbox.domain.toBase58()));
+          continue;
+        }
+        const index = mailbox.mailCount + k;
+        k++;
         const ix = sendMailInstruction({
           programId: this.o.programId,
           sender: this.o.authority.publicKey,
@@ -330,7 +356,7 @@ export class SendMailBatcher {
           index,
           fromHash: fromHash(p.req.envelopeFrom),
           cid: p.req.cid,
-          domain: p.req.domain,
+          domain,
         });
         const next = [...current, { p, index, ix }];
         if (current.length > 0 && (next.length > this.o.maxPerTx || this.size(next) > PACKET_LIMIT)) {
@@ -339,7 +365,7 @@ export class SendMailBatcher {
         } else {
           current = next;
         }
-      });
+      }
     }
     if (current.length) plans.push(current);
     return plans;

@@ -28,11 +28,13 @@ import {
   parseMailProgramError,
   sendMailInstruction,
 } from '../../chain/index.ts';
+import { relayDomainOf } from '../../chain/relay.ts';
 import { acquireWalletLease } from '../../src/limits/lease.ts';
 import { PendingError, PermanentDeliveryError } from '../errors.ts';
 import type { StageResults } from '../jobs.ts';
 import {
   batchMarkKey,
+  notOurDomain,
   ownRefusal,
   PERMANENT,
   SendAloneError,
@@ -62,7 +64,12 @@ export interface SubmitDeps {
 export interface SubmitInput {
   wallet: string;
   envelopeFrom: string;
-  domain: string;
+  /**
+   * The server's local domains: the SendMail names the one whose MailDomain
+   * the recipient's mailbox belongs to, read when mail_count is (RelayNotAllowed
+   * on chain through any other; refused here, unsent, when it is none of them).
+   */
+  localDomains: readonly string[];
   cid: string;
   previous?: StageResults['submit'];
   /** Persists the checkpoint into the job before the transaction is sent. */
@@ -131,6 +138,8 @@ async function sendAlone(
       pipelined ? 'processed' : 'confirmed',
     );
     if (!mailbox) throw new PermanentDeliveryError('NoMailbox', `wallet ${input.wallet} has no mailbox`);
+    const domain = relayDomainOf(deps.programId, mailbox, input.localDomains);
+    if (domain === null) throw notOurDomain(input.wallet, mailbox.domain.toBase58());
     const index = mailbox.mailCount;
     const { blockhash, lastValidBlockHeight } = await deps.connection.getLatestBlockhash('confirmed');
     const tx = new Transaction({ feePayer: deps.authority.publicKey, blockhash, lastValidBlockHeight }).add(
@@ -141,7 +150,7 @@ async function sendAlone(
         index,
         fromHash: fromHash(input.envelopeFrom),
         cid: input.cid,
-        domain: input.domain,
+        domain,
       }),
     );
     tx.sign(deps.authority);

@@ -1,7 +1,9 @@
 // Prepares a chain for mail the way `sealpost dev` promises: postoffice
-// initialized, the dev domain authorized under the authority key, and the
-// test wallets funded with mailboxes. Every step first reads the chain, so
-// running it again against the same ledger changes nothing.
+// initialized (co-signed by the program's upgrade authority, which on devnet
+// is its faucet: <devnet data dir>/faucet-keypair.json), the dev domain
+// authorized under the authority key, and the test wallets funded with
+// mailboxes. Every step first reads the chain, so running it again against
+// the same ledger changes nothing.
 import {
   type Connection,
   Keypair,
@@ -18,7 +20,7 @@ import {
   getPostoffice,
   initPostofficeInstruction,
 } from '../../chain/index.ts';
-import type { Keypair as KeyFile } from '../keys/keypair-file.ts';
+import { type Keypair as KeyFile, readKeypairFile } from '../keys/keypair-file.ts';
 
 export interface DevWallet {
   name: string;
@@ -33,6 +35,12 @@ export interface BootstrapChainOptions {
   domain: string;
   authority: KeyFile;
   delegate: KeyFile;
+  /**
+   * The mail program's upgrade authority keypair file, which InitPostoffice
+   * needs as co-signer: devnet's faucet, `faucet-keypair.json` in the devnet's
+   * data directory. Read only when the postoffice is not initialized yet.
+   */
+  upgradeAuthorityFile: string;
   wallets: DevWallet[];
   /** Protocol fee per stamp recorded in the postoffice. */
   stampFeeLamports?: bigint;
@@ -72,18 +80,27 @@ export async function bootstrapChain(opts: BootstrapChainOptions): Promise<Boots
   }
 
   if (!(await getPostoffice(connection, programId))) {
+    let upgradeAuthority: KeyFile;
+    try {
+      upgradeAuthority = readKeypairFile(opts.upgradeAuthorityFile);
+    } catch (err) {
+      throw new Error(
+        `the postoffice is not initialized and InitPostoffice needs the program's upgrade authority: ${(err as Error).message}`,
+      );
+    }
     await send(
       'initialized the postoffice',
       [
         initPostofficeInstruction({
           programId,
           admin: opts.delegate.address,
+          upgradeAuthority: upgradeAuthority.address,
           delegateAddress: opts.delegate.address,
           stampFeeLamports: opts.stampFeeLamports ?? 1_000n,
           settlementSurchargeLamports: opts.settlementSurchargeLamports ?? 5_000n,
         }),
       ],
-      [signer(opts.delegate)],
+      [signer(opts.delegate), signer(upgradeAuthority)],
     );
   }
 

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startDevnet } from '../../chain/devnet/server.ts';
+import { faucetKeypairPath, startDevnet } from '../../chain/devnet/server.ts';
 import { startPind } from '../../pinning/pind/server.ts';
 import { createConnection } from '../chain-rpc.ts';
 import { formatListen } from '../cli/common.ts';
@@ -203,6 +203,8 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       domain: DEV_DOMAIN,
       authority,
       delegate,
+      // Both ways devnet runs here keep its ledger in <data dir>/devnet.
+      upgradeAuthorityFile: faucetKeypairPath(join(dataDir, 'devnet')),
       wallets,
       log: (line) => log.info(line),
     });

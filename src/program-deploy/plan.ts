@@ -1,8 +1,9 @@
 // What a deploy will send and what it costs, worked out before anything is
 // sent: which Write chunks the buffer still lacks, the rent of every account
 // (getMinimumBalanceForRentExemption) and the fee of every transaction
-// (getFeeForMessage on the real messages), the most the payer must hold at
-// any point, and what it spends once the buffer's rent comes back.
+// (getFeeForMessage on the real messages), InitPostoffice after it (the
+// postoffice's rent and the fee), the most the payer must hold at any point,
+// and what it spends once the buffer's rent comes back.
 import {
   type Connection,
   type Keypair,
@@ -10,6 +11,7 @@ import {
   Transaction,
   type TransactionInstruction,
 } from '@solana/web3.js';
+import { POSTOFFICE_SIZE } from '../../chain/accounts/index.ts';
 import {
   BUFFER_METADATA_SIZE,
   close,
@@ -22,6 +24,7 @@ import {
   write,
 } from '../../chain/program/loader.ts';
 import type { BufferState, OnChainProgram } from './onchain.ts';
+import type { InitPlan } from './postoffice.ts';
 import type { TxSpec } from './sender.ts';
 
 const PACKET_SIZE = 1232;
@@ -49,6 +52,10 @@ export interface Cost {
   programRent: number;
   fees: number;
   feePerWrite: number;
+  /** The postoffice's rent, paid at InitPostoffice (0: not initialized by this deploy). */
+  postofficeRent: number;
+  /** InitPostoffice's fee (0: none sent); not in `fees`. */
+  initFee: number;
   /** The payer's rent-exempt minimum: it must still hold that much afterwards. */
   payerReserve: number;
   /** The payer's balance must be at least this before the first transaction. */
@@ -72,6 +79,8 @@ export interface Plan {
   setup: TxSpec[];
   /** Transactions after the writes (extend, deploy or upgrade). */
   finish: TxSpec[];
+  /** InitPostoffice once the program runs (null: the postoffice exists, or --no-init). */
+  init: InitPlan | null;
   cost: Cost;
 }
 
@@ -120,6 +129,7 @@ export async function makePlan(
   existing: OnChainProgram | null,
   buffer: BufferState,
   maxDataLen: number,
+  init: InitPlan | null = null,
 ): Promise<Plan> {
   const payer = keys.payer.publicKey;
   const authority = keys.authority.publicKey;
@@ -189,12 +199,16 @@ export async function makePlan(
   for (const t of finish) finishFees += await fee(t.ixs);
 
   const fees = setupFees + feePerWrite * offsets.length + finishFees;
+  const postofficeRent = init?.rent ?? 0;
+  const initFee = init?.fee ?? 0;
   // Running spend: stale refund, buffer rent, fees, the program account, then
-  // the loader moves the buffer's lamports to the payer and takes ProgramData's rent.
+  // the loader moves the buffer's lamports to the payer and takes ProgramData's
+  // rent; InitPostoffice comes last.
   const beforeRefund = -staleRefund + bufferRent + fees + programRent;
-  const net = beforeRefund + programDataRent - bufferRefund;
+  const deployed = beforeRefund + programDataRent - bufferRefund;
+  const net = deployed + postofficeRent + initFee;
   const payerReserve = await rent(0);
-  const needed = Math.max(bufferRent + setupFees, beforeRefund, net) + payerReserve;
+  const needed = Math.max(bufferRent + setupFees, beforeRefund, deployed, net) + payerReserve;
   return {
     action: existing ? 'upgrade' : 'deploy',
     programLen: so.length,
@@ -205,6 +219,7 @@ export async function makePlan(
     extendBy,
     setup,
     finish,
+    init,
     cost: {
       bufferRent,
       bufferRefund,
@@ -213,6 +228,8 @@ export async function makePlan(
       programRent,
       fees,
       feePerWrite,
+      postofficeRent,
+      initFee,
       payerReserve,
       needed,
       net,
@@ -245,9 +262,21 @@ export function describePlan(plan: Plan, keys: DeployKeys, balance: number): str
   }
   lines.push(
     `  fees:                   ${sol(c.fees)} SOL (${plan.offsets.length} writes × ${c.feePerWrite} lamports + setup and ${plan.action})`,
+  );
+  if (plan.init) lines.push(...initLines(plan.init));
+  lines.push(
     `  SOL needed:             ${sol(c.needed)} SOL (peak, incl. the payer's rent-exempt ${sol(c.payerReserve)})`,
     `  cost after refunds:     ${sol(c.net)} SOL`,
     `  payer ${keys.payer.publicKey.toBase58()} balance: ${sol(balance)} SOL`,
   );
   return lines;
+}
+
+/** InitPostoffice's lines in a plan: who becomes admin, the rent and the fee. */
+export function initLines(init: InitPlan): string[] {
+  return [
+    `  then InitPostoffice ${init.postoffice.toBase58()}: admin ${init.admin.toBase58()}, signed by the upgrade authority ${init.upgradeAuthority.toBase58()}`,
+    `  postoffice rent:        ${sol(init.rent)} SOL (${POSTOFFICE_SIZE} bytes)`,
+    `  InitPostoffice fee:     ${sol(init.fee)} SOL`,
+  ];
 }

@@ -1,6 +1,6 @@
 // The MX's read-only view of the chain: mailboxes, delegated keys, fromboxes,
-// aliases, domains (and whether one is listed for sale) and pending mailbox
-// closes. RCPT handling must not be bound by RPC latency or cost, so:
+// aliases, domains (by name or by a mailbox's `domain` account, and whether
+// one is listed for sale) and pending mailbox closes. RCPT handling must not be bound by RPC latency or cost, so:
 // - lookups asked for in the same turn of the event loop (every session's
 //   RCPTs of that moment, and the pipeline's own reads) go out as one
 //   getMultipleAccounts through delivery/rpc.ts's lean reader, which takes
@@ -35,6 +35,7 @@ import {
   type PendingMailboxClose,
   pendingCloseAddress,
 } from '../../chain/index.ts';
+import { hasNoDomain, relayDomainOf } from '../../chain/relay.ts';
 import { readAccounts } from '../../delivery/rpc.ts';
 import type { SmtpConfig } from '../config/types.ts';
 
@@ -58,17 +59,27 @@ export interface ChainViewOptions {
   refusalTtlMs?: number;
   /** Answers kept at most; the oldest go first. Default 20,000. */
   maxEntries?: number;
+  /**
+   * The server's local domains (`[smtp] local_domains`): a Mailbox of none of
+   * them takes no relayed mail from here, so it is kept the shorter time (a
+   * move into one shows soon). Absent: only a Mailbox with no domain is.
+   */
+  localDomains?: readonly string[];
   now?: () => number;
 }
 
 /** The cache settings of `[smtp]` (docs/config.md) as ChainViewOptions. */
 export function chainCacheOptions(
-  smtp: Pick<SmtpConfig, 'chain_cache_secs' | 'chain_refusal_cache_secs' | 'chain_cache_entries'>,
-): Pick<ChainViewOptions, 'ttlMs' | 'refusalTtlMs' | 'maxEntries'> {
+  smtp: Pick<
+    SmtpConfig,
+    'chain_cache_secs' | 'chain_refusal_cache_secs' | 'chain_cache_entries' | 'local_domains'
+  >,
+): Pick<ChainViewOptions, 'ttlMs' | 'refusalTtlMs' | 'maxEntries' | 'localDomains'> {
   return {
     ttlMs: smtp.chain_cache_secs * 1000,
     refusalTtlMs: smtp.chain_refusal_cache_secs * 1000,
     maxEntries: smtp.chain_cache_entries,
+    localDomains: smtp.local_domains,
   };
 }
 
@@ -90,6 +101,11 @@ export class ChainView {
     this.refusalTtl = Math.min(opts.refusalTtlMs ?? CHAIN_REFUSAL_CACHE_MS, this.ttl);
     this.maxEntries = Math.max(1, opts.maxEntries ?? CHAIN_CACHE_ENTRIES);
     this.now = opts.now ?? Date.now;
+  }
+
+  /** The mail program whose accounts this view reads. */
+  get programId(): string {
+    return this.opts.programId;
   }
 
   /** Answers held now (in flight included). */
@@ -152,12 +168,14 @@ export class ChainView {
 
   mailbox(wallet: string): Promise<Mailbox | null> {
     const p = this.opts.programId;
-    // A mailbox asking postage of first-contact senders can refuse one.
+    // A mailbox asking postage of first-contact senders can refuse one; one
+    // outside the local domains (or in none) refuses relayed mail.
+    const domains = this.opts.localDomains;
     return this.read(
       `mb:${wallet}`,
       () => mailboxAddress(p, wallet)[0],
       decodeMailbox,
-      (m) => m.defaultPostage === 0n,
+      (m) => m.defaultPostage === 0n && (domains ? relayDomainOf(p, m, domains) !== null : !hasNoDomain(m)),
     );
   }
 
@@ -204,6 +222,20 @@ export class ChainView {
       decodeMailDomain,
       // One account per local domain, so the shorter time costs nothing; a listing
       // or a deactivation shows within it (mail accepted meanwhile would bounce).
+      () => false,
+    );
+  }
+
+  /**
+   * The MailDomain at an account address (a mailbox's `domain`), or null.
+   * Read only for a mailbox that belongs to none of the local domains, to
+   * name its own domain in the refusal; kept the shorter time.
+   */
+  domainAt(address: PublicKey): Promise<MailDomain | null> {
+    return this.read(
+      `mda:${address.toBase58()}`,
+      () => address,
+      decodeMailDomain,
       () => false,
     );
   }

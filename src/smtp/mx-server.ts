@@ -346,6 +346,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
         if (resolved.reason === 'closing') throw replies.mailboxClosing();
         if (resolved.reason === 'domain-inactive') throw replies.domainInactive(resolved.detail ?? '');
         if (resolved.reason === 'domain-listed') throw replies.domainListed(resolved.detail ?? '');
+        if (resolved.reason === 'relay-not-allowed') throw replies.relayNotAllowed(address, resolved.detail);
         throw replies.noSuchUser();
       }
       gate = await postageGate(from, resolved.recipient, opts.chain);
@@ -359,7 +360,8 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
         550,
         '5.7.1',
         `Recipient ${resolved.recipient.wallet} asks first-contact senders for postage of ${gate.requiredPostage} lamports per message: ` +
-          `buy a stamp toward this wallet (BuyStamps, or AddStamps for blake3 of your sender address) and send again.${help}`,
+          `buy a stamp toward this wallet for your sender address (AddStamps for blake3 of it; stamps a wallet buys ` +
+          `for itself pay only for its own direct sends) and send again.${help}`,
         'postage required',
       );
     }

@@ -1,6 +1,7 @@
 // RCPT TO: which wallet an address names, and whether the postage gate lets
 // this sender reach it. Returns results; the SMTP edge turns them into replies.
-import { fromHash, isBase58Key, isNormalizedAlias } from '../../chain/index.ts';
+import { fromHash, isBase58Key, isNormalizedAlias, type Mailbox } from '../../chain/index.ts';
+import { hasNoDomain, relayDomainOf } from '../../chain/relay.ts';
 import type { ChainView } from './chain-view.ts';
 
 export type AddressForm = 'wallet' | 'alias' | 'postmaster';
@@ -20,10 +21,21 @@ export type ResolveResult =
       ok: false;
       /**
        * `closing`: the wallet's mailbox has a PendingMailboxClose; `domain-inactive`:
-       * the address's domain is a MailDomain that was deactivated; `domain-listed`:
-       * it is listed for sale, so its relayed mail waits (docs/inbound.md).
+       * the address's domain (or the local domain the mailbox belongs to) is a
+       * MailDomain that was deactivated; `domain-listed`: it is listed for sale,
+       * so its relayed mail waits; `relay-not-allowed`: the mailbox belongs to
+       * no local domain, so no relayed SendMail of this server can reach it
+       * (docs/inbound.md). `detail`: the domain named; for `relay-not-allowed`
+       * the mailbox's own domain, absent when it has none.
        */
-      reason: 'not-local' | 'unknown' | 'bad-address' | 'closing' | 'domain-inactive' | 'domain-listed';
+      reason:
+        | 'not-local'
+        | 'unknown'
+        | 'bad-address'
+        | 'closing'
+        | 'domain-inactive'
+        | 'domain-listed'
+        | 'relay-not-allowed';
       detail?: string;
     };
 
@@ -90,16 +102,19 @@ export async function resolveRecipient(
     }
   };
 
+  const found = async (wallet: string, form: AddressForm): Promise<ResolveResult> => {
+    const [mailbox, closing] = await Promise.all([chain.mailbox(wallet), chain.pendingClose(wallet)]);
+    if (!mailbox) return { ok: false, reason: 'unknown' };
+    if (closing) return { ok: false, reason: 'closing' };
+    const refused = await relayRefusal(mailbox, domain, policy, chain);
+    if (refused) return refused;
+    return { ok: true, recipient: { address, wallet, form, exempt: wallet === policy.postmasterWallet } };
+  };
+
   // A wallet address keeps its case (base58 is case-sensitive).
   if (isBase58Key(local)) {
     gateNext(local);
-    const [mailbox, closing] = await Promise.all([chain.mailbox(local), chain.pendingClose(local)]);
-    if (!mailbox) return { ok: false, reason: 'unknown' };
-    if (closing) return { ok: false, reason: 'closing' };
-    return {
-      ok: true,
-      recipient: { address, wallet: local, form: 'wallet', exempt: local === policy.postmasterWallet },
-    };
+    return found(local, 'wallet');
   }
 
   const alias = local.toLowerCase();
@@ -107,21 +122,43 @@ export async function resolveRecipient(
   const wallet = await chain.alias(alias);
   if (!wallet) return { ok: false, reason: 'unknown' };
   gateNext(wallet);
-  const [mailbox, closing] = await Promise.all([chain.mailbox(wallet), chain.pendingClose(wallet)]);
-  if (!mailbox) return { ok: false, reason: 'unknown' };
-  if (closing) return { ok: false, reason: 'closing' };
-  return {
-    ok: true,
-    recipient: { address, wallet, form: 'alias', exempt: wallet === policy.postmasterWallet },
-  };
+  return found(wallet, 'alias');
+}
+
+/**
+ * A relayed SendMail lands only through the MailDomain the mailbox names
+ * (RelayNotAllowed on chain otherwise; none for a mailbox with no domain), so
+ * a mailbox of none of the local domains is refused here, naming its own
+ * domain. A mailbox of another local domain than the address's (a wallet of
+ * X addressed `<wallet>@Y`) is relayed through X, so X must take mail too.
+ * Reads nothing for a mailbox of the address's own domain.
+ */
+async function relayRefusal(
+  mailbox: Mailbox,
+  addressDomain: string,
+  policy: RecipientPolicy,
+  chain: ChainView,
+): Promise<ResolveResult | null> {
+  const own = relayDomainOf(chain.programId, mailbox, policy.localDomains);
+  if (own === null) {
+    if (hasNoDomain(mailbox)) return { ok: false, reason: 'relay-not-allowed' };
+    const md = await chain.domainAt(mailbox.domain);
+    return { ok: false, reason: 'relay-not-allowed', detail: md?.domain ?? mailbox.domain.toBase58() };
+  }
+  if (own === addressDomain) return null;
+  if ((await chain.domain(own))?.isActive === false)
+    return { ok: false, reason: 'domain-inactive', detail: own };
+  if (await chain.domainListed(own)) return { ok: false, reason: 'domain-listed', detail: own };
+  return null;
 }
 
 export type GateResult = { ok: true; postage: bigint } | { ok: false; requiredPostage: bigint };
 
 /**
- * The postage gate of docs/protocol.md's SendMail rule, read from the chain:
- * free for an open mailbox with no frombox, for an allowlisted sender
- * (frombox with required_postage 0), or when a stamp is available.
+ * The postage gate of docs/protocol.md's SendMail rule for relayed mail, read
+ * from the chain: free for an open mailbox with no frombox, for an
+ * allowlisted sender (frombox with required_postage 0), or when a stamp a
+ * relayed send may spend is available (not one of a wallet's own stamps).
  */
 export async function postageGate(
   envelopeFrom: string,
@@ -137,6 +174,8 @@ export async function postageGate(
       ? { ok: true, postage: 0n }
       : { ok: false, requiredPostage: mailbox.defaultPostage };
   if (box.requiredPostage === 0n) return { ok: true, postage: 0n };
-  if (box.stamps > 0n) return { ok: true, postage: box.requiredPostage };
+  // Stamps a wallet bought for itself pay only for its own direct sends: a
+  // relayed SendMail may not spend them (StampsNotRelayable on chain).
+  if (box.stamps > 0n && !box.walletStamps) return { ok: true, postage: box.requiredPostage };
   return { ok: false, requiredPostage: box.requiredPostage };
 }

@@ -40,6 +40,22 @@ export const replies = {
       '4.2.0',
       `Domain ${domain} is being transferred on chain and takes no mail until that ends; try again later`,
     ),
+  // RFC 3463 X.7.1: delivery not authorized. A relayed SendMail lands only through
+  // the MailDomain the mailbox names; a mailbox with no domain takes none.
+  relayNotAllowed: (address: string, domain?: string) =>
+    domain === undefined
+      ? new SmtpReply(
+          550,
+          '5.7.1',
+          `<${address}>: this mailbox has no mail domain; its owner can join one (sealpost mailbox domain set)`,
+          'relay not allowed: the mailbox has no mail domain',
+        )
+      : new SmtpReply(
+          550,
+          '5.7.1',
+          `<${address}>: this mailbox takes relayed mail only through its own domain (${domain}), not through this server`,
+          `relay not allowed: the mailbox belongs to ${domain}`,
+        ),
   badAddress: (why: string) => new SmtpReply(553, '5.1.3', `Bad address syntax: ${why}`),
   tooManyRecipients: (max: number) =>
     new SmtpReply(452, '4.5.3', `Too many recipients (at most ${max} per message)`),

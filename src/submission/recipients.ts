@@ -94,10 +94,14 @@ export async function classifyRecipient(
       resolved.reason === 'closing'
         ? `Mailbox <${address}> is closing and takes no new mail`
         : resolved.reason === 'domain-inactive'
-          ? `Domain ${parts.domain} has been deactivated: <${address}> takes no mail`
+          ? `Domain ${resolved.detail ?? parts.domain} has been deactivated: <${address}> takes no mail`
           : resolved.reason === 'domain-listed'
-            ? `Domain ${parts.domain} is being transferred on chain: <${address}> takes no mail until that ends`
-            : `No such mailbox here: <${address}>`;
+            ? `Domain ${resolved.detail ?? parts.domain} is being transferred on chain: <${address}> takes no mail until that ends`
+            : resolved.reason === 'relay-not-allowed'
+              ? resolved.detail === undefined
+                ? `<${address}>: this mailbox has no mail domain; its owner can join one (sealpost mailbox domain set)`
+                : `<${address}>: this mailbox takes relayed mail only through its own domain (${resolved.detail}), not through this server`
+              : `No such mailbox here: <${address}>`;
     throw new SubmitError('bad_recipient', why, { recipient: address });
   }
   const gate = await lookup(() => postageGate(envelopeFrom, resolved.recipient, deps.chain));

@@ -40,6 +40,8 @@ export interface TestChain {
   dataDir: string;
   connection: Connection;
   programId: string;
+  /** The mail program's upgrade authority (devnet's faucet): InitPostoffice needs its signature. */
+  upgradeAuthority: Keypair;
   /** A new keypair funded with `sol` SOL (default 10). */
   funded(sol?: number): Promise<Keypair>;
   airdrop(to: PublicKey, lamports: number): Promise<void>;
@@ -85,6 +87,7 @@ export async function startTestChain(opts: Partial<DevnetOptions> = {}): Promise
     dataDir: dir,
     connection,
     programId: devnet.programId,
+    upgradeAuthority: devnet.faucetKeypair,
     airdrop,
     async funded(sol = 10) {
       const kp = Keypair.generate();

@@ -26,6 +26,7 @@ export async function prepareMailChain(chain: TestChain, domain: string): Promis
       initPostofficeInstruction({
         programId: p,
         admin: delegate.publicKey,
+        upgradeAuthority: chain.upgradeAuthority.publicKey,
         delegateAddress: delegate.publicKey,
         stampFeeLamports: 0n,
         settlementSurchargeLamports: 0n,
@@ -37,7 +38,7 @@ export async function prepareMailChain(chain: TestChain, domain: string): Promis
         authority: authority.publicKey,
       }),
     ],
-    [delegate],
+    [delegate, chain.upgradeAuthority],
   );
   return {
     authority,

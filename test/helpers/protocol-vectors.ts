@@ -14,6 +14,7 @@ import { type AccountMeta, Keypair, PublicKey, type TransactionInstruction } fro
 import { BEACON_DETAIL_CID_CAPACITY, encodeAccount, type MailAccount } from '../../chain/accounts/index.ts';
 import { aliasNameHash, domainNameHash, fromHash, replyToHash } from '../../chain/hash.ts';
 import {
+  acceptAdminInstruction,
   acceptAliasInstruction,
   addStampsInstruction,
   attestSenderInstruction,
@@ -42,6 +43,7 @@ import {
   listDomainInstruction,
   offerAliasInstruction,
   pinLeaseCidHash,
+  proposeAdminInstruction,
   publishBeaconInstruction,
   publishKeyInstruction,
   reclaimAliasInstruction,
@@ -52,12 +54,15 @@ import {
   requestReclaimInstruction,
   revokeAttestationInstruction,
   sendMailInstruction,
+  setMailboxDomainInstruction,
   setMailboxFlagsInstruction,
   setRecipientRuleInstruction,
   settleAuctionInstruction,
   settleDomainTimelockInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
+  updatePostofficeInstruction,
+  withdrawFeesInstruction,
 } from '../../chain/instructions.ts';
 import {
   aliasAddress,
@@ -81,6 +86,7 @@ import {
   recipientRuleAddress,
   reputationAddress,
 } from '../../chain/pda.ts';
+import { LOADER_ID, programDataAddress } from '../../chain/program/loader.ts';
 import { DEFAULT_PROGRAM_ID } from '../../chain/program-id.ts';
 import { b3Marker, CHUNK_SIZE, computeCid, importUnixfs } from '../../pinning/cid.ts';
 import { sealMessage, walletEncryptionKeypair } from '../../src/seal/index.ts';
@@ -93,8 +99,20 @@ export const VECTORS_PATH = join(
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const fill = (byte: number): Uint8Array => new Uint8Array(32).fill(byte);
 
-/** The fixed wallets: ed25519 keypairs from 32-byte seeds of one repeated byte. */
-const WALLET_SEEDS = { admin: 0x01, delegate: 0x02, authority: 0x03, recipient: 0x04, sender: 0x05 } as const;
+/**
+ * The fixed wallets: ed25519 keypairs from 32-byte seeds of one repeated byte.
+ * `deployer` is the program's upgrade authority (co-signs InitPostoffice, and
+ * receives WithdrawFees); `successor` is the key the admin hands its role to.
+ */
+const WALLET_SEEDS = {
+  admin: 0x01,
+  delegate: 0x02,
+  authority: 0x03,
+  recipient: 0x04,
+  sender: 0x05,
+  deployer: 0x06,
+  successor: 0x07,
+} as const;
 type WalletName = keyof typeof WALLET_SEEDS;
 const wallet = (name: WalletName): Keypair => Keypair.fromSeed(fill(WALLET_SEEDS[name]));
 
@@ -221,9 +239,9 @@ function fromHashVectors(sender: PublicKey) {
 }
 
 function instructionVectors() {
-  const [admin, delegate, authority, recipient, sender] = (
-    ['admin', 'delegate', 'authority', 'recipient', 'sender'] as const
-  ).map((n) => wallet(n).publicKey) as [PublicKey, PublicKey, PublicKey, PublicKey, PublicKey];
+  const [admin, delegate, authority, recipient, sender, deployer] = (
+    ['admin', 'delegate', 'authority', 'recipient', 'sender', 'deployer'] as const
+  ).map((n) => wallet(n).publicKey) as [PublicKey, PublicKey, PublicKey, PublicKey, PublicKey, PublicKey];
   const programId = PROGRAM_ID;
   const relayedHash = fromHash(RELAYED_FROM);
   const readerPub = walletEncryptionKeypair(wallet('recipient').secretKey).publicKey;
@@ -233,13 +251,14 @@ function instructionVectors() {
       initPostofficeInstruction({
         programId,
         admin,
+        upgradeAuthority: deployer,
         delegateAddress: delegate,
         stampFeeLamports: 5_000n,
         settlementSurchargeLamports: 10_000n,
         rootKsk: fill(0x11),
         commitmentRoot: fill(0x22),
       }),
-      ['payer/admin', 'postoffice', 'System'],
+      ['payer/admin', 'postoffice', 'System', 'program_data', 'upgrade_authority'],
     ),
     ixVector(
       'CreateMailbox',
@@ -339,12 +358,19 @@ function instructionVectors() {
     ),
     ixVector(
       'AddStamps',
-      addStampsInstruction({ programId, payer: sender, recipient, fromHash: relayedHash, stamps: 3n }),
+      addStampsInstruction({
+        programId,
+        payer: sender,
+        recipient,
+        fromHash: relayedHash,
+        stamps: 3n,
+        maxPriceLamports: 265_000n,
+      }),
       ['payer', 'recipient mailbox', 'frombox', 'postoffice', 'System'],
     ),
     ixVector(
       'BuyStamps',
-      buyStampsInstruction({ programId, buyer: sender, recipient, stamps: 2n, maxPriceLamports: 1_000_000n }),
+      buyStampsInstruction({ programId, buyer: sender, recipient, stamps: 2n, maxPriceLamports: 1_015_000n }),
       ['buyer', 'recipient mailbox', 'frombox', 'postoffice', 'System'],
     ),
     ixVector('TopUpStamps', topUpStampsInstruction({ programId, buyer: sender, recipient, stamps: 1n }), [
@@ -467,8 +493,44 @@ function instructionVectors() {
       'owner',
       'recipient_rule',
     ]),
+    ixVector(
+      'SetMailboxDomain',
+      setMailboxDomainInstruction({ programId, owner: recipient, domain: DOMAIN }),
+      ['owner', 'mailbox', 'mail_domain'],
+    ),
+    ixVector(
+      'SetMailboxDomain (leave)',
+      setMailboxDomainInstruction({ programId, owner: recipient, domain: null }),
+      ['owner', 'mailbox'],
+    ),
     ...marketInstructionVectors(recipient, sender, authority),
     ...domainMarketInstructionVectors(authority, sender, recipient),
+    ...adminInstructionVectors(admin, deployer, wallet('successor').publicKey),
+  ];
+}
+
+/** The postoffice's admin: `admin` changes the fee and the root KSK, withdraws to `deployer`, hands over to `successor`. */
+function adminInstructionVectors(admin: PublicKey, deployer: PublicKey, successor: PublicKey) {
+  const programId = PROGRAM_ID;
+  return [
+    ixVector(
+      'UpdatePostoffice',
+      updatePostofficeInstruction({ programId, admin, stampFeeLamports: 6_000n, rootKsk: fill(0x33) }),
+      ['admin', 'postoffice'],
+    ),
+    ixVector(
+      'WithdrawFees',
+      withdrawFeesInstruction({ programId, admin, to: deployer, amountLamports: 15_000n }),
+      ['admin', 'postoffice', 'to'],
+    ),
+    ixVector('ProposeAdmin', proposeAdminInstruction({ programId, admin, newAdmin: successor }), [
+      'admin',
+      'postoffice',
+    ]),
+    ixVector('AcceptAdmin', acceptAdminInstruction({ programId, newAdmin: successor }), [
+      'new admin',
+      'postoffice',
+    ]),
   ];
 }
 
@@ -673,6 +735,14 @@ function pdaVectors() {
   ];
 }
 
+/** InitPostoffice's fourth account: the upgradeable loader's PDA of the program id, not one of the program's. */
+function programDataVector() {
+  const programId = new PublicKey(PROGRAM_ID);
+  const [address, bump] = PublicKey.findProgramAddressSync([programId.toBytes()], LOADER_ID);
+  if (!address.equals(programDataAddress(programId))) throw new Error('programDataAddress disagrees');
+  return { loader: LOADER_ID.toBase58(), seeds: '[program_id]', address: address.toBase58(), bump };
+}
+
 function accountVectors() {
   const admin = wallet('admin').publicKey;
   const delegate = wallet('delegate').publicKey;
@@ -729,7 +799,22 @@ function accountVectors() {
         requiredPostage: 250_000n,
         stamps: 3n,
         postageEscrow: 3_000_000n,
+        walletStamps: false,
         bump: fromboxAddress(PROGRAM_ID, fromHash(RELAYED_FROM), recipient)[1],
+      },
+    ],
+    [
+      // The sender wallet's own frombox after BuyStamps 2 at the mailbox's default postage.
+      'Frombox (wallet stamps)',
+      {
+        kind: 'Frombox',
+        fromHash: fromHash(sender),
+        recipient,
+        requiredPostage: 1_000_000n,
+        stamps: 2n,
+        postageEscrow: 2_000_000n,
+        walletStamps: true,
+        bump: fromboxAddress(PROGRAM_ID, fromHash(sender), recipient)[1],
       },
     ],
     [
@@ -765,6 +850,7 @@ function accountVectors() {
         stampFeeLamports: 5_000n,
         settlementSurchargeLamports: 10_000n,
         feesCollected: 15_000n,
+        pendingAdmin: wallet('successor').publicKey,
         bump: postofficeAddress(PROGRAM_ID)[1],
       },
     ],
@@ -825,6 +911,38 @@ function accountVectors() {
         authority: sender,
         payer: delegate,
         bump: pendingReclaimAddress(PROGRAM_ID, domain[0])[1],
+      },
+    ],
+    [
+      'SenderAttestation',
+      {
+        kind: 'SenderAttestation',
+        domain: domain[0],
+        wallet: sender,
+        authority,
+        rentPayer: admin,
+        attestedAt: EPOCH,
+        bump: attestationAddress(PROGRAM_ID, domain[0], sender)[1],
+      },
+    ],
+    [
+      'SenderReputation',
+      {
+        kind: 'SenderReputation',
+        wallet: sender,
+        cumulativeSpendLamports: 1_000_000n,
+        updatedAt: EPOCH + 3_600n,
+        bump: reputationAddress(PROGRAM_ID, sender)[1],
+      },
+    ],
+    [
+      'RecipientRule',
+      {
+        kind: 'RecipientRule',
+        owner: recipient,
+        minReputationLamports: 1_000_000n,
+        postageLamports: 0n,
+        bump: recipientRuleAddress(PROGRAM_ID, recipient)[1],
       },
     ],
   ];
@@ -899,6 +1017,7 @@ export async function computeDeterministicVectors() {
     })),
     from_hash: fromHashVectors(wallet('sender').publicKey),
     pdas: pdaVectors(),
+    program_data: programDataVector(),
     instructions: instructionVectors(),
     accounts: accountVectors(),
     cid: await cidVectors(),

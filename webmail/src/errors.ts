@@ -17,7 +17,11 @@ const PROGRAM_ERRORS: Record<string, string> = {
   PostageRequired: 'The recipient asks for postage and you have no stamp toward them yet.',
   NoIpfs: 'The recipient keeps mail off IPFS (no_ipfs); a trustless send is not possible.',
   BountyExpired: 'The bounty’s claim window is already over.',
-  PriceAboveCeiling: 'The recipient raised the postage above the quoted price; nothing was bought.',
+  PriceAboveCeiling: 'The price per stamp changed above the quoted price; nothing was bought.',
+  BountyLocked:
+    'The bounty is the recipient’s to claim until its window ends; you can delete this message after that.',
+  RelayNotAllowed: 'That mailbox takes relayed mail only through its own mail domain.',
+  StampsNotRelayable: 'Stamps a wallet buys for itself pay only for its own direct sends.',
   InsufficientFunds: 'Not enough SOL for this transaction.',
   AlreadyExists: 'That account already exists on chain.',
   NotFound: 'A needed account does not exist on chain.',

@@ -74,6 +74,11 @@
 #define E_DOMAIN_PENDING 52ULL
 /* sender attestations and reputation: codes 30-39 */
 #define E_NOT_DOMAIN_AUTHORITY 30ULL
+/* who may move whose money: the postoffice's set-up and the rules an audit asked for (60-69) */
+#define E_NOT_UPGRADE_AUTHORITY 60ULL /* InitPostoffice not co-signed by the program's upgrade authority */
+#define E_RELAY_NOT_ALLOWED 61ULL     /* a relayed send into a mailbox that does not name its MailDomain */
+#define E_STAMPS_NOT_RELAYABLE 62ULL  /* a relayed send spending stamps a wallet bought for its own sends */
+#define E_BOUNTY_LOCKED 63ULL         /* the sender deleting an Email whose bounty is still claimable */
 
 #define TRY(x)                                                                                         \
   do {                                                                                                 \
@@ -126,13 +131,14 @@
 #define EM_BUMP 193
 #define EM_CID 194
 
-#define FROMBOX_SIZE 90
+#define FROMBOX_SIZE 91
 #define FB_FROM_HASH 1
 #define FB_RECIPIENT 33
 #define FB_REQUIRED 65
 #define FB_STAMPS 73
 #define FB_ESCROW 81
-#define FB_BUMP 89
+#define FB_WALLET 89 /* 1: the wallet whose address hashes to from_hash paid stamps in; relayed sends spend none */
+#define FB_BUMP 90
 
 #define ALIAS_SIZE 98
 #define AL_NAME_HASH 1
@@ -148,7 +154,7 @@
 #define MD_BUMP 98
 #define MD_DOMAIN 99
 
-#define POSTOFFICE_SIZE 154
+#define POSTOFFICE_SIZE 186
 #define PO_ADMIN 1
 #define PO_ROOT_KSK 33
 #define PO_DELEGATE 65
@@ -156,7 +162,8 @@
 #define PO_STAMP_FEE 129
 #define PO_SURCHARGE 137
 #define PO_FEES_COLLECTED 145
-#define PO_BUMP 153
+#define PO_PENDING_ADMIN 153 /* the key ProposeAdmin named, zero key = none; AcceptAdmin makes it admin */
+#define PO_BUMP 185
 
 #define BEACON_SIZE 155
 #define BC_OWNER 1
@@ -271,6 +278,12 @@ static u64 rent(u64 size) { return (128 + size) * 6960; }
 
 /* ---- instruction tags -------------------------------------------------------- */
 
+/*
+ * Tags 0-19 the mailbox, mail and stamp core, 20-27 the timelocks, 28-31
+ * attestations and recipient rules, 32 SetMailboxDomain, 34-44 the
+ * marketplace (34-49 reserved for it), 50-53 the postoffice's admin. A tag
+ * without a name in IX_NAMES has no instruction (InvalidInstruction).
+ */
 enum {
   IX_INIT_POSTOFFICE = 0,
   IX_CREATE_MAILBOX = 1,
@@ -292,7 +305,6 @@ enum {
   IX_CLOSE_PIN_LEASE = 17,
   IX_PUBLISH_BEACON = 18,
   IX_CLOSE_BEACON = 19,
-  /* timelocks */
   IX_REQUEST_MAILBOX_CLOSE = 20,
   IX_CANCEL_MAILBOX_CLOSE = 21,
   IX_CLOSE_MAILBOX = 22,
@@ -301,11 +313,11 @@ enum {
   IX_REQUEST_RECLAIM = 25,
   IX_CANCEL_RECLAIM = 26,
   IX_SETTLE_DOMAIN_TIMELOCK = 27,
-  IX_COUNT = 28,
-};
-
-/* alias marketplace: tags 34-41; the domain marketplace: 42-44 (34-49 reserved for the marketplace) */
-enum {
+  IX_ATTEST_SENDER = 28,
+  IX_REVOKE_ATTESTATION = 29,
+  IX_SET_RECIPIENT_RULE = 30,
+  IX_CLOSE_RECIPIENT_RULE = 31,
+  IX_SET_MAILBOX_DOMAIN = 32,
   IX_LIST_ALIAS = 34,
   IX_BID_ALIAS = 35,
   IX_BUY_ALIAS = 36,
@@ -317,45 +329,63 @@ enum {
   IX_LIST_DOMAIN = 42,
   IX_BUY_DOMAIN = 43,
   IX_CANCEL_DOMAIN_LISTING = 44,
-  IX_MARKET_FIRST = 34,
-  IX_MARKET_END = 45,
+  IX_UPDATE_POSTOFFICE = 50,
+  IX_WITHDRAW_FEES = 51,
+  IX_PROPOSE_ADMIN = 52,
+  IX_ACCEPT_ADMIN = 53,
+  IX_TAGS = 54,
 };
 
-static const char MARKET_NAMES[IX_MARKET_END - IX_MARKET_FIRST][36] = {
-    "Instruction: ListAlias",     "Instruction: BidAlias",     "Instruction: BuyAlias",
-    "Instruction: SettleAuction", "Instruction: CancelListing", "Instruction: OfferAlias",
-    "Instruction: AcceptAlias",   "Instruction: ReclaimAlias", "Instruction: ListDomain",
-    "Instruction: BuyDomain",     "Instruction: CancelDomainListing",
-};
-
-/* Sender attestations and recipient rules: tags 28-31 (names in ATTEST_NAMES). */
-enum {
-  IX_ATTEST_SENDER = 28,
-  IX_REVOKE_ATTESTATION = 29,
-  IX_SET_RECIPIENT_RULE = 30,
-  IX_CLOSE_RECIPIENT_RULE = 31,
-  IX_ATTEST_END = 32,
-};
-
-static const char ATTEST_NAMES[IX_ATTEST_END - IX_ATTEST_SENDER][36] = {
-    "Instruction: AttestSender",
-    "Instruction: RevokeAttestation",
-    "Instruction: SetRecipientRule",
-    "Instruction: CloseRecipientRule",
-};
-
-static const char IX_NAMES[IX_COUNT][36] = {
-    "Instruction: InitPostoffice", "Instruction: CreateMailbox",  "Instruction: SetMailboxFlags",
-    "Instruction: PublishKey",     "Instruction: RemoveKey",      "Instruction: CreateDomain",
-    "Instruction: SendMail",       "Instruction: DeleteMail",     "Instruction: CreateAlias",
-    "Instruction: CreateFrombox",  "Instruction: UpdateFrombox",  "Instruction: AddStamps",
-    "Instruction: BuyStamps",      "Instruction: TopUpStamps",    "Instruction: ReclaimFromboxStamps",
-    "Instruction: ClaimBounty",    "Instruction: CreatePinLease", "Instruction: ClosePinLease",
-    "Instruction: PublishBeacon",  "Instruction: CloseBeacon",
-    /* timelocks */
-    "Instruction: RequestMailboxClose", "Instruction: CancelMailboxClose", "Instruction: CloseMailbox",
-    "Instruction: RequestDeactivation", "Instruction: CancelDeactivation", "Instruction: RequestReclaim",
-    "Instruction: CancelReclaim",       "Instruction: SettleDomainTimelock",
+/* The log line of each instruction, written once its data decoded. */
+static const char IX_NAMES[IX_TAGS][36] = {
+    [IX_INIT_POSTOFFICE] = "Instruction: InitPostoffice",
+    [IX_CREATE_MAILBOX] = "Instruction: CreateMailbox",
+    [IX_SET_MAILBOX_FLAGS] = "Instruction: SetMailboxFlags",
+    [IX_PUBLISH_KEY] = "Instruction: PublishKey",
+    [IX_REMOVE_KEY] = "Instruction: RemoveKey",
+    [IX_CREATE_DOMAIN] = "Instruction: CreateDomain",
+    [IX_SEND_MAIL] = "Instruction: SendMail",
+    [IX_DELETE_MAIL] = "Instruction: DeleteMail",
+    [IX_CREATE_ALIAS] = "Instruction: CreateAlias",
+    [IX_CREATE_FROMBOX] = "Instruction: CreateFrombox",
+    [IX_UPDATE_FROMBOX] = "Instruction: UpdateFrombox",
+    [IX_ADD_STAMPS] = "Instruction: AddStamps",
+    [IX_BUY_STAMPS] = "Instruction: BuyStamps",
+    [IX_TOP_UP_STAMPS] = "Instruction: TopUpStamps",
+    [IX_RECLAIM_FROMBOX_STAMPS] = "Instruction: ReclaimFromboxStamps",
+    [IX_CLAIM_BOUNTY] = "Instruction: ClaimBounty",
+    [IX_CREATE_PIN_LEASE] = "Instruction: CreatePinLease",
+    [IX_CLOSE_PIN_LEASE] = "Instruction: ClosePinLease",
+    [IX_PUBLISH_BEACON] = "Instruction: PublishBeacon",
+    [IX_CLOSE_BEACON] = "Instruction: CloseBeacon",
+    [IX_REQUEST_MAILBOX_CLOSE] = "Instruction: RequestMailboxClose",
+    [IX_CANCEL_MAILBOX_CLOSE] = "Instruction: CancelMailboxClose",
+    [IX_CLOSE_MAILBOX] = "Instruction: CloseMailbox",
+    [IX_REQUEST_DEACTIVATION] = "Instruction: RequestDeactivation",
+    [IX_CANCEL_DEACTIVATION] = "Instruction: CancelDeactivation",
+    [IX_REQUEST_RECLAIM] = "Instruction: RequestReclaim",
+    [IX_CANCEL_RECLAIM] = "Instruction: CancelReclaim",
+    [IX_SETTLE_DOMAIN_TIMELOCK] = "Instruction: SettleDomainTimelock",
+    [IX_ATTEST_SENDER] = "Instruction: AttestSender",
+    [IX_REVOKE_ATTESTATION] = "Instruction: RevokeAttestation",
+    [IX_SET_RECIPIENT_RULE] = "Instruction: SetRecipientRule",
+    [IX_CLOSE_RECIPIENT_RULE] = "Instruction: CloseRecipientRule",
+    [IX_SET_MAILBOX_DOMAIN] = "Instruction: SetMailboxDomain",
+    [IX_LIST_ALIAS] = "Instruction: ListAlias",
+    [IX_BID_ALIAS] = "Instruction: BidAlias",
+    [IX_BUY_ALIAS] = "Instruction: BuyAlias",
+    [IX_SETTLE_AUCTION] = "Instruction: SettleAuction",
+    [IX_CANCEL_LISTING] = "Instruction: CancelListing",
+    [IX_OFFER_ALIAS] = "Instruction: OfferAlias",
+    [IX_ACCEPT_ALIAS] = "Instruction: AcceptAlias",
+    [IX_RECLAIM_ALIAS] = "Instruction: ReclaimAlias",
+    [IX_LIST_DOMAIN] = "Instruction: ListDomain",
+    [IX_BUY_DOMAIN] = "Instruction: BuyDomain",
+    [IX_CANCEL_DOMAIN_LISTING] = "Instruction: CancelDomainListing",
+    [IX_UPDATE_POSTOFFICE] = "Instruction: UpdatePostoffice",
+    [IX_WITHDRAW_FEES] = "Instruction: WithdrawFees",
+    [IX_PROPOSE_ADMIN] = "Instruction: ProposeAdmin",
+    [IX_ACCEPT_ADMIN] = "Instruction: AcceptAdmin",
 };
 
 /* ---- state ------------------------------------------------------------------ */
@@ -389,6 +419,11 @@ typedef struct {
   u8 bool_val;
   u8 has_u64;
   u64 u64_val;
+  /* UpdatePostoffice's further options */
+  u8 has_u64b;
+  u64 u64b_val;
+  u8 has_k1;
+  u8 has_k2;
 } Args;
 
 /* Amounts of one purchase, worked out before anything moves. */
@@ -528,7 +563,7 @@ static u64 read_kind(Ctx *c, const Acc *a, u8 tag, int *present) {
   case TAG_EMAIL:
     return len >= EMAIL_FIXED + 4 && rd32(d + EM_CID) == len - EMAIL_FIXED - 4 ? OK : E_INVALID_ACCOUNT;
   case TAG_FROMBOX:
-    return len == FROMBOX_SIZE ? OK : E_INVALID_ACCOUNT;
+    return len == FROMBOX_SIZE && d[FB_WALLET] <= 1 ? OK : E_INVALID_ACCOUNT;
   case TAG_ALIAS:
     return len == ALIAS_SIZE ? OK : E_INVALID_ACCOUNT;
   case TAG_MAIL_DOMAIN:
@@ -652,12 +687,12 @@ static void seeds_pending(Ctx *c, const char *prefix, u64 len, const u8 *key) {
  */
 static const char PDA_MARKER[] = "ProgramDerivedAddress";
 
-/* c->pda = the address of the current seeds with c->bump; false when it is on the curve (no PDA). */
-static int pda_derive(Ctx *c) {
+/* c->pda = the address of the current seeds with c->bump under `program`; false when it is on the curve (no PDA). */
+static int pda_derive_in(Ctx *c, const u8 *program) {
   u64 n = c->nseeds;
   c->seeds[n].addr = &c->bump;
   c->seeds[n].len = 1;
-  c->seeds[n + 1].addr = c->program_id;
+  c->seeds[n + 1].addr = program;
   c->seeds[n + 1].len = 32;
   c->seeds[n + 2].addr = (const u8 *)PDA_MARKER;
   c->seeds[n + 2].len = sizeof(PDA_MARKER) - 1;
@@ -665,20 +700,29 @@ static int pda_derive(Ctx *c) {
   return sol_curve_validate_point(0, c->pda, NULL) != 0;
 }
 
+/* c->pda = the address of the current seeds with c->bump; false when it is on the curve (no PDA). */
+static int pda_derive(Ctx *c) { return pda_derive_in(c, c->program_id); }
+
+/* `key` is an ed25519 point: an address someone can sign for, never a PDA of any program. */
+static int on_curve(const u8 *key) { return sol_curve_validate_point(0, key, NULL) == 0; }
+
 /* The current seeds with `bump` give `key` (TS expectStoredPda). */
 static int pda_with_bump(Ctx *c, u8 bump, const u8 *key) {
   c->bump = bump;
   return pda_derive(c) && eq32(c->pda, key);
 }
 
-/* `key` is the canonical PDA of the current seeds (TS expectPda): the first valid bump from 255 down to 1. */
-static u64 pda_find(Ctx *c, const u8 *key) {
+/* `key` is the canonical PDA of the current seeds under `program`: the first valid bump from 255 down to 1. */
+static u64 pda_find_in(Ctx *c, const u8 *key, const u8 *program) {
   for (u32 b = 255; b > 0; b--) {
     c->bump = (u8)b;
-    if (pda_derive(c)) return eq32(c->pda, key) ? OK : E_INVALID_PDA;
+    if (pda_derive_in(c, program)) return eq32(c->pda, key) ? OK : E_INVALID_PDA;
   }
   return E_INVALID_PDA;
 }
+
+/* `key` is the canonical PDA of the current seeds (TS expectPda). */
+static u64 pda_find(Ctx *c, const u8 *key) { return pda_find_in(c, key, c->program_id); }
 
 /*
  * TS expectPda for an account that may already exist: when it is a valid
@@ -972,13 +1016,21 @@ static void rd_string(Reader *r, Args *a) {
 }
 
 static void market_decode(Args *a, Reader *r);
-static u64 decode_attest(Ctx *c, const u8 *data, u64 len);
 
-static int is_market_tag(u8 tag) { return tag >= IX_MARKET_FIRST && tag < IX_MARKET_END; }
+/* An Option<[u8; 32]>: *has = 0 for None. */
+static const u8 *rd_opt_key(Reader *r, u8 *has) {
+  *has = rd_flag(r);
+  return *has ? rd_key(r) : NULL;
+}
+
+/* An Option<u64>: *has = 0 for None. */
+static u64 rd_opt_u64(Reader *r, u8 *has) {
+  *has = rd_flag(r);
+  return *has ? rd_u64(r) : 0;
+}
 
 static u64 decode(Ctx *c, const u8 *data, u64 len) {
-  if (len >= 1 && data[0] >= IX_ATTEST_SENDER && data[0] < IX_ATTEST_END) return decode_attest(c, data, len);
-  if (len < 1 || (data[0] >= IX_COUNT && !is_market_tag(data[0]))) return E_INVALID_INSTRUCTION;
+  if (len < 1 || data[0] >= IX_TAGS || IX_NAMES[data[0]][0] == 0) return E_INVALID_INSTRUCTION;
   Args *a = &c->a;
   Reader r = {data + 1, len - 1, 0};
   a->tag = data[0];
@@ -1019,15 +1071,18 @@ static u64 decode(Ctx *c, const u8 *data, u64 len) {
     break;
   case IX_CREATE_FROMBOX:
   case IX_UPDATE_FROMBOX: /* k1 from_hash, u1 required_postage */
-  case IX_ADD_STAMPS:     /* k1 from_hash, u1 stamps */
     a->k1 = rd_key(&r);
     a->u1 = rd_u64(&r);
+    break;
+  case IX_ADD_STAMPS: /* k1 from_hash, u1 stamps, Option<u64> max_price */
+    a->k1 = rd_key(&r);
+    a->u1 = rd_u64(&r);
+    a->u64_val = rd_opt_u64(&r, &a->has_u64);
     break;
   case IX_BUY_STAMPS:
   case IX_TOP_UP_STAMPS: /* u1 stamps, Option<u64> max_price */
     a->u1 = rd_u64(&r);
-    a->has_u64 = rd_flag(&r);
-    if (a->has_u64) a->u64_val = rd_u64(&r);
+    a->u64_val = rd_opt_u64(&r, &a->has_u64);
     break;
   case IX_CREATE_PIN_LEASE: /* k1 cid_hash, u1 expires_at, u2 fee_lamports */
     a->k1 = rd_key(&r);
@@ -1044,9 +1099,27 @@ static u64 decode(Ctx *c, const u8 *data, u64 len) {
   case IX_LIST_DOMAIN:
     market_decode(a, &r);
     break;
+  case IX_ATTEST_SENDER:     /* k1 wallet */
+  case IX_SET_MAILBOX_DOMAIN: /* k1 domain (zero key: none) */
+  case IX_PROPOSE_ADMIN:     /* k1 new admin (zero key: withdraw the proposal) */
+    a->k1 = rd_key(&r);
+    break;
+  case IX_SET_RECIPIENT_RULE: /* u1 min_reputation, u2 postage */
+    a->u1 = rd_u64(&r);
+    a->u2 = rd_u64(&r);
+    break;
+  case IX_UPDATE_POSTOFFICE: /* Option<u64> fee, Option<u64> surcharge, Option<key> delegate, Option<key> root_ksk */
+    a->u64_val = rd_opt_u64(&r, &a->has_u64);
+    a->u64b_val = rd_opt_u64(&r, &a->has_u64b);
+    a->k1 = rd_opt_key(&r, &a->has_k1);
+    a->k2 = rd_opt_key(&r, &a->has_k2);
+    break;
+  case IX_WITHDRAW_FEES: /* u1 amount */
+    a->u1 = rd_u64(&r);
+    break;
   default: /* RemoveKey, DeleteMail, ReclaimFromboxStamps, ClaimBounty, ClosePinLease, CloseBeacon;
-              timelocks 20-27; the market's BuyAlias, SettleAuction, CancelListing, AcceptAlias, ReclaimAlias,
-              BuyDomain, CancelDomainListing */
+              timelocks 20-27; RevokeAttestation, CloseRecipientRule; the market's BuyAlias, SettleAuction,
+              CancelListing, AcceptAlias, ReclaimAlias, BuyDomain, CancelDomainListing; AcceptAdmin */
     break;
   }
   if (r.bad || r.left != 0) return E_INVALID_INSTRUCTION;
@@ -1058,14 +1131,49 @@ static u64 decode(Ctx *c, const u8 *data, u64 len) {
     if ((c)->n != (count)) return E_INVALID_INSTRUCTION;                                               \
   } while (0)
 
-/* ---- InitPostoffice, CreateDomain ------------------------------------------- */
+/* ---- the postoffice: InitPostoffice and its admin; CreateDomain ------------- */
 
+/* BPFLoaderUpgradeab1e11111111111111111111111, which owns every upgradeable program's ProgramData. */
+static const u8 UPGRADEABLE_LOADER[32] = {0x02, 0xa8, 0xf6, 0x91, 0x4e, 0x88, 0xa1, 0xb0, 0xe2, 0x10, 0x15,
+                                          0x3e, 0xf7, 0x63, 0xae, 0x2b, 0x00, 0xc2, 0xb9, 0x3d, 0x16, 0xc1,
+                                          0x24, 0xd2, 0xc0, 0x53, 0x7a, 0x10, 0x04, 0x80, 0x00, 0x00};
+
+/* UpgradeableLoaderState::ProgramData: u32 tag 3, u64 slot, Option<Pubkey> upgrade authority, then the ELF. */
+#define PROGRAM_DATA_TAG 3
+#define PD_AUTHORITY_FLAG 12
+#define PD_AUTHORITY 13
+
+/*
+ * `pd` is this program's ProgramData (the loader's PDA of the program id) and
+ * `signer`, who signed, is its upgrade authority: the key that deployed the
+ * program, the only one that may set it up. An immutable program (no
+ * authority) has nobody who may.
+ */
+static u64 need_upgrade_authority(Ctx *c, const Acc *pd, const Acc *signer) {
+  TRY(need_signer(signer, 0));
+  c->seeds[0].addr = c->program_id;
+  c->seeds[0].len = 32;
+  c->nseeds = 1;
+  TRY(pda_find_in(c, pd->key, UPGRADEABLE_LOADER));
+  if (!eq32(pd->owner, UPGRADEABLE_LOADER) || *pd->len < PD_AUTHORITY + 32) return E_INVALID_ACCOUNT;
+  if (rd32(pd->data) != PROGRAM_DATA_TAG) return E_INVALID_ACCOUNT;
+  if (pd->data[PD_AUTHORITY_FLAG] != 1 || !eq32(pd->data + PD_AUTHORITY, signer->key))
+    return E_NOT_UPGRADE_AUTHORITY;
+  return OK;
+}
+
+/*
+ * InitPostoffice: admin (s,w; pays the rent, becomes admin), postoffice (w),
+ * System, the program's ProgramData, its upgrade authority (s; may be the
+ * admin itself). Once; nobody but the deployer can be first.
+ */
 static u64 init_postoffice(Ctx *c) {
-  ACCOUNTS(c, 3);
+  ACCOUNTS(c, 5);
   Acc *admin = &c->acc[0], *po = &c->acc[1];
   TRY(need_signer(admin, 1));
   TRY(need_writable(po));
   TRY(need_system(c, &c->acc[2]));
+  TRY(need_upgrade_authority(c, &c->acc[3], &c->acc[4]));
   seeds_postoffice(c);
   TRY(pda_find(c, po->key));
   if (!is_absent(po)) return E_ALREADY_EXISTS;
@@ -1082,7 +1190,86 @@ static u64 init_postoffice(Ctx *c) {
   wr64(d + PO_STAMP_FEE, a->u1);
   wr64(d + PO_SURCHARGE, a->u2);
   wr64(d + PO_FEES_COLLECTED, 0);
+  memset(d + PO_PENDING_ADMIN, 0, 32);
   d[PO_BUMP] = c->bump;
+  return OK;
+}
+
+/* The postoffice (writable) and its admin as signer (Unauthorized: anyone else). */
+static u64 require_admin(Ctx *c, const Acc *admin, const Acc *po) {
+  TRY(need_signer(admin, 0));
+  TRY(need_writable(po));
+  TRY(require_postoffice(c, po));
+  return eq32(po->data + PO_ADMIN, admin->key) ? OK : E_UNAUTHORIZED;
+}
+
+/*
+ * UpdatePostoffice: admin (s), postoffice (w). Each Some field replaces the
+ * stamp fee, the settlement surcharge, the delegate (not the zero key) or
+ * the root KSK digest. Stamps already bought keep what they were sold at:
+ * their postage and surcharge are held in their frombox.
+ */
+static u64 update_postoffice(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *admin = &c->acc[0], *po = &c->acc[1];
+  const Args *a = &c->a;
+  TRY(require_admin(c, admin, po));
+  if (a->has_k1 && is_zero32(a->k1)) return E_INVALID_ARGUMENT;
+  u8 *d = po->data;
+  if (a->has_u64) wr64(d + PO_STAMP_FEE, a->u64_val);
+  if (a->has_u64b) wr64(d + PO_SURCHARGE, a->u64b_val);
+  if (a->has_k1) cp32(d + PO_DELEGATE, a->k1);
+  if (a->has_k2) cp32(d + PO_ROOT_KSK, a->k2);
+  return OK;
+}
+
+/*
+ * WithdrawFees: admin (s), postoffice (w), to (w). Moves `amount` (1 ..=
+ * fees_collected) of the collected protocol fees to `to`; the postoffice
+ * never goes below its rent-exempt minimum.
+ */
+static u64 withdraw_fees(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *admin = &c->acc[0], *po = &c->acc[1], *to = &c->acc[2];
+  u64 amount = c->a.u1;
+  TRY(require_admin(c, admin, po));
+  TRY(need_writable(to));
+  if (eq32(to->key, po->key)) return E_INVALID_ACCOUNT;
+  if (amount == 0) return E_INVALID_ARGUMENT;
+  u64 collected = rd64(po->data + PO_FEES_COLLECTED);
+  if (amount > collected) return E_INSUFFICIENT_FUNDS;
+  if (*po->lamports < amount || *po->lamports - amount < rent(POSTOFFICE_SIZE)) return E_INSUFFICIENT_FUNDS;
+  TRY(check_credit(to, amount));
+  move_lamports(po, to, amount);
+  wr64(po->data + PO_FEES_COLLECTED, collected - amount);
+  return OK;
+}
+
+/*
+ * ProposeAdmin: admin (s), postoffice (w). Names the key that may take the
+ * admin role with AcceptAdmin (the zero key withdraws a proposal); the role
+ * moves only when that key signs, so a mistyped address never locks it.
+ */
+static u64 propose_admin(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *admin = &c->acc[0], *po = &c->acc[1];
+  TRY(require_admin(c, admin, po));
+  if (eq32(c->a.k1, admin->key)) return E_INVALID_ARGUMENT;
+  cp32(po->data + PO_PENDING_ADMIN, c->a.k1);
+  return OK;
+}
+
+/* AcceptAdmin: the proposed admin (s), postoffice (w): it becomes admin, the proposal is cleared. */
+static u64 accept_admin(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *next = &c->acc[0], *po = &c->acc[1];
+  TRY(need_signer(next, 0));
+  TRY(need_writable(po));
+  TRY(require_postoffice(c, po));
+  const u8 *pending = po->data + PO_PENDING_ADMIN;
+  if (is_zero32(pending) || !eq32(pending, next->key)) return E_UNAUTHORIZED;
+  cp32(po->data + PO_ADMIN, next->key);
+  memset(po->data + PO_PENDING_ADMIN, 0, 32);
   return OK;
 }
 
@@ -1118,6 +1305,19 @@ static u64 create_domain(Ctx *c) {
 
 /* ---- CreateMailbox, SetMailboxFlags, PublishKey, RemoveKey, CreateAlias ---- */
 
+/*
+ * A mailbox names `domain` (CreateMailbox, SetMailboxDomain): `dom` is that
+ * MailDomain, valid and active. Naming a domain is the owner's choice of
+ * whose relayed mail it takes (SendMail), so the authority's consent is not
+ * asked: it grants the domain nothing it must do (docs/protocol.md "Trust
+ * model").
+ */
+static u64 check_joined_domain(Ctx *c, const Acc *dom, const u8 *domain) {
+  if (!eq32(dom->key, domain)) return E_INVALID_ACCOUNT;
+  TRY(require_domain(c, dom));
+  return dom->data[MD_IS_ACTIVE] ? OK : E_DOMAIN_INACTIVE;
+}
+
 static u64 create_mailbox(Ctx *c) {
   const Args *a = &c->a;
   int with_domain = !is_zero32(a->k1);
@@ -1131,12 +1331,7 @@ static u64 create_mailbox(Ctx *c) {
   TRY(pda_find(c, mb->key));
   u8 bump = c->bump;
   if (!is_absent(mb)) return E_ALREADY_EXISTS;
-  if (with_domain) {
-    Acc *dom = &c->acc[4];
-    if (!eq32(dom->key, a->k1)) return E_INVALID_ACCOUNT;
-    TRY(require_domain(c, dom));
-    if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
-  }
+  if (with_domain) TRY(check_joined_domain(c, &c->acc[4], a->k1));
   u64 lamports = rent(MAILBOX_SIZE);
   TRY(check_payer(payer, lamports, 0));
   seeds_mailbox(c, owner->key);
@@ -1163,6 +1358,25 @@ static u64 set_mailbox_flags(Ctx *c) {
   if (!eq32(mb->data + MB_OWNER, owner->key)) return E_UNAUTHORIZED;
   if (a->has_bool) mb->data[MB_NO_IPFS] = a->bool_val;
   if (a->has_u64) wr64(mb->data + MB_DEFAULT_POSTAGE, a->u64_val);
+  return OK;
+}
+
+/*
+ * SetMailboxDomain: owner (s), mailbox (w), [mail_domain — when `domain` is
+ * set]. Moves the mailbox to another domain, or out of every domain (the zero
+ * key): from then on only that domain's authority relays mail into it.
+ */
+static u64 set_mailbox_domain(Ctx *c) {
+  const Args *a = &c->a;
+  int with_domain = !is_zero32(a->k1);
+  ACCOUNTS(c, with_domain ? 3 : 2);
+  Acc *owner = &c->acc[0], *mb = &c->acc[1];
+  TRY(need_signer(owner, 0));
+  TRY(need_writable(mb));
+  TRY(require_mailbox(c, mb));
+  if (!eq32(mb->data + MB_OWNER, owner->key)) return E_UNAUTHORIZED;
+  if (with_domain) TRY(check_joined_domain(c, &c->acc[2], a->k1));
+  cp32(mb->data + MB_DOMAIN, a->k1);
   return OK;
 }
 
@@ -1237,14 +1451,20 @@ static u64 send_rule(Ctx *c);
 static u64 send_extras_cost(Ctx *c, const Acc *wallet, u64 lamports, u64 *total);
 static u64 send_extras_pay(Ctx *c, Acc *sender, Acc *wallet);
 
-/* The relayed sender's domain (eighth account) or the direct sender's from_hash. */
-static u64 check_sender(Ctx *c, const Acc *sender) {
+/*
+ * The relayed sender's domain (eighth account) or the direct sender's
+ * from_hash. A relayed send speaks for a sender the program cannot check, on
+ * the word of a domain's authority: only the domain the mailbox names may,
+ * and a mailbox without a domain takes no relayed mail.
+ */
+static u64 check_sender(Ctx *c, const Acc *sender, const Acc *mb) {
   const Args *a = &c->a;
   if (c->sx.relayed) {
     const Acc *dom = &c->acc[7];
     TRY(require_domain(c, dom));
     if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
     if (!eq32(dom->data + MD_AUTHORITY, sender->key)) return E_UNAUTHORIZED;
+    if (!eq32(mb->data + MB_DOMAIN, dom->key)) return E_RELAY_NOT_ALLOWED;
     if (a->u1 > 0) return E_BOUNTY_NOT_ALLOWED;
     return OK;
   }
@@ -1284,7 +1504,7 @@ static u64 send_mail(Ctx *c) {
   if (!eq32(wallet->key, recipient)) return E_INVALID_ACCOUNT;
   TRY(require_postoffice(c, po));
   TRY(send_extras(c, sender, recipient));
-  TRY(check_sender(c, sender));
+  TRY(check_sender(c, sender, mb));
   TRY(check_cid(a->str, a->str_len, mb->data[MB_NO_IPFS]));
   i64 t = now(c);
   if (a->u1 > 0) {
@@ -1309,12 +1529,19 @@ static u64 send_mail(Ctx *c) {
   if (stamp) {
     stamps = fb_present ? rd64(fb->data + FB_STAMPS) : 0;
     if (stamps == 0) return E_POSTAGE_REQUIRED;
-    share = rd64(fb->data + FB_ESCROW) / stamps;
-    surcharge = rd64(po->data + PO_SURCHARGE);
-    u64 out;
-    TRY(add(share, surcharge, &out));
-    u64 have = *fb->lamports;
-    if (have < out || have - out < rent(*fb->len)) return E_INSUFFICIENT_FUNDS;
+    /* A wallet's own stamps pay only for its own (direct) sends. */
+    if (c->sx.relayed && fb->data[FB_WALLET]) return E_STAMPS_NOT_RELAYABLE;
+    /*
+     * Postage and surcharge are both fixed at purchase: the frombox holds
+     * rent + postage_escrow + the surcharges paid in, and one stamp takes
+     * its share of each (the last one the remainder), whatever the
+     * postoffice charges now.
+     */
+    u64 escrow = rd64(fb->data + FB_ESCROW), have = *fb->lamports, floor;
+    TRY(add(rent(*fb->len), escrow, &floor));
+    if (have < floor) return E_INSUFFICIENT_FUNDS;
+    share = escrow / stamps;
+    surcharge = (have - floor) / stamps;
     TRY(check_credit(wallet, share));
   }
   c->sx.credited = stamp ? share : (free_send ? 0 : c->sx.rule_postage);
@@ -1365,9 +1592,12 @@ static u64 delete_mail(Ctx *c) {
   TRY(need_writable(em));
   TRY(need_writable(payer));
   TRY(require_email(c, em));
-  if (!eq32(em->data + EM_RECIPIENT, signer->key) && !eq32(em->data + EM_SENDER, signer->key))
-    return E_UNAUTHORIZED;
+  int by_recipient = eq32(em->data + EM_RECIPIENT, signer->key);
+  if (!by_recipient && !eq32(em->data + EM_SENDER, signer->key)) return E_UNAUTHORIZED;
   if (!eq32(em->data + EM_RENT_PAYER, payer->key)) return E_INVALID_ACCOUNT;
+  /* A bounty is the recipient's to claim until its window ends: the sender takes it back only after. */
+  if (!by_recipient && rd64(em->data + EM_BOUNTY) > 0 && now(c) < (i64)rd64(em->data + EM_EXPIRES_AT))
+    return E_BOUNTY_LOCKED;
   TRY(check_credit(payer, *em->lamports));
   close_account(em, payer);
   return OK;
@@ -1414,6 +1644,7 @@ static u64 create_frombox(Ctx *c) {
   wr64(d + FB_REQUIRED, a->u1);
   wr64(d + FB_STAMPS, 0);
   wr64(d + FB_ESCROW, 0);
+  d[FB_WALLET] = 0;
   d[FB_BUMP] = c->bump;
   return OK;
 }
@@ -1432,20 +1663,28 @@ static u64 update_frombox(Ctx *c) {
 }
 
 
-/* The price rules of AddStamps / BuyStamps / TopUpStamps (docs/protocol.md "Stamp prices"). */
+/*
+ * The price rules of AddStamps / BuyStamps / TopUpStamps (docs/protocol.md
+ * "Stamp prices"). The ceiling bounds what one stamp costs the buyer in all:
+ * postage + surcharge + fee, each read live, so neither the recipient's
+ * reprice nor the admin's fee change can land first and charge more.
+ */
 static u64 price(Ctx *c, const Acc *mb, const Acc *po, const Acc *fb, int present) {
   const Args *a = &c->a;
   Purchase *p = &c->purchase;
   const Acc *buyer = &c->acc[0];
   p->postage = present ? rd64(fb->data + FB_REQUIRED) : rd64(mb->data + MB_DEFAULT_POSTAGE);
-  if (a->tag != IX_ADD_STAMPS && a->has_u64 && p->postage > a->u64_val) return E_PRICE_ABOVE_CEILING;
   int own = eq32(mb->data + MB_OWNER, buyer->key);
+  u64 fee = own ? 0 : rd64(po->data + PO_STAMP_FEE), surcharge = rd64(po->data + PO_SURCHARGE);
+  u64 each;
+  TRY(add(p->postage, surcharge, &each));
+  TRY(add(each, fee, &each));
+  if (a->has_u64 && each > a->u64_val) return E_PRICE_ABOVE_CEILING;
   u64 n = a->u1;
   if (n == 0 && !own) return E_INVALID_ARGUMENT;
-  u64 fee = own ? 0 : rd64(po->data + PO_STAMP_FEE);
   u64 escrow, surcharges;
   TRY(mul(p->postage, n, &escrow));
-  TRY(mul(rd64(po->data + PO_SURCHARGE), n, &surcharges));
+  TRY(mul(surcharge, n, &surcharges));
   TRY(mul(fee, n, &p->fees));
   TRY(add(escrow, surcharges, &p->held));
   TRY(add(present ? rd64(fb->data + FB_STAMPS) : 0, n, &p->stamps));
@@ -1465,10 +1704,10 @@ static u64 purchase_stamps(Ctx *c) {
   TRY(require_postoffice(c, po));
   const u8 *recipient = mb->data + MB_OWNER;
   const u8 *from_hash = a->k1;
-  if (a->tag != IX_ADD_STAMPS) {
-    wallet_hash(c, buyer->key);
-    from_hash = c->hash;
-  }
+  /* Stamps the sender wallet buys for itself (BuyStamps, TopUpStamps, or AddStamps on its own hash). */
+  wallet_hash(c, buyer->key);
+  int own_stamps = a->tag != IX_ADD_STAMPS || eq32(c->hash, a->k1);
+  if (a->tag != IX_ADD_STAMPS) from_hash = c->hash;
   seeds_frombox(c, from_hash, recipient);
   TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
   u8 bump = c->bump;
@@ -1496,12 +1735,14 @@ static u64 purchase_stamps(Ctx *c) {
     cp32(d + FB_FROM_HASH, from_hash);
     cp32(d + FB_RECIPIENT, recipient);
     wr64(d + FB_REQUIRED, p.postage);
+    d[FB_WALLET] = 0;
     d[FB_BUMP] = bump;
   }
   TRY(cpi_transfer(c, buyer, po, p.fees));
   u8 *d = fb->data;
   wr64(d + FB_STAMPS, p.stamps);
   wr64(d + FB_ESCROW, p.escrow);
+  if (own_stamps) d[FB_WALLET] = 1;
   if (p.fees > 0) wr64(po->data + PO_FEES_COLLECTED, p.fees_collected);
   return OK;
 }
@@ -1544,7 +1785,12 @@ static u64 create_pin_lease(Ctx *c) {
   TRY(need_writable(lease));
   TRY(need_system(c, &c->acc[3]));
   if (is_zero32(a->k1)) return E_INVALID_ARGUMENT;
-  if (a->u2 == 0 || eq32(op->key, holder->key)) return E_LEASE_UNPAID;
+  /*
+   * The fee must leave the holder for good: not to itself, and not to a
+   * program-derived address (the lease's own, the holder's beacon...) whose
+   * lamports a close could hand back. A wallet is an ed25519 point; no PDA is.
+   */
+  if (a->u2 == 0 || eq32(op->key, holder->key) || !on_curve(op->key)) return E_LEASE_UNPAID;
   if (!is_zero32(op->owner) || *op->len != 0) return E_INVALID_ACCOUNT;
   i64 t = now(c);
   if ((i64)a->u1 <= t) return E_LEASE_EXPIRED;
@@ -1660,6 +1906,8 @@ static u64 close_beacon(Ctx *c) {
 #define MIN_BID_INCREMENT 1000000ULL
 #define BID_INCREMENT_DIVISOR 20
 #define ANTISNIPE_MAX 86400
+/* An auction ends at most 30 days after it is listed; anti-snipe moves it at most one window further. */
+#define AUCTION_MAX 2592000
 
 static const char SEED_ALIAS_LISTING[] = "alias_listing";
 static const char SEED_ALIAS_ESCROW[] = "alias_escrow";
@@ -1771,7 +2019,7 @@ static u64 list_alias(Ctx *c) {
   if (a->u1 == 0) return E_INVALID_ARGUMENT;
   if (a->bool_val == 0) {
     if (ends != 0 || window != 0) return E_INVALID_ARGUMENT;
-  } else if (ends <= t || window < 0 || window > ANTISNIPE_MAX) {
+  } else if (ends <= t || ends - t > AUCTION_MAX || window < 0 || window > ANTISNIPE_MAX) {
     return E_INVALID_ARGUMENT;
   }
   seeds_listing(c, al->key);
@@ -1845,9 +2093,17 @@ static u64 bid_alias(Ctx *c) {
     TRY(check_credit(prev_wallet, *prev->lamports));
   }
   TRY(check_payer(bidder, pay, 0));
-  /* Anti-snipe: a bid inside the last `window` seconds moves the end to t + window. */
+  /*
+   * Anti-snipe: another wallet's bid inside the last `window` seconds moves
+   * the end to t + window (the leader raising its own bid snipes nobody),
+   * never past the listing's hard limit, so bids are never locked for long.
+   */
   i64 window = (i64)rd64(d + LS_ANTISNIPE);
-  if (ends - t < window) ends = t + window;
+  if (!raise && ends - t < window) {
+    i64 limit = (i64)rd64(d + LS_CREATED_AT) + AUCTION_MAX + ANTISNIPE_MAX;
+    ends = t + window < limit ? t + window : limit;
+    if (ends < (i64)rd64(d + LS_EXPIRES_AT)) ends = (i64)rd64(d + LS_EXPIRES_AT);
+  }
 
   if (raise) {
     TRY(cpi_transfer(c, bidder, bid, pay));
@@ -2188,8 +2444,10 @@ static u64 market(Ctx *c) {
     return offer_alias(c);
   case IX_ACCEPT_ALIAS:
     return accept_alias(c);
-  default:
+  case IX_RECLAIM_ALIAS:
     return reclaim_alias(c);
+  default:
+    return E_INVALID_INSTRUCTION;
   }
 }
 
@@ -2434,21 +2692,6 @@ static void seeds_recipient_rule(Ctx *c, const u8 *owner) {
   seeds_add(c, owner, 32);
 }
 
-/* AttestSender: k1 wallet. SetRecipientRule: u1 min_reputation, u2 postage. The others carry no data. */
-static u64 decode_attest(Ctx *c, const u8 *data, u64 len) {
-  Args *a = &c->a;
-  Reader r = {data + 1, len - 1, 0};
-  a->tag = data[0];
-  if (a->tag == IX_ATTEST_SENDER) {
-    a->k1 = rd_key(&r);
-  } else if (a->tag == IX_SET_RECIPIENT_RULE) {
-    a->u1 = rd_u64(&r);
-    a->u2 = rd_u64(&r);
-  }
-  if (r.bad || r.left != 0) return E_INVALID_INSTRUCTION;
-  return OK;
-}
-
 /*
  * AttestSender: the domain's authority vouches for `wallet` as a sender of
  * its domain. Anyone else signing is a forged attestation (NotDomainAuthority);
@@ -2685,10 +2928,7 @@ u64 entrypoint(u8 *input) {
   __asm__("" : "+r"(heap));
   Ctx *c = (Ctx *)heap;
   TRY(parse(c, input));
-  u8 tag = c->a.tag;
-  const char *name = is_market_tag(tag)           ? MARKET_NAMES[tag - IX_MARKET_FIRST]
-                     : tag >= IX_ATTEST_SENDER ? ATTEST_NAMES[tag - IX_ATTEST_SENDER]
-                                               : IX_NAMES[tag];
+  const char *name = IX_NAMES[c->a.tag];
   u64 name_len = 0;
   while (name[name_len]) name_len++;
   sol_log_(name, name_len);
@@ -2766,7 +3006,19 @@ u64 entrypoint(u8 *input) {
     return set_recipient_rule(c);
   case IX_CLOSE_RECIPIENT_RULE:
     return close_recipient_rule(c);
-  default:
+  case IX_CLAIM_BOUNTY:
     return claim_bounty(c);
+  case IX_SET_MAILBOX_DOMAIN:
+    return set_mailbox_domain(c);
+  case IX_UPDATE_POSTOFFICE:
+    return update_postoffice(c);
+  case IX_WITHDRAW_FEES:
+    return withdraw_fees(c);
+  case IX_PROPOSE_ADMIN:
+    return propose_admin(c);
+  case IX_ACCEPT_ADMIN:
+    return accept_admin(c);
+  default:
+    return E_INVALID_INSTRUCTION;
   }
 }

@@ -39,7 +39,8 @@ export function register(program: Command): void {
         logger,
       });
       process.stdout.write(
-        `devnet\n  JSON-RPC   ${devnet.rpcUrl}\n  WebSocket  ${devnet.wsUrl}\n  program id ${devnet.programId}\n`,
+        `devnet\n  JSON-RPC   ${devnet.rpcUrl}\n  WebSocket  ${devnet.wsUrl}\n  program id ${devnet.programId}\n` +
+          `  faucet     ${devnet.faucetKeypair.publicKey.toBase58()} (the program's upgrade authority; keypair ${devnet.faucetKeypairFile})\n`,
       );
       await waitForStop();
       logger.info('shutting down');

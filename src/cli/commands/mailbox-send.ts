@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { PublicKey } from '@solana/web3.js';
 import type { Command } from 'commander';
+import { deleteBountyLocked } from '../../../chain/bounty-lock.ts';
 import { emailSize, getEmailAt, isBase58Key, rentExemptLamports } from '../../../chain/index.ts';
 import { claimBountyInstruction, deleteMailInstruction } from '../../../chain/instructions.ts';
 import { computeCid } from '../../../pinning/cid.ts';
@@ -87,10 +88,11 @@ function pinError(err: PinServiceError, url: string): CliError {
   return new CliError(`${err.message.replace(/\.$/, '')}; nothing was sent`);
 }
 
-function heldMessage(to: string, postage: bigint, total: bigint): string {
+/** `perStamp`: postage + surcharge + fee, the price `stamps buy --max-price` caps. */
+function heldMessage(to: string, postage: bigint, perStamp: bigint, total: bigint): string {
   return (
     `${to} asks ${formatSol(postage)} SOL postage per message from this wallet and it holds no stamp toward them: ` +
-    `buy one first with "sealpost mailbox stamps buy --to ${to} --count 1 --max-price ${postage}" ` +
+    `buy one first with "sealpost mailbox stamps buy --to ${to} --count 1 --max-price ${perStamp}" ` +
     `(${formatSol(total)} SOL with the postoffice fees and the frombox rent, plus the network fee); nothing was sealed, pinned or sent`
   );
 }
@@ -115,7 +117,9 @@ async function send(opts: SendOptions): Promise<void> {
     throw new CliError(`could not read the recipient from the chain at ${s.rpc}: ${(err as Error).message}`);
   }
   if (prepared.kind === 'held')
-    throw new CliError(heldMessage(opts.to, prepared.quote.postage, prepared.quote.total));
+    throw new CliError(
+      heldMessage(opts.to, prepared.quote.postage, prepared.quote.perStamp, prepared.quote.total),
+    );
   const { recipient, bounty } = prepared;
   const envelope = await directEnvelope(s.conn, s.programId, s.wallet, recipient);
   const pin = pinService(opts);
@@ -234,26 +238,38 @@ async function remove(address: string, opts: TxOptions): Promise<void> {
   if (!email.recipient.equals(s.wallet) && !email.sender.equals(s.wallet)) {
     throw new CliError(`only the recipient or the sender may delete message ${address}; nothing was sent`);
   }
+  const locked = () =>
+    `the bounty of ${sol(email.bountyLamports)} SOL is the recipient's to claim until ${isoSeconds(email.expiresAt)}; ` +
+    'you can delete this message after that';
+  // The sender takes an unclaimed bounty back only once its window is over (BountyLocked before).
+  if (!email.recipient.equals(s.wallet) && email.bountyLamports > 0n) {
+    const now = await chainNow(s.conn, Date.now());
+    if (deleteBountyLocked(email, s.wallet, now)) throw new CliError(`${locked()}; nothing was sent`);
+  }
   const lamports = await chainRead(s.rpc, 'the message', () => s.conn.getBalance(new PublicKey(address)));
-  await runTx(s, {
-    title: `delete message ${address}`,
-    instructions: [
-      deleteMailInstruction({
-        programId: s.programId,
-        signer: s.wallet,
-        email: address,
-        rentPayer: email.rentPayer,
-      }),
-    ],
-    items: email.rentPayer.equals(s.wallet)
-      ? [{ kind: 'refund', what: 'the Email rent and any unclaimed bounty', lamports: BigInt(lamports) }]
-      : [],
-    receipt: {
-      deleted: address,
-      refund_to: email.rentPayer.toBase58(),
-      refund_lamports: lamports.toString(),
+  await runTx(
+    s,
+    {
+      title: `delete message ${address}`,
+      instructions: [
+        deleteMailInstruction({
+          programId: s.programId,
+          signer: s.wallet,
+          email: address,
+          rentPayer: email.rentPayer,
+        }),
+      ],
+      items: email.rentPayer.equals(s.wallet)
+        ? [{ kind: 'refund', what: 'the Email rent and any unclaimed bounty', lamports: BigInt(lamports) }]
+        : [],
+      receipt: {
+        deleted: address,
+        refund_to: email.rentPayer.toBase58(),
+        refund_lamports: lamports.toString(),
+      },
     },
-  });
+    { BountyLocked: locked() },
+  );
 }
 
 const SEND_HELP = `
@@ -292,7 +308,9 @@ export function registerSend(mailbox: Command): void {
   addTxOptions(
     mailbox
       .command('delete <message>')
-      .description('delete a message account (recipient or sender); its rent goes back'),
+      .description(
+        'delete a message account (the recipient; the sender once any bounty window is over); its rent goes back',
+      ),
   ).action((address: string, opts: TxOptions) => remove(address, opts));
 
   const bounty = mailbox.command('bounty').description('bounties carried by messages to this wallet');

@@ -1,5 +1,5 @@
-// `sealpost mailbox create|flags|alias|key`: a wallet holder sets up their
-// mailbox from the terminal. Each command checks the chain first (so the
+// `sealpost mailbox create|flags|domain|alias|key`: a wallet holder sets up
+// their mailbox from the terminal. Each command checks the chain first (so the
 // usual mistakes are one clear line with nothing sent), then builds one
 // instruction and hands it to runTx (key, --dry-run or --sign-offline).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,21 +9,26 @@ import {
   ALIAS_SIZE,
   createAliasInstruction,
   createMailboxInstruction,
+  domainAddress,
   getAlias,
   getDomain,
   getMailbox,
   getMailboxKey,
   MAILBOX_KEY_SIZE,
   MAILBOX_SIZE,
+  type Mailbox,
   mailboxAddress,
   mailboxKeyAddress,
   normalizeAlias,
+  normalizeDomain,
   publishKeyInstruction,
   removeKeyInstruction,
   rentExemptLamports,
+  setMailboxDomainInstruction,
   setMailboxFlagsInstruction,
   U64_MAX,
 } from '../../../chain/index.ts';
+import { getMailboxDomain } from '../../../chain/relay.ts';
 import {
   formatMailboxKeyFile,
   generateReaderKeypair,
@@ -113,6 +118,64 @@ async function flags(opts: FlagsOptions): Promise<void> {
       default_postage: (opts.postage ?? mailbox.defaultPostage).toString(),
     },
   });
+}
+
+/** The name of the domain the mailbox names now (its account address when that is not on chain), or null. */
+async function currentDomain(s: TxSession, mailbox: Mailbox): Promise<string | null> {
+  const found = await chainRead(s.rpc, 'the mail domain', () =>
+    getMailboxDomain(s.conn, s.programId, mailbox),
+  );
+  if (!found) return null;
+  return found.domain?.domain ?? found.address.toBase58();
+}
+
+async function domainSet(text: string, opts: TxOptions): Promise<void> {
+  let name: string;
+  try {
+    name = normalizeDomain(text);
+  } catch {
+    throw new CliError(`"${text}" is not a valid domain name`, EXIT_USAGE);
+  }
+  const s = openTxSession(opts);
+  const mailbox = await needMailbox(s);
+  const onChain = await chainRead(s.rpc, 'the mail domain', () => getDomain(s.conn, s.programId, name));
+  if (!onChain) throw new CliError(`${name} is not a mail domain on chain; nothing was sent`);
+  if (!onChain.isActive) throw new CliError(`the mail domain ${name} is inactive on chain; nothing was sent`);
+  const domain = onChain.domain;
+  const account = domainAddress(s.programId, domain)[0];
+  if (mailbox.domain.equals(account))
+    throw new CliError(`the mailbox of ${s.wallet.toBase58()} is already in ${domain}; nothing was sent`);
+  const previous = await currentDomain(s, mailbox);
+  await runTx(
+    s,
+    {
+      title: `move the mailbox of ${s.wallet.toBase58()} into ${domain}${previous ? ` (from ${previous})` : ''}`,
+      instructions: [setMailboxDomainInstruction({ programId: s.programId, owner: s.wallet, domain })],
+      items: [],
+      receipt: { domain, domain_account: account.toBase58(), previous_domain: previous },
+    },
+    { DomainInactive: `${domain} was deactivated in the meantime`, NotFound: `${domain} is not on chain` },
+  );
+  process.stderr.write(
+    `relayed mail now reaches this mailbox only through ${domain}'s mail server (its domain authority); direct sends are unchanged\n`,
+  );
+}
+
+async function domainLeave(opts: TxOptions): Promise<void> {
+  const s = openTxSession(opts);
+  const mailbox = await needMailbox(s);
+  const previous = await currentDomain(s, mailbox);
+  if (previous === null)
+    throw new CliError(`the mailbox of ${s.wallet.toBase58()} is in no mail domain; nothing was sent`);
+  await runTx(s, {
+    title: `take the mailbox of ${s.wallet.toBase58()} out of ${previous}`,
+    instructions: [setMailboxDomainInstruction({ programId: s.programId, owner: s.wallet, domain: null })],
+    items: [],
+    receipt: { domain: null, previous_domain: previous },
+  });
+  process.stderr.write(
+    'this mailbox now takes no relayed mail (no mail server delivers to it); direct sends are unchanged\n',
+  );
 }
 
 function aliasName(text: string): string {
@@ -271,6 +334,24 @@ export function registerSetup(mailbox: Command): void {
       )
       .option('--postage <lamports>', 'new default postage per message', lamportsOption),
   ).action((opts: FlagsOptions) => flags(opts));
+
+  const domain = mailbox
+    .command('domain')
+    .description("the mail domain whose server relays mail into the mailbox (the mailbox's domain field)");
+  addTxOptions(
+    domain
+      .command('set <domain>')
+      .description(
+        'move the mailbox into an active mail domain: its relayed mail then comes only through that domain',
+      ),
+  ).action((name: string, opts: TxOptions) => domainSet(name, opts));
+  addTxOptions(
+    domain
+      .command('leave')
+      .description(
+        'take the mailbox out of its mail domain: it then takes direct sends only, no relayed mail',
+      ),
+  ).action((opts: TxOptions) => domainLeave(opts));
 
   const alias = mailbox.command('alias').description('on-chain aliases: alice@your.domain');
   addTxOptions(alias.command('create <name>').description('register an alias for the wallet')).action(

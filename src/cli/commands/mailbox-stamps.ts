@@ -1,10 +1,14 @@
-// `sealpost mailbox frombox set|stamps buy|stamps reclaim`: postage from
-// both sides. A recipient prices one sender (a Frombox); a sender buys
-// stamps toward a recipient after a fresh quote, with the quoted postage as
-// the purchase's ceiling (as the webmail's prepay card does), and takes the
-// unspent ones back.
+// `sealpost mailbox frombox set|stamps buy|stamps add|stamps reclaim`:
+// postage from both sides. A recipient prices one sender (a Frombox); a
+// sender buys stamps toward a recipient after a fresh quote, with the quoted
+// per-stamp price (postage + surcharge + fee) as the purchase's ceiling (as
+// the webmail's prepay card does), and takes the unspent ones back. Those
+// stamps pay for the wallet's own direct sends only; relayed mail from an
+// address spends stamps anyone added for that address (`stamps add --for`).
+import type { PublicKey } from '@solana/web3.js';
 import type { Command } from 'commander';
 import {
+  addStampsInstruction,
   buyStampsInstruction,
   createFromboxInstruction,
   FROMBOX_SIZE,
@@ -14,6 +18,7 @@ import {
   getFrombox,
   reclaimFromboxStampsInstruction,
   rentExemptLamports,
+  type StampQuote,
   topUpStampsInstruction,
   updateFromboxInstruction,
 } from '../../../chain/index.ts';
@@ -21,7 +26,14 @@ import { RecipientError, resolveRecipient } from '../../trustless/recipient.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { chainRead, intOption, sol } from './mailbox-common.ts';
 import { lamportsOption } from './mailbox-setup.ts';
-import { addTxOptions, openTxSession, runTx, type TxOptions, type TxSession } from './mailbox-tx.ts';
+import {
+  addTxOptions,
+  openTxSession,
+  runTx,
+  type TxOptions,
+  TxRefusedError,
+  type TxSession,
+} from './mailbox-tx.ts';
 
 interface FromboxOptions extends TxOptions {
   from: string;
@@ -74,21 +86,36 @@ interface BuyOptions extends TxOptions {
   maxPrice?: bigint;
 }
 
-async function buy(opts: BuyOptions): Promise<void> {
+/** `stamps buy`: this wallet's own frombox. `stamps add --for`: any sender's, which the recipient priced. */
+async function buy(opts: BuyOptions & { for?: string }): Promise<void> {
+  const forAddress = opts.for;
+  const hash = forAddress === undefined ? undefined : senderHash(forAddress);
   const s = openTxSession(opts);
   const recipient = await recipientOf(s, opts.to);
   const stamps = BigInt(opts.count);
   const quote = await chainRead(s.rpc, 'the stamp price', () =>
-    fetchStampQuote(s.conn, s.programId, { buyer: s.wallet, recipient: recipient.wallet, stamps }),
+    fetchStampQuote(s.conn, s.programId, {
+      buyer: s.wallet,
+      recipient: recipient.wallet,
+      stamps,
+      fromHash: hash,
+    }),
   );
-  process.stderr.write(
-    `quote: ${sol(quote.postage)} SOL postage + ${sol(quote.surcharge)} surcharge + ${sol(quote.fee)} fee per stamp` +
-      `${quote.rent > 0n ? ` + ${sol(quote.rent)} frombox rent` : ''} = ${sol(quote.total)} SOL for ${stamps}\n`,
-  );
-  const ceiling = opts.maxPrice ?? quote.postage;
-  if (quote.postage > ceiling) {
+  // AddStamps only fills a frombox the recipient made: pricing a sender is the recipient's.
+  if (forAddress !== undefined && quote.createsFrombox) {
     throw new CliError(
-      `${opts.to} asks ${sol(quote.postage)} SOL postage per stamp, above --max-price ${sol(ceiling)} SOL; nothing was bought`,
+      `${opts.to} has not priced mail from ${forAddress} (no frombox): only the recipient can, with sealpost mailbox frombox set; nothing was bought`,
+    );
+  }
+  process.stderr.write(
+    `quote: ${sol(quote.perStamp)} SOL per stamp (${priceParts(quote)}) × ${stamps}` +
+      `${quote.rent > 0n ? ` + ${sol(quote.rent)} frombox rent` : ''} = ${sol(quote.total)} SOL\n`,
+  );
+  // The whole per-stamp price is what the program compares with the ceiling.
+  const ceiling = opts.maxPrice ?? quote.perStamp;
+  if (quote.perStamp > ceiling) {
+    throw new CliError(
+      `one stamp toward ${opts.to} costs ${sol(quote.perStamp)} SOL (${priceParts(quote)}), above --max-price ${sol(ceiling)} SOL; nothing was bought`,
     );
   }
   const params = {
@@ -98,6 +125,12 @@ async function buy(opts: BuyOptions): Promise<void> {
     stamps,
     maxPriceLamports: ceiling,
   };
+  const instruction =
+    hash !== undefined
+      ? addStampsInstruction({ ...params, payer: s.wallet, fromHash: hash })
+      : quote.createsFrombox
+        ? buyStampsInstruction(params)
+        : topUpStampsInstruction(params);
   const items: Parameters<typeof runTx>[1]['items'] = [
     {
       kind: 'transfer',
@@ -106,21 +139,64 @@ async function buy(opts: BuyOptions): Promise<void> {
     },
   ];
   if (quote.rent > 0n) items.unshift({ kind: 'rent', what: 'Frombox account', lamports: quote.rent });
-  await runTx(
-    s,
-    {
-      title: `buy ${stamps} stamp(s) toward ${recipient.input} (wallet ${recipient.wallet.toBase58()})`,
-      instructions: [quote.createsFrombox ? buyStampsInstruction(params) : topUpStampsInstruction(params)],
-      items,
-      receipt: {
-        recipient: recipient.wallet.toBase58(),
-        stamps: Number(stamps),
-        postage_lamports: quote.postage.toString(),
-        max_price_lamports: ceiling.toString(),
-        frombox: fromboxAddress(s.programId, fromHash(s.wallet), recipient.wallet)[0].toBase58(),
+  const toward = `toward ${recipient.input} (wallet ${recipient.wallet.toBase58()})`;
+  try {
+    await runTx(
+      s,
+      {
+        title:
+          forAddress === undefined
+            ? `buy ${stamps} stamp(s) ${toward}`
+            : `add ${stamps} stamp(s) for mail from ${forAddress} ${toward}`,
+        instructions: [instruction],
+        items,
+        receipt: {
+          recipient: recipient.wallet.toBase58(),
+          ...(forAddress === undefined ? {} : { for: forAddress }),
+          stamps: Number(stamps),
+          postage_lamports: quote.postage.toString(),
+          price_per_stamp_lamports: quote.perStamp.toString(),
+          max_price_lamports: ceiling.toString(),
+          frombox: fromboxAddress(s.programId, hash ?? fromHash(s.wallet), recipient.wallet)[0].toBase58(),
+        },
       },
-    },
-    { PriceAboveCeiling: 'the recipient raised the postage since the quote; nothing was bought' },
+      {
+        PriceAboveCeiling: 'the price per stamp rose above the ceiling since the quote; nothing was bought',
+        NotFound: 'the recipient removed its price for this sender',
+      },
+    );
+  } catch (err) {
+    if (err instanceof TxRefusedError && err.mailError === 'PriceAboveCeiling')
+      throw await repriced(s, recipient.wallet, stamps, ceiling, hash);
+    throw err;
+  }
+}
+
+/** postage + surcharge + fee, in SOL, as one phrase. */
+function priceParts(q: StampQuote): string {
+  return `${sol(q.postage)} postage + ${sol(q.surcharge)} surcharge + ${sol(q.fee)} fee`;
+}
+
+/** The purchase was refused for its ceiling: names the price now (read again), or the ceiling alone. */
+async function repriced(
+  s: TxSession,
+  recipient: PublicKey,
+  stamps: bigint,
+  ceiling: bigint,
+  hash?: Uint8Array,
+): Promise<CliError> {
+  const live = await fetchStampQuote(s.conn, s.programId, {
+    buyer: s.wallet,
+    recipient,
+    stamps,
+    fromHash: hash,
+  }).catch(() => null);
+  const now = live
+    ? `the price changed to ${sol(live.perStamp)} SOL per stamp (${priceParts(live)})`
+    : 'the price per stamp changed';
+  return new TxRefusedError(
+    `${now}, above the ${sol(ceiling)} SOL you agreed to; nothing was bought (the mail program refused: PriceAboveCeiling)`,
+    'PriceAboveCeiling',
   );
 }
 
@@ -175,10 +251,25 @@ export function registerStamps(mailbox: Command): void {
       .option('--count <n>', 'stamps to buy', intOption(1, 1_000_000), 1)
       .option(
         '--max-price <lamports>',
-        'refuse when the postage per stamp is above this (default: the quote)',
+        'refuse when one stamp costs more than this in all: postage + surcharge + fee (default: the quote)',
         lamportsOption,
       ),
   ).action((opts: BuyOptions) => buy(opts));
+  addTxOptions(
+    stamps
+      .command('add')
+      .description(
+        'quote, then add stamps for mail from any sender (e.g. an email address: relayed mail) that the recipient priced',
+      )
+      .requiredOption('--to <recipient>', 'wallet, alias or alias@on-chain-domain')
+      .requiredOption('--for <address>', 'the sender: an email address (relayed mail) or a wallet address')
+      .option('--count <n>', 'stamps to add', intOption(1, 1_000_000), 1)
+      .option(
+        '--max-price <lamports>',
+        'refuse when one stamp costs more than this in all: postage + surcharge + fee (default: the quote)',
+        lamportsOption,
+      ),
+  ).action((opts: BuyOptions & { for: string }) => buy(opts));
   addTxOptions(
     stamps
       .command('reclaim')

@@ -121,6 +121,10 @@ export interface TxPlan {
   items: CostItem[];
   /** Fields of the receipt (and of --sign-offline's output) besides signature and status. */
   receipt?: Record<string, string | number | boolean | null>;
+  /** Keys that sign besides the wallet (`sealpost program init-postoffice`: the upgrade authority); not with --sign-offline. */
+  signers?: Keypair[];
+  /** Print the title and the cost on stderr before sending (the `sealpost program` admin commands). */
+  announce?: boolean;
 }
 
 export interface Cost {
@@ -281,6 +285,12 @@ export async function runTx(s: TxSession, plan: TxPlan, hints: Record<string, st
   if (cost.balance < cost.total) throw insufficient(cost);
 
   if (opts.signOffline) {
+    if (plan.signers?.length) {
+      throw new CliError(
+        `this transaction needs ${plan.signers.length + 1} signatures; --sign-offline handles the wallet's only`,
+        EXIT_USAGE,
+      );
+    }
     const unsigned = tx
       .serialize({ requireAllSignatures: false, verifySignatures: false })
       .toString('base64');
@@ -318,7 +328,8 @@ export async function runTx(s: TxSession, plan: TxPlan, hints: Record<string, st
   }
 
   const keypair = s.keypair as Keypair;
-  tx.sign(keypair);
+  if (plan.announce) process.stderr.write(`${plan.title}\n${costLine(cost)}\n`);
+  tx.sign(keypair, ...(plan.signers ?? []).filter((k) => !k.publicKey.equals(keypair.publicKey)));
   await sendAndReport(s, tx.serialize(), plan.receipt ?? {}, hints, cost);
 }
 

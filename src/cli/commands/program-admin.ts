@@ -1,94 +1,70 @@
 // `sealpost program init-postoffice` (the mail program's one-time setup,
-// InitPostoffice of docs/protocol.md) and `sealpost program set-authority`
-// (hand the upgrade authority to another key, or revoke it for good).
-import { type Connection, type Keypair, PublicKey } from '@solana/web3.js';
-import { type Command, InvalidArgumentError } from 'commander';
-import {
-  getPostoffice,
-  initPostofficeInstruction,
-  POSTOFFICE_SIZE,
-  type Postoffice,
-  postofficeAddress,
-  toHex,
-} from '../../../chain/index.ts';
+// InitPostoffice of docs/protocol.md, co-signed by the program's upgrade
+// authority) and `sealpost program set-authority` (hand the upgrade
+// authority to another key, or revoke it for good).
+import { PublicKey } from '@solana/web3.js';
+import type { Command } from 'commander';
+import { initPostofficeInstruction, POSTOFFICE_SIZE, postofficeAddress } from '../../../chain/index.ts';
 import { setAuthority } from '../../../chain/program/loader.ts';
 import { DeployError, readProgram } from '../../program-deploy/onchain.ts';
-import { sol } from '../../program-deploy/plan.ts';
+import {
+  DEFAULT_STAMP_FEE,
+  DEFAULT_SURCHARGE,
+  describePostoffice,
+  mustBeUpgradeAuthority,
+  postofficeExists,
+  readPostoffice,
+} from '../../program-deploy/postoffice.ts';
 import { sendAll, type TxSpec } from '../../program-deploy/sender.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
-import { addressOption, cliRun, connect, loadKeypair, urlOption } from './program-common.ts';
+import { runTx } from './mailbox-tx.ts';
+import {
+  addressOption,
+  cliRun,
+  connect,
+  hex32Option,
+  lamportsOption,
+  loadKeypair,
+  mustBeProgram,
+  urlOption,
+} from './program-common.ts';
+import { PROGRAM_HINTS } from './program-postoffice.ts';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
-
-function lamportsOption(value: string): bigint {
-  if (!/^\d{1,20}$/.test(value) || BigInt(value) >= 2n ** 64n) {
-    throw new InvalidArgumentError(`expected lamports (an integer 0..2^64-1), got "${value}"`);
-  }
-  return BigInt(value);
-}
-
-function hex32Option(value: string): Uint8Array {
-  if (!/^[0-9a-fA-F]{64}$/.test(value))
-    throw new InvalidArgumentError(`expected 64 hex digits (32 bytes), got "${value}"`);
-  return new Uint8Array(Buffer.from(value, 'hex'));
-}
-
-/** The program must be a deployed upgradeable program before anything is sent to it. */
-async function mustBeProgram(conn: Connection, programId: PublicKey) {
-  const program = await readProgram(conn, programId);
-  if (!program)
-    throw new DeployError(`no program at ${programId.toBase58()} on this cluster; deploy it first`);
-  return program;
-}
-
-async function mustAfford(conn: Connection, payer: Keypair, needed: number): Promise<void> {
-  const balance = await conn.getBalance(payer.publicKey, 'confirmed');
-  if (balance < needed) {
-    throw new DeployError(
-      `the payer ${payer.publicKey.toBase58()} needs ${sol(needed)} SOL, has ${sol(balance)} SOL; nothing was sent`,
-    );
-  }
-}
-
-function describePostoffice(p: Postoffice): string[] {
-  return [
-    `  admin                 ${p.admin.toBase58()}`,
-    `  delegate              ${p.delegateAddress.toBase58()}`,
-    `  stamp fee             ${p.stampFeeLamports} lamports`,
-    `  settlement surcharge  ${p.settlementSurchargeLamports} lamports`,
-    `  fees collected        ${p.feesCollected} lamports`,
-    `  root ksk              ${toHex(p.rootKsk)}`,
-    `  commitment root       ${toHex(p.commitmentRoot)}`,
-  ];
-}
 
 interface InitOptions {
   rpc: string;
   keypair: string;
+  upgradeAuthority?: string;
   programId: string;
   delegate: string;
   stampFee: bigint;
   surcharge: bigint;
   rootKsk?: Uint8Array;
   commitmentRoot?: Uint8Array;
+  dryRun?: boolean;
+  json?: boolean;
 }
 
 async function initPostoffice(opts: InitOptions): Promise<void> {
   const admin = loadKeypair('--keypair', opts.keypair);
+  const authority = opts.upgradeAuthority ? loadKeypair('--upgrade-authority', opts.upgradeAuthority) : admin;
   const conn = await connect(opts.rpc);
   const programId = new PublicKey(opts.programId);
   const address = postofficeAddress(programId)[0].toBase58();
   await cliRun(async () => {
-    await mustBeProgram(conn, programId);
-    const existing = await getPostoffice(conn, programId);
-    if (existing) {
-      throw new DeployError(
-        `the postoffice ${address} of program ${opts.programId} already exists (InitPostoffice runs once):\n${describePostoffice(existing).join('\n')}`,
-      );
-    }
+    const program = await mustBeProgram(conn, programId);
+    const existing = await readPostoffice(conn, programId);
+    if (existing) throw postofficeExists(programId, existing.postoffice);
+    mustBeUpgradeAuthority(
+      program,
+      authority.publicKey,
+      opts.upgradeAuthority ? '' : ' (sign with it: --upgrade-authority FILE)',
+    );
     const ix = initPostofficeInstruction({
       programId,
       admin: admin.publicKey,
+      upgradeAuthority: authority.publicKey,
       delegateAddress: opts.delegate,
       stampFeeLamports: opts.stampFee,
       settlementSurchargeLamports: opts.surcharge,
@@ -96,17 +72,45 @@ async function initPostoffice(opts: InitOptions): Promise<void> {
       ...(opts.commitmentRoot ? { commitmentRoot: opts.commitmentRoot } : {}),
     });
     const rent = await conn.getMinimumBalanceForRentExemption(POSTOFFICE_SIZE, 'confirmed');
-    const reserve = await conn.getMinimumBalanceForRentExemption(0, 'confirmed');
-    await mustAfford(conn, admin, rent + 5000 + reserve);
-    const [signature] = await sendAll([{ label: 'InitPostoffice', ixs: [ix], signers: [] }], {
-      connection: conn,
-      payer: admin,
-    });
-    const created = await getPostoffice(conn, programId);
-    if (!created)
-      throw new DeployError(`InitPostoffice was confirmed (${signature}) but ${address} holds no postoffice`);
-    out(`initialized the postoffice ${address} of program ${opts.programId} (${signature})`);
-    for (const line of describePostoffice(created)) out(line);
+    await runTx(
+      {
+        rpc: opts.rpc,
+        programId: opts.programId,
+        conn,
+        wallet: admin.publicKey,
+        keypair: admin,
+        opts: { json: opts.json, dryRun: opts.dryRun, waitSecs: 60 },
+      },
+      {
+        title: `initialize the postoffice ${address} of program ${opts.programId}`,
+        instructions: [ix],
+        items: [
+          {
+            kind: 'rent',
+            what: `the postoffice ${address} (${POSTOFFICE_SIZE} bytes)`,
+            lamports: BigInt(rent),
+          },
+        ],
+        signers: [authority],
+        announce: true,
+        receipt: {
+          postoffice: address,
+          admin: admin.publicKey.toBase58(),
+          upgrade_authority: authority.publicKey.toBase58(),
+          delegate: opts.delegate,
+          stamp_fee_lamports: opts.stampFee.toString(),
+          settlement_surcharge_lamports: opts.surcharge.toString(),
+        },
+      },
+      PROGRAM_HINTS,
+    );
+    if (opts.dryRun) return;
+    const created = await readPostoffice(conn, programId);
+    if (!created) throw new DeployError(`InitPostoffice was confirmed but ${address} holds no postoffice`);
+    if (!opts.json) {
+      out(`initialized the postoffice ${address} of program ${opts.programId}`);
+      for (const line of describePostoffice(created.postoffice)) out(line);
+    }
   });
 }
 
@@ -157,23 +161,36 @@ async function setUpgradeAuthority(opts: AuthorityOptions): Promise<void> {
 export function registerProgramAdmin(cmd: Command): void {
   cmd
     .command('init-postoffice')
-    .description("the mail program's one-time setup (InitPostoffice); refused when it exists")
+    .description(
+      "the mail program's one-time setup (InitPostoffice, co-signed by its upgrade authority); refused when it exists",
+    )
     .requiredOption('--rpc <url>', 'cluster JSON-RPC URL', urlOption)
     .requiredOption('-k, --keypair <file>', 'admin keypair file: signs, pays the rent, becomes admin')
     .requiredOption('--program-id <base58>', 'the mail program', addressOption('program id'))
+    .option(
+      '--upgrade-authority <file>',
+      "the program's upgrade authority keypair, which must co-sign (default the --keypair)",
+    )
     .requiredOption(
       '--delegate <base58>',
       "the domain service's key (signs CreateDomain)",
       addressOption('address'),
     )
-    .option('--stamp-fee <lamports>', 'protocol fee per stamp', lamportsOption, 1000n)
-    .option('--surcharge <lamports>', 'settlement surcharge per spent stamp', lamportsOption, 5000n)
+    .option('--stamp-fee <lamports>', 'protocol fee per stamp', lamportsOption, DEFAULT_STAMP_FEE)
+    .option(
+      '--surcharge <lamports>',
+      'settlement surcharge per spent stamp',
+      lamportsOption,
+      DEFAULT_SURCHARGE,
+    )
     .option(
       '--root-ksk <hex>',
       'SHA-256 DS digest of the DNSSEC root KSK (32 bytes hex): the anchor of reclaim proofs (default zeros: no reclaims by proof)',
       hex32Option,
     )
     .option('--commitment-root <hex>', 'postmaster key commitment (32 bytes hex; default zeros)', hex32Option)
+    .option('--dry-run', 'print the transaction, the simulation and its cost; send nothing')
+    .option('--json', 'print the result as JSON on stdout')
     .action((opts: InitOptions) => initPostoffice(opts));
   cmd
     .command('set-authority')

@@ -3,12 +3,28 @@
 // deploy refusals turned into CLI errors.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { type Connection, Keypair } from '@solana/web3.js';
+import { type Connection, Keypair, type PublicKey } from '@solana/web3.js';
+import { InvalidArgumentError } from 'commander';
 import { readKeypairFile } from '../../keys/keypair-file.ts';
-import { DeployError } from '../../program-deploy/onchain.ts';
+import { DeployError, type OnChainProgram, readProgram } from '../../program-deploy/onchain.ts';
 import { CliError, cliConnection } from '../common.ts';
 
 export { addressOption, intOption, urlOption } from '../options.ts';
+
+/** Lamports: an integer 0..2^64-1. */
+export function lamportsOption(value: string): bigint {
+  if (!/^\d{1,20}$/.test(value) || BigInt(value) >= 2n ** 64n) {
+    throw new InvalidArgumentError(`expected lamports (an integer 0..2^64-1), got "${value}"`);
+  }
+  return BigInt(value);
+}
+
+/** 32 bytes as 64 hex digits. */
+export function hex32Option(value: string): Uint8Array {
+  if (!/^[0-9a-fA-F]{64}$/.test(value))
+    throw new InvalidArgumentError(`expected 64 hex digits (32 bytes), got "${value}"`);
+  return new Uint8Array(Buffer.from(value, 'hex'));
+}
 
 /** The committed mail program build. */
 export const MAIL_PROGRAM_SO = resolve(
@@ -63,4 +79,12 @@ export async function cliRun<T>(fn: () => Promise<T>): Promise<T> {
     if (err instanceof DeployError) throw new CliError(err.message);
     throw err;
   }
+}
+
+/** The program must be a deployed upgradeable program before anything is sent to it. */
+export async function mustBeProgram(conn: Connection, programId: PublicKey): Promise<OnChainProgram> {
+  const program = await readProgram(conn, programId);
+  if (!program)
+    throw new DeployError(`no program at ${programId.toBase58()} on this cluster; deploy it first`);
+  return program;
 }

@@ -1,14 +1,23 @@
 // `sealpost program deploy|verify`: put the mail program on a Solana cluster
-// through the BPF Upgradeable Loader and check what a cluster runs against
-// the local build. `init-postoffice` and `set-authority` live in
-// ./program-admin.ts. The work is in src/program-deploy/.
+// through the BPF Upgradeable Loader, initialize its postoffice in the same
+// run (signed by the upgrade authority), and check what a cluster runs
+// against the local build. `init-postoffice` and `set-authority` live in
+// ./program-admin.ts, the postoffice admin's commands in
+// ./program-postoffice.ts. The work is in src/program-deploy/.
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { type Keypair, PublicKey } from '@solana/web3.js';
 import type { Command } from 'commander';
 import { generateKeypair, writeKeypairFile } from '../../keys/keypair-file.ts';
-import { type DeployResult, deployProgram, deriveBufferKeypair } from '../../program-deploy/deploy.ts';
+import {
+  type DeployDryRun,
+  type DeployResult,
+  deployProgram,
+  deriveBufferKeypair,
+  type PostofficeOutcome,
+} from '../../program-deploy/deploy.ts';
 import { sol } from '../../program-deploy/plan.ts';
+import { DEFAULT_STAMP_FEE, DEFAULT_SURCHARGE } from '../../program-deploy/postoffice.ts';
 import { verifyProgram } from '../../program-deploy/verify.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { registerProgramAdmin } from './program-admin.ts';
@@ -16,12 +25,15 @@ import {
   addressOption,
   cliRun,
   connect,
+  hex32Option,
   intOption,
+  lamportsOption,
   loadKeypair,
   MAIL_PROGRAM_SO,
   readSo,
   urlOption,
 } from './program-common.ts';
+import { registerProgramPostoffice } from './program-postoffice.ts';
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -52,6 +64,15 @@ interface DeployOptions {
   window: number;
   yes?: boolean;
   json?: boolean;
+  dryRun?: boolean;
+  /** false: --no-init. */
+  init: boolean;
+  admin?: string;
+  delegate?: string;
+  stampFee?: bigint;
+  surcharge?: bigint;
+  rootKsk?: Uint8Array;
+  commitmentRoot?: Uint8Array;
 }
 
 /** The program keypair: the named file, or the default file next to the build's name in the working directory (made when absent). */
@@ -93,10 +114,22 @@ function progressPrinter(): (done: number, total: number) => void {
   };
 }
 
+function postofficeLine(p: PostofficeOutcome | null): string | null {
+  if (!p) return null;
+  if (p.action === 'exists')
+    return `  postoffice         ${p.address}: exists already, admin ${p.admin} (left as it is)`;
+  if (p.action === 'planned')
+    return `  postoffice         ${p.address}: InitPostoffice, admin ${p.admin}, rent ${sol(p.rentLamports)} SOL + fee ${sol(p.feeLamports)} SOL`;
+  return `  postoffice         ${p.address}: initialized, admin ${p.admin}, delegate ${p.delegate} (${p.signature})`;
+}
+
 function printDeployed(r: DeployResult): void {
   const out = (line: string) => process.stdout.write(`${line}\n`);
+  const postoffice = postofficeLine(r.postoffice);
   if (r.action === 'unchanged') {
     out(`program ${r.programId} already runs this build (sha256 ${r.sha256})`);
+    if (postoffice) out(postoffice);
+    if (r.transactions > 0) out(`  spent              ${sol(r.lamportsSpent)} SOL`);
     return;
   }
   out(`${r.action} program ${r.programId}`);
@@ -108,7 +141,59 @@ function printDeployed(r: DeployResult): void {
   );
   out(`  spent              ${sol(r.lamportsSpent)} SOL`);
   out(`  signature          ${r.signature} (slot ${r.slot})`);
+  if (postoffice) out(postoffice);
   out(`set [chain] program_id = "${r.programId}" in sealpost.toml to use it`);
+}
+
+function printDryRun(r: DeployDryRun): void {
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const what =
+    r.action === 'unchanged'
+      ? `program ${r.programId} already runs this build`
+      : `would ${r.action} program ${r.programId}`;
+  out(`dry run: ${what}; nothing was sent`);
+  out(`  transactions       ${r.transactions}`);
+  out(`  cost               ${sol(r.costLamports)} SOL (needs ${sol(r.neededLamports)} SOL at the peak)`);
+  out(`  payer              ${r.payer}, balance ${sol(r.balanceLamports)} SOL`);
+  const postoffice = postofficeLine(r.postoffice);
+  if (postoffice) out(postoffice);
+}
+
+/** --no-init or the InitPostoffice arguments, checked before anything is read. */
+function initOf(opts: DeployOptions, authority: Keypair): Parameters<typeof deployProgram>[0]['init'] {
+  const given = [
+    ['--admin', opts.admin],
+    ['--delegate', opts.delegate],
+    ['--stamp-fee', opts.stampFee],
+    ['--surcharge', opts.surcharge],
+    ['--root-ksk', opts.rootKsk],
+    ['--commitment-root', opts.commitmentRoot],
+  ].filter(([, v]) => v !== undefined);
+  if (!opts.init) {
+    if (given.length > 0) {
+      throw new CliError(
+        `--no-init leaves the postoffice alone: drop ${given.map(([n]) => n).join(', ')}`,
+        EXIT_USAGE,
+      );
+    }
+    return null;
+  }
+  if (!opts.delegate) {
+    throw new CliError(
+      "give --delegate <address> (the postoffice's delegate: domaind signs CreateDomain with it) to initialize the postoffice in the same run, or --no-init to leave it alone",
+      EXIT_USAGE,
+    );
+  }
+  return {
+    admin: opts.admin ? loadKeypair('--admin', opts.admin) : authority,
+    args: {
+      delegate: new PublicKey(opts.delegate),
+      stampFeeLamports: opts.stampFee ?? DEFAULT_STAMP_FEE,
+      settlementSurchargeLamports: opts.surcharge ?? DEFAULT_SURCHARGE,
+      ...(opts.rootKsk ? { rootKsk: opts.rootKsk } : {}),
+      ...(opts.commitmentRoot ? { commitmentRoot: opts.commitmentRoot } : {}),
+    },
+  };
 }
 
 async function deploy(opts: DeployOptions): Promise<void> {
@@ -120,6 +205,7 @@ async function deploy(opts: DeployOptions): Promise<void> {
   }
   const payer = loadKeypair('--keypair', opts.keypair);
   const authority = opts.upgradeAuthority ? loadKeypair('--upgrade-authority', opts.upgradeAuthority) : payer;
+  const init = initOf(opts, authority);
   const so = readSo(opts.so);
   const conn = await connect(opts.rpc);
   const programKeypair = opts.programId ? null : programKeypairOf(opts);
@@ -137,13 +223,22 @@ async function deploy(opts: DeployOptions): Promise<void> {
       upgradeOnly: Boolean(opts.programId),
       ...(opts.maxLen ? { maxDataLen: opts.maxLen } : {}),
       window: opts.window,
+      init,
+      dryRun: opts.dryRun === true,
       say: err,
       progress: progressPrinter(),
       confirm: async () => opts.yes === true || (await ask('send these transactions? [y/N] ')),
     }),
   );
   if (opts.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else if ('dryRun' in result) printDryRun(result);
   else printDeployed(result);
+  if ('dryRun' in result && !result.enough) {
+    throw new CliError(
+      `the payer ${result.payer} needs ${sol(result.neededLamports)} SOL, has ${sol(result.balanceLamports)} SOL ` +
+        `(short by ${sol(result.neededLamports - result.balanceLamports)} SOL); nothing was sent`,
+    );
+  }
 }
 
 interface VerifyOptions {
@@ -183,20 +278,27 @@ const DEPLOY_HELP = `
 Sends, as \`solana program deploy\` does: a buffer account (InitializeBuffer),
 Write chunks, then DeployWithMaxDataLen (new program) or Upgrade (a program
 whose upgrade authority is ours; ExtendProgram first when the build grew).
-Prints the SOL needed and the payer's balance before sending anything. The
-buffer's address is derived from the upgrade authority and the program id
-(or --buffer FILE), so an interrupted run resumes where it stopped.
+Then InitPostoffice, signed by the upgrade authority (the only key the
+program lets initialize it): the admin is the upgrade authority unless
+--admin FILE names another key; --delegate is required unless --no-init. A
+postoffice that exists already is left alone when its admin is ours, and
+stops the run before anything is sent when it is another key's. Prints the
+SOL needed (the postoffice's rent and fee included) and the payer's balance
+before sending anything; --dry-run stops there. The buffer's address is
+derived from the upgrade authority and the program id (or --buffer FILE),
+so an interrupted run resumes where it stopped.
 
 Examples:
-  $ sealpost program deploy --rpc https://api.devnet.solana.com --keypair payer.json
-  $ sealpost program deploy --rpc URL --keypair payer.json --program-keypair mail_program-keypair.json --yes
-  $ sealpost program deploy --rpc URL --keypair payer.json --program-id <ID> --upgrade-authority auth.json
+  $ sealpost program deploy --rpc https://api.devnet.solana.com --keypair payer.json --delegate <ADDRESS>
+  $ sealpost program deploy --rpc URL --keypair payer.json --delegate <ADDRESS> --dry-run
+  $ sealpost program deploy --rpc URL --keypair payer.json --program-keypair mail_program-keypair.json --delegate <ADDRESS> --yes
+  $ sealpost program deploy --rpc URL --keypair payer.json --program-id <ID> --upgrade-authority auth.json --no-init
 `;
 
 export function register(program: Command): void {
   const cmd = program
     .command('program')
-    .description('the mail program on a Solana cluster: deploy, verify, set up');
+    .description('the mail program on a Solana cluster: deploy, verify, set up, run its postoffice');
   cmd
     .command('deploy')
     .description('deploy or upgrade the mail program through the BPF Upgradeable Loader')
@@ -216,6 +318,29 @@ export function register(program: Command): void {
       intOption(1, 10 * 1024 * 1024),
     )
     .option('--window <n>', 'Write transactions in flight at once', intOption(1, 256), 8)
+    .option(
+      '--delegate <base58>',
+      "the postoffice's delegate (domaind signs CreateDomain with it); required unless --no-init",
+      addressOption('address'),
+    )
+    .option(
+      '--admin <file>',
+      "the postoffice's admin keypair (signs InitPostoffice; default the upgrade authority)",
+    )
+    .option('--stamp-fee <lamports>', `protocol fee per stamp (default ${DEFAULT_STAMP_FEE})`, lamportsOption)
+    .option(
+      '--surcharge <lamports>',
+      `settlement surcharge per spent stamp (default ${DEFAULT_SURCHARGE})`,
+      lamportsOption,
+    )
+    .option(
+      '--root-ksk <hex>',
+      'SHA-256 DS digest of the DNSSEC root KSK (32 bytes hex; default zeros)',
+      hex32Option,
+    )
+    .option('--commitment-root <hex>', 'postmaster key commitment (32 bytes hex; default zeros)', hex32Option)
+    .option('--no-init', 'deploy or upgrade only: do not initialize the postoffice')
+    .option('--dry-run', 'print the plan and its cost; send nothing')
     .option('-y, --yes', 'send without asking')
     .option('--json', 'print the result as JSON on stdout')
     .addHelpText('after', DEPLOY_HELP)
@@ -231,4 +356,5 @@ export function register(program: Command): void {
     .option('--json', 'print the result as JSON on stdout (exit 1 on mismatch)')
     .action((opts: VerifyOptions) => verify(opts));
   registerProgramAdmin(cmd);
+  registerProgramPostoffice(cmd);
 }

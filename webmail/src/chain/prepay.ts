@@ -1,7 +1,8 @@
 // The prepay card's purchase: a fresh chain read at click time decides
 // BuyStamps (creates the frombox) or TopUpStamps, and the purchase carries
-// the quoted per-stamp postage as its max_price_lamports ceiling, so a
-// recipient who repriced in between cannot charge more than was shown.
+// the quoted per-stamp price (postage + surcharge + fee, the card's "Per
+// stamp") as its max_price_lamports ceiling, so a recipient who repriced,
+// or a postoffice fee that rose, in between cannot charge more than was shown.
 import type { Connection, PublicKey } from '@solana/web3.js';
 import { fetchStampQuote, type StampQuote } from '../../../chain/client.ts';
 import { buyStampsInstruction, topUpStampsInstruction } from '../../../chain/instructions.ts';
@@ -15,7 +16,7 @@ export class RepricedError extends Error {
     readonly live: bigint,
   ) {
     super(
-      `The recipient raised the postage from ${formatSol(quoted)} SOL to ${formatSol(live)} SOL per stamp since the quote. Nothing was bought; your draft is kept. Review the new quote to continue.`,
+      `The price changed to ${formatSol(live)} SOL per stamp (you agreed to ${formatSol(quoted)} SOL: postage, surcharge and fee). Nothing was bought; your draft is kept. Review the new quote to continue.`,
     );
     this.name = 'RepricedError';
   }
@@ -36,13 +37,13 @@ export async function buyPostage(
 ): Promise<PurchaseOutcome> {
   if (stamps < 1n) throw new Error('Buy at least one stamp.');
   const fresh = await fetchStampQuote(conn, programId, { buyer: wallet.publicKey, recipient, stamps });
-  if (fresh.postage > quoted.postage) throw new RepricedError(quoted.postage, fresh.postage);
+  if (fresh.perStamp > quoted.perStamp) throw new RepricedError(quoted.perStamp, fresh.perStamp);
   const params = {
     programId,
     buyer: wallet.publicKey,
     recipient,
     stamps,
-    maxPriceLamports: quoted.postage,
+    maxPriceLamports: quoted.perStamp,
   };
   const ix = fresh.createsFrombox ? buyStampsInstruction(params) : topUpStampsInstruction(params);
   try {
@@ -51,7 +52,7 @@ export async function buyPostage(
   } catch (err) {
     if (err instanceof TxFailedError && err.mailError?.name === 'PriceAboveCeiling') {
       const live = await fetchStampQuote(conn, programId, { buyer: wallet.publicKey, recipient, stamps });
-      throw new RepricedError(quoted.postage, live.postage);
+      throw new RepricedError(quoted.perStamp, live.perStamp);
     }
     throw err;
   }
