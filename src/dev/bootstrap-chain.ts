@@ -15,6 +15,7 @@ import {
 import {
   createDomainInstruction,
   createMailboxInstruction,
+  DecodeError,
   getDomain,
   getMailbox,
   getPostoffice,
@@ -79,7 +80,16 @@ export async function bootstrapChain(opts: BootstrapChainOptions): Promise<Boots
     }
   }
 
-  if (!(await getPostoffice(connection, programId))) {
+  // A dev chain made by an earlier build may hold accounts in an older layout
+  // (the program is upgraded in place, its accounts are not migrated).
+  const postoffice = await getPostoffice(connection, programId).catch((err: unknown) => {
+    if (!(err instanceof DecodeError)) throw err;
+    throw new Error(
+      `the dev chain holds a postoffice in an older layout than this build's program (${err.message}); ` +
+        'start a fresh chain: stop sealpost dev, delete the devnet directory of the data dir (.data/devnet), run it again',
+    );
+  });
+  if (!postoffice) {
     let upgradeAuthority: KeyFile;
     try {
       upgradeAuthority = readKeypairFile(opts.upgradeAuthorityFile);
