@@ -17,6 +17,7 @@ export {
   ZERO_KEY,
 } from './bytes.ts';
 export * from './client.ts';
+export * from './compute-budget.ts';
 export * from './errors.ts';
 export * from './hash.ts';
 export * from './instructions.ts';

@@ -27,3 +27,18 @@ export class PendingError extends Error {
     this.name = 'PendingError';
   }
 }
+
+/**
+ * A sent transaction was not seen before its blockhash expired (by a status
+ * read that does not prove it did not land): submit.ts settles it with the
+ * full proof (docs/inbound.md "Exactly once") before anything is re-signed.
+ */
+export class ExpiredError extends Error {
+  constructor(
+    readonly signature: string,
+    message = `transaction ${signature} not seen before its blockhash expired`,
+  ) {
+    super(message);
+    this.name = 'ExpiredError';
+  }
+}

@@ -38,6 +38,16 @@ export interface StageResults {
     tx: string;
     /** Set when the transaction carries several jobs' SendMails: how many, and this job's instruction. */
     batch?: { size: number; position: number };
+    /** Instructions before the SendMails (the compute budget): a failed instruction's index minus this is the position. */
+    ixOffset?: number;
+    /**
+     * The lowest index any signing of this job was built at: a re-sign first
+     * searches the recipient's Email accounts from here to mail_count for this
+     * CID (delivery/stages/submit.ts). Absent on records written before it: `index`.
+     */
+    since?: string;
+    /** How many transactions this job has signed (1 for the first). */
+    round?: number;
     confirmed?: boolean;
   };
   /** store: the message row. */
@@ -99,6 +109,11 @@ export interface DeleteMailJobData {
   /** base58 address of the Email account. */
   emailAddress: string;
   messageId: string;
+  /**
+   * The DeleteMail signed for it, written into the job before it is sent: a
+   * retry settles it (delivery/cleanup.ts) before signing another.
+   */
+  sent?: { signature: string; lastValidBlockHeight: number; tx: string; round: number };
 }
 
 /** A message waiting for the outbound spooler (DSNs from the pipeline, submitted mail). */

@@ -15,6 +15,7 @@ import type { Connection, Keypair } from '@solana/web3.js';
 import type { Queue } from 'bullmq';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { PriorityFeePolicy } from '../chain/compute-budget.ts';
 import type { Pinner } from '../pinning/types.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { Logger } from '../src/log.ts';
@@ -63,6 +64,8 @@ export interface PipelineDeps {
   sealGate?: Gate;
   /** Stage latencies and failures for /metrics (src/metrics). */
   metrics?: PipelineMetrics;
+  /** `[chain] priority_fee` & co. for every SendMail (delivery/priority-fee.ts). */
+  priorityFee?: PriorityFeePolicy;
 }
 
 export interface DeliverResult {
@@ -148,6 +151,7 @@ export async function runDelivery(
             pipelined: deps.pipelineSendMail,
             batcher: deps.sendMailBatcher,
             watch: deps.signatureWatch,
+            priorityFee: deps.priorityFee,
           },
           {
             wallet: data.wallet,

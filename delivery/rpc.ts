@@ -154,22 +154,65 @@ export function readAccounts(
   });
 }
 
+/** What one status read saw: the block height and the statuses, each with the slot it was answered at. */
+export interface HeightAndStatuses {
+  /** The block height at `confirmed`. */
+  height: number;
+  /** The slot that height belongs to (getEpochInfo's absoluteSlot). */
+  heightSlot: number;
+  statuses: (SignatureStatus | null)[];
+  /** The context slot of the statuses' answer (the bank the node looked into). */
+  statusSlot: number;
+}
+
 /**
- * The block height (at `confirmed`) and the statuses of `signatures`
- * (history searched), in one request. The height is read first, so a
- * signature missing after it was read while its blockhash had expired can
- * no longer land.
+ * The block height (at `confirmed`, with its slot) and the statuses of
+ * `signatures` (history searched), in one JSON-RPC batch, the height asked
+ * first. A missing status proves nothing by itself: only when the statuses
+ * were answered from a bank that had seen the height pass
+ * lastValidBlockHeight (their context slot against the height's slot, as
+ * stateOf in stages/signature-watch.ts checks) does "missing" mean the node
+ * had seen every block the transaction could have landed in.
  */
 export async function heightAndStatuses(
   connection: Connection,
   signatures: string[],
-): Promise<{ height: number; statuses: (SignatureStatus | null)[] }> {
-  const [height, statuses] = await rpcBatch(connection, [
-    { method: 'getBlockHeight', params: [{ commitment: 'confirmed' }] },
+): Promise<HeightAndStatuses> {
+  const [epoch, statuses] = await rpcBatch(connection, [
+    { method: 'getEpochInfo', params: [{ commitment: 'confirmed' }] },
     { method: 'getSignatureStatuses', params: [signatures, { searchTransactionHistory: true }] },
   ]);
-  return {
-    height: height as number,
-    statuses: (statuses as { value: (SignatureStatus | null)[] }).value,
-  };
+  const e = epoch as { blockHeight: number; absoluteSlot: number };
+  const s = statuses as { context: { slot: number }; value: (SignatureStatus | null)[] };
+  return { height: e.blockHeight, heightSlot: e.absoluteSlot, statuses: s.value, statusSlot: s.context.slot };
+}
+
+/**
+ * The accounts at `addresses` at `commitment`, answered from a bank at or
+ * past `minContextSlot` (asked of the node, and checked on its answer: a
+ * node behind it is an RpcCallError, never a stale "absent"). In
+ * getMultipleAccounts calls of up to 100, never merged with other reads.
+ */
+export async function readAccountsSince(
+  connection: Connection,
+  addresses: (PublicKey | string)[],
+  commitment: Commitment,
+  minContextSlot: number,
+): Promise<(RawAccount | null)[]> {
+  const keys = addresses.map((a) => (typeof a === 'string' ? a : a.toBase58()));
+  const out: (RawAccount | null)[] = [];
+  for (let i = 0; i < keys.length; i += ACCOUNTS_PER_CALL) {
+    const slice = keys.slice(i, i + ACCOUNTS_PER_CALL);
+    const { context, value } = await rpcCall<{ context: { slot: number }; value: (WireAccount | null)[] }>(
+      connection,
+      'getMultipleAccounts',
+      [slice, { commitment, encoding: 'base64', minContextSlot }],
+    );
+    if (context.slot < minContextSlot)
+      throw new RpcCallError('getMultipleAccounts', -32016, 'Minimum context slot has not been reached');
+    slice.forEach((_, j) => {
+      out.push(rawAccount(value[j] ?? null));
+    });
+  }
+  return out;
 }

@@ -4,6 +4,7 @@
 import type { Connection, Keypair } from '@solana/web3.js';
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { PriorityFeePolicy } from '../chain/compute-budget.ts';
 import type { Pinner } from '../pinning/types.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { Logger } from '../src/log.ts';
@@ -63,6 +64,8 @@ export interface InboundWorkerOptions {
   recipientPinner?: Parameters<typeof pinForRecipient>[0]['pinnerFor'];
   /** Stage latencies, deliveries and pin failures for /metrics. */
   metrics?: PipelineMetrics;
+  /** `[chain] priority_fee`, `priority_fee_percentile`, `max_priority_fee_lamports` (priorityFeePolicyOf). */
+  priorityFee?: PriorityFeePolicy;
 }
 
 export interface InboundWorkers {
@@ -100,6 +103,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
           maxPerTx: batch.max,
           lingerMs: batch.waitMs,
           confirmTimeoutMs: opts.confirmTimeoutMs,
+          priorityFee: opts.priorityFee,
         })
       : undefined;
   const deps: PipelineDeps = {
@@ -126,6 +130,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     sealGate: new Gate(opts.sealConcurrency ?? 32),
     signatureWatch: watch,
     metrics: opts.metrics,
+    priorityFee: opts.priorityFee,
   };
   // A crashed worker's jobs are picked up again within seconds, and however
   // often a job is interrupted it is retried (stages resume), never failed
@@ -193,8 +198,15 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     QUEUE_DELETE_MAIL,
     (job) =>
       closeEmailAccount(
-        { connection: opts.connection, programId: opts.programId, authority: opts.authority },
+        {
+          connection: opts.connection,
+          programId: opts.programId,
+          authority: opts.authority,
+          watch,
+          priorityFee: opts.priorityFee,
+        },
         job.data,
+        (sent) => job.updateData({ ...job.data, sent }),
       ),
     { ...common, connection: conn(), concurrency: 4 },
   );

@@ -52,6 +52,8 @@ const TOKEN = 'pin-token-for-tests';
 const DOMAIN = 'mail.test';
 /** Solana's base fee for one signature. */
 const FEE = 5000n;
+/** The priority fee each transaction pays on a devnet without recent fees: the auto floor, 1 µlamport/CU × under 1M CU. */
+const PRIORITY = 1n;
 
 interface Run {
   code: number;
@@ -202,7 +204,7 @@ describe('mailbox create, flags, alias, key', () => {
     expect(dry.stdout).toContain(`fee payer: ${bob.kp.publicKey.toBase58()}`);
     const rent = rentExemptLamports(MAILBOX_SIZE);
     expect(dry.stdout).toContain(
-      `cost: ${formatSol(rent + FEE)} SOL (fee ${formatSol(FEE)} + rent ${formatSol(rent)} + transfers 0)`,
+      `cost: ${formatSol(rent + FEE + PRIORITY)} SOL (fee ${formatSol(FEE)} + priority fee ${formatSol(PRIORITY)} + rent ${formatSol(rent)} + transfers 0)`,
     );
     expect(dry.stdout).toContain('simulation: ok');
     expect(await getMailbox(conn, programId, bob.kp.publicKey)).toBeNull();
@@ -215,7 +217,7 @@ describe('mailbox create, flags, alias, key', () => {
     const mailbox = await getMailbox(conn, programId, bob.kp.publicKey);
     expect(mailbox?.owner.toBase58()).toBe(bob.kp.publicKey.toBase58());
     expect(receipt.mailbox).toBeTruthy();
-    expect(await balance(bob.kp)).toBe(before - Number(rent + FEE));
+    expect(await balance(bob.kp)).toBe(before - Number(rent + FEE + PRIORITY));
 
     const again = await run(['create', '--key', bob.path]);
     expect(again.code).toBe(1);
@@ -331,7 +333,7 @@ describe('external signers', () => {
     expect(JSON.parse(sent.stdout)).toMatchObject({
       status: 'confirmed',
       fee_payer: address,
-      instructions: 'CreateMailbox',
+      instructions: 'SetComputeUnitLimit, SetComputeUnitPrice, CreateMailbox',
     });
     expect(await getMailbox(conn, programId, dave.kp.publicKey)).not.toBeNull();
 
@@ -395,7 +397,7 @@ describe('send, read, claim, delete, stamps', () => {
     const bobBefore = await balance(bob);
     const claimed = await run(['bounty', 'claim', receipt.email_address, '--key', bobFile]);
     expect(claimed.code, claimed.stderr).toBe(0);
-    expect(await balance(bob)).toBe(bobBefore + 10_000_000 - 5000);
+    expect(await balance(bob)).toBe(bobBefore + 10_000_000 - 5000 - Number(PRIORITY));
     expect((await getEmailAt(conn, programId, receipt.email_address))?.bountyLamports).toBe(0n);
 
     const again = await run(['bounty', 'claim', receipt.email_address, '--key', bobFile]);
@@ -455,7 +457,7 @@ describe('send, read, claim, delete, stamps', () => {
     );
     expect(poor.code).toBe(1);
     expect(errorLine(poor)).toBe(
-      `error: Not enough SOL: this send needs ${formatSol(rentExemptLamports(emailSize('b'.repeat(59))) + FEE)} SOL (account rent and fee) and the wallet holds 0.001 SOL. Nothing was pinned or sent.`,
+      `error: Not enough SOL: this send needs ${formatSol(rentExemptLamports(emailSize('b'.repeat(59))) + FEE + PRIORITY)} SOL (account rent, fee and priority fee) and the wallet holds 0.001 SOL. Nothing was pinned or sent.`,
     );
     expect(await balance(thin.kp)).toBe(0.001 * LAMPORTS_PER_SOL);
 
@@ -618,7 +620,7 @@ describe('send, read, claim, delete, stamps', () => {
       const frombox = await getFrombox(conn, programId, fromHash(alice.kp.publicKey), gus.publicKey);
       expect([frombox?.stamps, frombox?.walletStamps]).toEqual([1n, true]);
       expect(await balance(alice.kp)).toBe(
-        before - Number(2_005_000n + rentExemptLamports(FROMBOX_SIZE) + FEE),
+        before - Number(2_005_000n + rentExemptLamports(FROMBOX_SIZE) + FEE + PRIORITY),
       );
     } finally {
       await relay.close();
@@ -702,7 +704,7 @@ describe('send, read, claim, delete, stamps', () => {
     const box = await getFrombox(conn, programId, fromHash(pal), kim.publicKey);
     // Relayed mail from that address may spend these: they are not the sponsor's own.
     expect([box?.stamps, box?.postageEscrow, box?.walletStamps]).toEqual([2n, 6000n, false]);
-    expect(await balance(sponsor.kp)).toBe(before - 6000 - Number(FEE));
+    expect(await balance(sponsor.kp)).toBe(before - 6000 - Number(FEE + PRIORITY));
   }, 60_000);
 
   it("refuses the sender's delete while its bounty is the recipient's to claim, and deletes once the window closed", async () => {
@@ -743,7 +745,7 @@ describe('send, read, claim, delete, stamps', () => {
     const deleted = await run(['delete', address, '--key', ivy.path]);
     expect(deleted.code, deleted.stderr).toBe(0);
     expect(await getEmailAt(conn, programId, address)).toBeNull();
-    expect(await balance(ivy.kp)).toBe(before + held - Number(FEE));
+    expect(await balance(ivy.kp)).toBe(before + held - Number(FEE + PRIORITY));
   }, 60_000);
 });
 
@@ -831,10 +833,13 @@ describe('mailbox domain set|leave', () => {
       '--json',
     ]);
     expect(left.code, left.stderr).toBe(0);
-    expect(JSON.parse(left.stdout)).toMatchObject({ status: 'confirmed', instructions: 'SetMailboxDomain' });
+    expect(JSON.parse(left.stdout)).toMatchObject({
+      status: 'confirmed',
+      instructions: 'SetComputeUnitLimit, SetComputeUnitPrice, SetMailboxDomain',
+    });
     expect((await getMailbox(conn, programId, hana.kp.publicKey))?.domain.equals(ZERO_KEY)).toBe(true);
-    // Each change cost its fee only.
-    expect(await balance(hana.kp)).toBe(before - 3 * Number(FEE));
+    // Each change cost its fee (and priority fee) only.
+    expect(await balance(hana.kp)).toBe(before - 3 * Number(FEE + PRIORITY));
 
     // `create --domain` still names the domain at creation.
     const june = await wallet('june');

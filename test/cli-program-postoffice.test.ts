@@ -23,6 +23,8 @@ import { keyFile, MAIL_CHUNKS, MAIL_SO_BYTES, type Run, sealpost } from './helpe
 import { tempDir } from './helpers/temp-dir.ts';
 
 const POSTOFFICE_RENT = (128 + 186) * 6960;
+/** The priority fee each transaction pays on a devnet without recent fees: the auto floor, 1 µlamport/CU × under 1M CU. */
+const PRIORITY = 1;
 // Each CLI run starts Node and loads the CLI; a deploy writes ~100 chunks.
 const SLOW = 180_000;
 
@@ -131,11 +133,11 @@ describe('sealpost program deploy initializes the postoffice', () => {
           delegate,
           stampFeeLamports: '1500',
           rentLamports: POSTOFFICE_RENT,
-          feeLamports: 5000,
+          feeLamports: 5000 + PRIORITY,
         },
       });
       expect(dry.stderr).toContain('postoffice rent:        0.00218544 SOL (186 bytes)');
-      expect(dry.stderr).toContain('InitPostoffice fee:     0.000005 SOL');
+      expect(dry.stderr).toContain('InitPostoffice fee:     0.000005001 SOL');
       await new Promise((done) => setTimeout(done, 200));
       expect(await chain.balance(payer.kp.publicKey)).toBe(before);
       expect(await conn.getAccountInfo(prog.kp.publicKey)).toBeNull();
@@ -159,7 +161,8 @@ describe('sealpost program deploy initializes the postoffice', () => {
         (await rent(PROGRAMDATA_METADATA_SIZE + 2 * MAIL_SO_BYTES.length)) +
         (await rent(PROGRAM_ACCOUNT_SIZE)) +
         POSTOFFICE_RENT +
-        5000 * (2 + MAIL_CHUNKS + 2 + 1);
+        5000 * (2 + MAIL_CHUNKS + 2 + 1) +
+        PRIORITY * (MAIL_CHUNKS + 3);
       expect(r.lamportsSpent).toBe(cost);
       expect(before - (await chain.balance(payer.kp.publicKey))).toBe(cost);
       expect(plan.costLamports).toBe(cost);
@@ -259,15 +262,15 @@ describe('sealpost program deploy initializes the postoffice', () => {
         action: 'unchanged',
         upgradeAuthority: authority.kp.publicKey.toBase58(),
         transactions: 1,
-        lamportsSpent: POSTOFFICE_RENT + 15_000,
+        lamportsSpent: POSTOFFICE_RENT + 15_000 + PRIORITY,
         postoffice: {
           action: 'initialized',
           admin: admin.kp.publicKey.toBase58(),
           delegate,
-          feeLamports: 15_000,
+          feeLamports: 15_000 + PRIORITY,
         },
       });
-      expect(before - (await chain.balance(payer.kp.publicKey))).toBe(POSTOFFICE_RENT + 15_000);
+      expect(before - (await chain.balance(payer.kp.publicKey))).toBe(POSTOFFICE_RENT + 15_000 + PRIORITY);
       const po = await getPostoffice(chain.connection, prog.kp.publicKey);
       expect(po?.admin.equals(admin.kp.publicKey)).toBe(true);
       expect(await chain.balance(authority.kp.publicKey)).toBe(0);
@@ -343,11 +346,13 @@ describe('sealpost program init-postoffice', () => {
 
       const ok = await sealpost(withAuthority, dir);
       expect(ok.code, ok.stderr).toBe(0);
-      expect(ok.stderr).toMatch(/cost: 0\.00219544 SOL \(fee 0\.00001 \+ rent 0\.00218544/);
+      expect(ok.stderr).toMatch(
+        /cost: 0\.002195441 SOL \(fee 0\.00001 \+ priority fee 0\.000000001 \+ rent 0\.00218544/,
+      );
       expect(ok.stdout).toContain(`initialized the postoffice ${postofficeAddress(programId)[0].toBase58()}`);
       expect((await getPostoffice(chain.connection, programId))?.admin.equals(admin.kp.publicKey)).toBe(true);
       expect((before.balances[0] ?? 0) - (await chain.balance(admin.kp.publicKey))).toBe(
-        POSTOFFICE_RENT + 10_000,
+        POSTOFFICE_RENT + 10_000 + PRIORITY,
       );
     },
     SLOW,
@@ -477,7 +482,7 @@ describe('the postoffice admin commands', () => {
         title: `update the postoffice ${address}: stamp_fee_lamports 1000000 -> 2000000`,
         fee_payer: A,
         simulation: { ok: true, error: null },
-        cost: { fee_lamports: '5000', total_lamports: '5000' },
+        cost: { fee_lamports: '5000', priority_fee_lamports: '1', total_lamports: '5001' },
         instructions: [{ program: programId, kind: 'UpdatePostoffice' }],
       });
       const newDelegate = Keypair.generate().publicKey.toBase58();
@@ -492,7 +497,7 @@ describe('the postoffice admin commands', () => {
         newDelegate,
       );
       expect(fees.code, fees.stderr).toBe(0);
-      expect(fees.stderr).toContain('cost: 0.000005 SOL');
+      expect(fees.stderr).toContain('cost: 0.000005001 SOL');
       expect(fees.stdout).toContain('status: confirmed');
       expect(fees.stdout).toContain('stamp fee lamports: 1000000 -> 2000000');
       let po = await getPostoffice(chain.connection, programId);
@@ -552,9 +557,9 @@ describe('the postoffice admin commands', () => {
         to: A,
         amount_lamports: '4000000',
         fees_collected_after_lamports: '0',
-        cost_lamports: '5000',
+        cost_lamports: '5001',
       });
-      expect(await chain.balance(admin.kp.publicKey)).toBe(adminBefore + 4_000_000 - 5000);
+      expect(await chain.balance(admin.kp.publicKey)).toBe(adminBefore + 4_000_000 - 5000 - PRIORITY);
       po = await getPostoffice(chain.connection, programId);
       expect(po?.feesCollected).toBe(0n);
       expect((await chain.connection.getAccountInfo(new PublicKey(address)))?.lamports).toBe(POSTOFFICE_RENT);

@@ -222,6 +222,11 @@ describe('config defaults', () => {
       pipeline_sendmail: true,
       sendmail_batch_max: 8,
       sendmail_batch_wait_ms: 5,
+      priority_fee: 'auto',
+      priority_fee_percentile: 75,
+      max_priority_fee_lamports: 100_000,
+      max_rps: 0,
+      rpc_max_wait_secs: 30,
     });
     expect(c.limits).toMatchObject({
       sender_messages: 1000,

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Keypair, PublicKey, Transaction, TransactionInstruction } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withComputeBudget } from '../chain/compute-budget.ts';
 import {
   BUFFER_METADATA_SIZE,
   close,
@@ -60,11 +61,12 @@ function fillBuffer(rt: Runtime, so: Uint8Array, upTo = so.length): PublicKey {
 }
 
 describe('Write chunks', () => {
-  it('MAX_WRITE_CHUNK fills a 1232-byte transaction with one signer exactly', () => {
+  it('MAX_WRITE_CHUNK fills a 1232-byte transaction with one signer and the budget instructions exactly', () => {
     const payer = Keypair.generate();
     const tx = (n: number) => {
       const t = new Transaction({ feePayer: payer.publicKey, recentBlockhash: PublicKey.default.toBase58() });
-      t.add(write(Keypair.generate().publicKey, payer.publicKey, 123_456, new Uint8Array(n)));
+      const w = write(Keypair.generate().publicKey, payer.publicKey, 123_456, new Uint8Array(n));
+      t.add(...withComputeBudget([w], 2n ** 63n));
       t.sign(payer);
       return t.serialize();
     };

@@ -449,7 +449,9 @@ describe('webmail in headless Chromium against the dev stack', () => {
       return BigInt(whole ?? '0') * 1_000_000_000n + BigInt(frac.padEnd(9, '0'));
     };
     const total = await lamportsOf('cost-total');
-    expect(total).toBe((await lamportsOf('cost-rent')) + 20_000_000n + 5000n);
+    // The priority fee at the auto floor (1 µlamport/CU) on a devnet without recent fees: 1 lamport.
+    expect(await lamportsOf('cost-priority')).toBe(1n);
+    expect(total).toBe((await lamportsOf('cost-rent')) + 20_000_000n + 5000n + 1n);
     expect(await lamportsOf('cost-after')).toBe(BigInt(before) - total);
     await shot(page, '05a-send-confirm');
     // The sheet is up and nothing has moved; Cancel keeps it that way.
@@ -641,7 +643,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await page.getByRole('button', { name: 'Publish a mailbox key' }).click();
     // Before any SOL moves: rent, fee, total and the balance afterwards, in place.
     expect(await page.locator('.confirm-inline').textContent()).toMatch(
-      /account rent 0\.0013\d* SOL \(returned when you remove the key\) \+ network fee 0\.000005 SOL = 0\.0013\d* SOL; balance afterwards \d+\.\d+ SOL/,
+      /account rent 0\.0013\d* SOL \(returned when you remove the key\) \+ network fee 0\.000005 SOL \+ priority fee 0\.000000001 SOL = 0\.0013\d* SOL; balance afterwards \d+\.\d+ SOL/,
     );
     await page.getByRole('button', { name: 'Yes, publish' }).click();
     await expect

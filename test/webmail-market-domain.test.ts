@@ -121,7 +121,9 @@ describe('webmail domain marketplace (headless Chromium, dev stack)', () => {
     expect(await buySheet.getByTestId('cost-price').textContent()).toBe('2 SOL');
     expect(await buySheet.getByTestId('cost-rent').textContent()).toBe('0 SOL');
     expect(await buySheet.getByTestId('cost-fee').textContent()).toBe('0.000005 SOL');
-    expect(await buySheet.getByTestId('cost-total').textContent()).toBe('2.000005 SOL');
+    // The priority fee at the auto floor on a devnet without recent fees: 1 lamport.
+    expect(await buySheet.getByTestId('cost-priority').textContent()).toBe('0.000000001 SOL');
+    expect(await buySheet.getByTestId('cost-total').textContent()).toBe('2.000005001 SOL');
     const aliceBeforeSale = await balance(alice);
     const bobBought = await confirmSheet(b, 'Confirm and buy');
     await notice(

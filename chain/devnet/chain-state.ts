@@ -4,6 +4,7 @@
 // open slot has collected for its ledger record.
 import { type AccountState, AccountStore, type Address } from './account-store.ts';
 import type { ExecutionResult } from './bank-types.ts';
+import { SYSTEM_PROGRAM_ID } from './constants.ts';
 import { sendTransaction, simulateTransaction } from './execute.ts';
 import { type AddressQuery, TxHistory, type TxRecord } from './history.ts';
 import type { LoadedLedger } from './ledger.ts';
@@ -18,6 +19,8 @@ export class ChainState {
   private pendingTxs: TxRecord[] = [];
   private pendingAccounts = new Map<Address, AccountState | null>();
   transactionCount = 0;
+  /** Fidelity: told the state an account had before a transaction of `slot` first changed it. */
+  journal: ((address: Address, before: AccountState | null, slot: number) => void) | null = null;
 
   /** Places a genesis account (no transaction), as a cluster's genesis does. */
   place(address: Address, state: AccountState): void {
@@ -84,6 +87,7 @@ export class ChainState {
     const { execution, landed } = sendTransaction(this.svm, tx, verify);
     if (!landed) return { execution, record: null };
     for (const [address, state] of execution.writes) {
+      this.journal?.(address, this.accounts.get(address) ?? null, slot.slot);
       this.accounts.set(address, state);
       this.pendingAccounts.set(address, state);
     }
@@ -106,6 +110,19 @@ export class ChainState {
     this.pendingTxs.push(record);
     this.transactionCount++;
     return { execution, record };
+  }
+
+  /**
+   * Puts an account back to an earlier state (a rolled-back fork), in the
+   * runtime and the store; recorded for the ledger with the open slot.
+   */
+  restoreAccount(address: Address, state: AccountState | null): void {
+    this.accounts.set(address, state);
+    this.pendingAccounts.set(address, state);
+    this.svm.setAccount(
+      address,
+      state ?? { lamports: 0n, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false },
+    );
   }
 
   /** True when the open slot has collected something for the ledger. */

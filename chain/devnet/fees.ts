@@ -40,6 +40,16 @@ function u64(data: Uint8Array): bigint | null {
   return data.length === 9 ? new DataView(data.buffer, data.byteOffset + 1).getBigUint64(0, true) : null;
 }
 
+/** The transaction's SetComputeUnitPrice in micro-lamports per compute unit (0 when absent). */
+export function computeUnitPrice(tx: DecodedTransaction): bigint {
+  let price = 0n;
+  for (const ix of tx.instructions) {
+    if (tx.accountKeys[ix.programIdIndex] === COMPUTE_BUDGET_PROGRAM_ID && ix.data[0] === 3)
+      price = u64(ix.data) ?? price;
+  }
+  return price;
+}
+
 export function messageFee(tx: DecodedTransaction): bigint {
   let signatures = BigInt(tx.header.numRequiredSignatures);
   let limit: bigint | null = null;

@@ -83,6 +83,25 @@ export class TxHistory {
     return out;
   }
 
+  /** Removes every record of a slot after `slot` (a rolled-back fork); returns them, oldest first. */
+  removeAfter(slot: number): TxRecord[] {
+    let keep = this.order.length;
+    while (keep > 0 && (this.order[keep - 1] as TxRecord).slot > slot) keep--;
+    const removed = this.order.slice(keep);
+    if (removed.length === 0) return removed;
+    this.order = this.order.slice(0, keep);
+    for (const record of removed) {
+      this.bySignature.delete(record.signature);
+      for (const key of new Set(record.accountKeys)) {
+        const list = this.byAddress.get(key);
+        if (!list) continue;
+        while (list.length > 0 && (list[list.length - 1] as TxRecord).slot > slot) list.pop();
+        if (list.length === 0) this.byAddress.delete(key);
+      }
+    }
+    return removed;
+  }
+
   /** Drops the oldest records beyond `keep`, never one from `minSlot` or later. */
   prune(keep: number, minSlot: number): number {
     let drop = 0;

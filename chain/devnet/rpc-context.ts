@@ -1,12 +1,15 @@
 // What every RPC method receives.
 import type { Logger } from 'pino';
 import type { Bank } from './bank.ts';
+import type { Fidelity } from './fidelity.ts';
 
 export interface RpcContext {
   bank: Bank;
   logger: Logger;
   /** host:port of this node's RPC, for getClusterNodes. */
   rpcAddress: string;
+  /** Fidelity mode's switches; absent for a plain devnet. */
+  fidelity?: Fidelity;
 }
 
 export type RpcMethod = (params: unknown[], ctx: RpcContext) => unknown;

@@ -1,7 +1,9 @@
 // Account RPC methods: getAccountInfo, getMultipleAccounts, getProgramAccounts
 // (memcmp / dataSize filters), getBalance, requestAirdrop.
+
+import type { AccountState } from './account-store.ts';
 import { U64_MAX } from './constants.ts';
-import { type RpcMethod, withContext } from './rpc-context.ts';
+import { type RpcContext, type RpcMethod, withContext } from './rpc-context.ts';
 import { accountViewParam, encodeAccount } from './rpc-encode.ts';
 import { invalidParams, RpcCode, RpcError, rpcInvalid } from './rpc-errors.ts';
 import { filterProgramAccount, parseFilters } from './rpc-filters.ts';
@@ -33,15 +35,33 @@ function stateSlot(config: Config, slot: number): number {
   return slot;
 }
 
+/**
+ * Where an account read looks: the state at the commitment's slot in
+ * commitment-true fidelity mode, else the newest state (context: the open slot).
+ */
+function readView(
+  config: Config,
+  ctx: RpcContext,
+): { slot: number; get: (a: string) => AccountState | null } {
+  const { bank } = ctx;
+  if (!ctx.fidelity?.commitmentTrue) {
+    return { slot: stateSlot(config, bank.slot), get: (a) => bank.getAccount(a) };
+  }
+  const slot = bank.slotAt(commitmentParam(config));
+  checkMinContextSlot(config, slot);
+  return { slot, get: (a) => bank.accountAt(a, slot) };
+}
+
 export const accountMethods: Record<string, RpcMethod> = {
-  getAccountInfo: (params, { bank }) => {
+  getAccountInfo: (params, ctx) => {
     const address = pubkeyParam(param(params, 0, 'pubkey'));
     const config = configParam(params, 1);
     const view = accountViewParam(config);
-    const state = bank.getAccount(address);
-    return withContext(stateSlot(config, bank.slot), state ? encodeAccount(state, view) : null);
+    const read = readView(config, ctx);
+    const state = read.get(address);
+    return withContext(read.slot, state ? encodeAccount(state, view) : null);
   },
-  getMultipleAccounts: (params, { bank }) => {
+  getMultipleAccounts: (params, ctx) => {
     const raw = param(params, 0, 'pubkeys');
     if (!Array.isArray(raw)) throw invalidParams('pubkeys: expected an array');
     if (raw.length > MAX_MULTIPLE_ACCOUNTS) {
@@ -50,28 +70,33 @@ export const accountMethods: Record<string, RpcMethod> = {
     const addresses = raw.map((a) => pubkeyParam(a));
     const config = configParam(params, 1);
     const view = accountViewParam(config);
+    const read = readView(config, ctx);
     const values = addresses.map((a) => {
-      const state = bank.getAccount(a);
+      const state = read.get(a);
       return state ? encodeAccount(state, view) : null;
     });
-    return withContext(stateSlot(config, bank.slot), values);
+    return withContext(read.slot, values);
   },
-  getProgramAccounts: (params, { bank }) => {
+  getProgramAccounts: (params, ctx) => {
+    const { bank } = ctx;
     const owner = pubkeyParam(param(params, 0, 'program id'), 'program id');
     const config = configParam(params, 1);
     const view = accountViewParam(config);
     const filters = parseFilters(config.filters);
-    const slot = stateSlot(config, bank.slot);
+    const commitmentTrue = ctx.fidelity?.commitmentTrue === true;
+    const slot = commitmentTrue ? readView(config, ctx).slot : stateSlot(config, bank.slot);
+    const accounts = commitmentTrue ? bank.accountsOwnedByAt(owner, slot) : bank.accountsOwnedBy(owner);
     const out: { pubkey: string; account: ReturnType<typeof encodeAccount> }[] = [];
-    for (const [pubkey, state] of bank.accountsOwnedBy(owner)) {
+    for (const [pubkey, state] of accounts) {
       if (filterProgramAccount(state, filters)) out.push({ pubkey, account: encodeAccount(state, view) });
     }
     return optionalBool(config, 'withContext') ? withContext(slot, out) : out;
   },
-  getBalance: (params, { bank }) => {
+  getBalance: (params, ctx) => {
     const address = pubkeyParam(param(params, 0, 'pubkey'));
     const config = configParam(params, 1);
-    return withContext(stateSlot(config, bank.slot), bank.getAccount(address)?.lamports ?? 0n);
+    const read = readView(config, ctx);
+    return withContext(read.slot, read.get(address)?.lamports ?? 0n);
   },
   requestAirdrop: (params, { bank, logger }) => {
     const address = pubkeyParam(param(params, 0, 'pubkey'));

@@ -2,7 +2,7 @@
 import { MAX_PERMITTED_DATA_LENGTH, SLOTS_PER_EPOCH } from './constants.ts';
 import { messageFee } from './fees.ts';
 import { DEVNET_FEATURE_SET, DEVNET_VERSION, type RpcMethod, withContext } from './rpc-context.ts';
-import { RpcCode, RpcError, rpcInvalid } from './rpc-errors.ts';
+import { invalidParams, RpcCode, RpcError, rpcInvalid } from './rpc-errors.ts';
 import {
   checkMinContextSlot,
   commitmentParam,
@@ -10,6 +10,7 @@ import {
   decodeBase64Strict,
   integer,
   param,
+  pubkeyParam,
   stringParam,
 } from './rpc-params.ts';
 import { type DecodedTransaction, decodeTransaction } from './transaction.ts';
@@ -19,6 +20,29 @@ const slotMethod: RpcMethod = (params, { bank }) => {
   const slot = bank.slotAt(commitmentParam(config));
   checkMinContextSlot(config, slot);
   return slot;
+};
+
+const blockHeightMethod: RpcMethod = (params, { bank }) => {
+  const config = configParam(params, 0);
+  const commitment = commitmentParam(config);
+  checkMinContextSlot(config, bank.slotAt(commitment));
+  return bank.blockHeightAt(commitment);
+};
+
+/** Agave's MAX_TX_ACCOUNT_LOCKS: getRecentPrioritizationFees takes at most this many accounts. */
+const MAX_PRIORITIZATION_FEE_ACCOUNTS = 128;
+
+const recentPrioritizationFees: RpcMethod = (params, { fidelity }) => {
+  if (!fidelity) return [];
+  const raw = params[0];
+  if (raw !== undefined && raw !== null && !Array.isArray(raw))
+    throw invalidParams('accounts: expected an array');
+  const accounts = ((raw as unknown[] | undefined | null) ?? []).map((a) => pubkeyParam(a));
+  if (fidelity.agaveLimits && accounts.length > MAX_PRIORITIZATION_FEE_ACCOUNTS) {
+    fidelity.noteAgaveRefusal();
+    throw rpcInvalid(`Too many inputs provided; max ${MAX_PRIORITIZATION_FEE_ACCOUNTS}`);
+  }
+  return fidelity.recentPrioritizationFees(accounts) ?? [];
 };
 
 function decodeMessage(text: string): DecodedTransaction {
@@ -34,7 +58,7 @@ function decodeMessage(text: string): DecodedTransaction {
 
 export const chainMethods: Record<string, RpcMethod> = {
   getSlot: slotMethod,
-  getBlockHeight: slotMethod,
+  getBlockHeight: blockHeightMethod,
   getMaxRetransmitSlot: (_p, { bank }) => bank.slot,
   getMaxShredInsertSlot: (_p, { bank }) => bank.slot,
   getFirstAvailableBlock: () => 0,
@@ -44,7 +68,7 @@ export const chainMethods: Record<string, RpcMethod> = {
   getVersion: () => ({ 'solana-core': DEVNET_VERSION, 'feature-set': DEVNET_FEATURE_SET }),
   getIdentity: (_p, { bank }) => ({ identity: bank.faucetAddress }),
   getSlotLeader: (_p, { bank }) => bank.faucetAddress,
-  getRecentPrioritizationFees: () => [],
+  getRecentPrioritizationFees: recentPrioritizationFees,
   getRecentPerformanceSamples: () => [],
   getHealth: (_p, { bank }) => {
     if (bank.halted) throw new RpcError(RpcCode.NodeUnhealthy, 'Node is unhealthy', { reason: bank.halted });
@@ -91,7 +115,7 @@ export const chainMethods: Record<string, RpcMethod> = {
     const slot = bank.slotAt(commitmentParam(configParam(params, 0)));
     return {
       absoluteSlot: slot,
-      blockHeight: slot,
+      blockHeight: bank.heightOf(slot),
       epoch: Math.floor(slot / SLOTS_PER_EPOCH),
       slotIndex: slot % SLOTS_PER_EPOCH,
       slotsInEpoch: SLOTS_PER_EPOCH,

@@ -1,7 +1,9 @@
 // Transaction RPC methods: sendTransaction, simulateTransaction,
 // getSignatureStatuses, getTransaction, getSignaturesForAddress.
 import bs58 from 'bs58';
+import type { ProcessOutcome } from './bank.ts';
 import { PACKET_DATA_SIZE } from './constants.ts';
+import { computeUnitPrice } from './fees.ts';
 import { type RpcContext, type RpcMethod, withContext } from './rpc-context.ts';
 import { accountViewParam, encodeAccount } from './rpc-encode.ts';
 import { invalidParams, RpcCode, RpcError, rpcInvalid } from './rpc-errors.ts';
@@ -33,8 +35,9 @@ import {
   sanitizeTransaction,
   TransactionDecodeError,
   TransactionSanitizeError,
+  transactionSignature,
 } from './transaction.ts';
-import { transactionErrorMessage } from './tx-error.ts';
+import { type TransactionErrorJson, transactionErrorMessage } from './tx-error.ts';
 
 const TX_TYPE = 'solana_transaction::versioned::VersionedTransaction';
 const MAX_SIGNATURE_STATUSES = 256;
@@ -86,11 +89,38 @@ function transactionParam(params: unknown[], encodingRaw: unknown): DecodedTrans
 const signatureFailure = () =>
   new RpcError(RpcCode.SignatureVerificationFailure, 'Transaction signature verification failure');
 
-function sendTransaction(params: unknown[], { bank, logger }: RpcContext): string {
+function preflightFailure(outcome: ProcessOutcome): RpcError {
+  return new RpcError(
+    RpcCode.PreflightFailure,
+    `Transaction simulation failed: ${transactionErrorMessage(outcome.err as TransactionErrorJson)}`,
+    {
+      accounts: null,
+      err: outcome.err,
+      innerInstructions: null,
+      logs: outcome.execution?.logs ?? [],
+      replacementBlockhash: null,
+      returnData: returnDataJson(outcome.execution?.returnData ?? null),
+      unitsConsumed: outcome.execution?.unitsConsumed ?? 0,
+    },
+  );
+}
+
+function sendTransaction(params: unknown[], { bank, logger, fidelity }: RpcContext): string {
   const config = configParam(params, 1);
   const tx = transactionParam(params, config.encoding);
   checkMinContextSlot(config, bank.slot);
-  if (optionalBool(config, 'skipPreflight')) {
+  const skipPreflight = optionalBool(config, 'skipPreflight');
+  if (fidelity?.drops(computeUnitPrice(tx))) {
+    // Accepted, then lost on the way to the leader: preflight still answers as it would.
+    if (!skipPreflight) {
+      const outcome = bank.processTransaction(tx, { mode: 'simulate', verifySignatures: true });
+      if (outcome.err === 'SignatureFailure') throw signatureFailure();
+      if (outcome.err !== null) throw preflightFailure(outcome);
+    }
+    logger.debug({ signature: transactionSignature(tx) }, 'fidelity: dropped an accepted transaction');
+    return transactionSignature(tx);
+  }
+  if (skipPreflight) {
     const outcome = bank.processTransaction(tx, { mode: 'commit', verifySignatures: true });
     // Devnet refuses a bad signature outright; a real node would silently drop it.
     if (outcome.err === 'SignatureFailure') throw signatureFailure();
@@ -102,21 +132,7 @@ function sendTransaction(params: unknown[], { bank, logger }: RpcContext): strin
   }
   const outcome = bank.processTransaction(tx, { mode: 'preflight', verifySignatures: true });
   if (outcome.err === 'SignatureFailure') throw signatureFailure();
-  if (outcome.err !== null) {
-    throw new RpcError(
-      RpcCode.PreflightFailure,
-      `Transaction simulation failed: ${transactionErrorMessage(outcome.err)}`,
-      {
-        accounts: null,
-        err: outcome.err,
-        innerInstructions: null,
-        logs: outcome.execution?.logs ?? [],
-        replacementBlockhash: null,
-        returnData: returnDataJson(outcome.execution?.returnData ?? null),
-        unitsConsumed: outcome.execution?.unitsConsumed ?? 0,
-      },
-    );
-  }
+  if (outcome.err !== null) throw preflightFailure(outcome);
   return outcome.signature;
 }
 
@@ -169,7 +185,7 @@ function simulateTransaction(params: unknown[], { bank }: RpcContext) {
   });
 }
 
-function getSignatureStatuses(params: unknown[], { bank }: RpcContext) {
+function getSignatureStatuses(params: unknown[], { bank, fidelity }: RpcContext) {
   const raw = param(params, 0, 'signatures');
   if (!Array.isArray(raw)) throw invalidParams('signatures: expected an array');
   if (raw.length > MAX_SIGNATURE_STATUSES) {
@@ -178,16 +194,16 @@ function getSignatureStatuses(params: unknown[], { bank }: RpcContext) {
   const signatures = raw.map(signatureParam);
   const search = optionalBool(configParam(params, 1), 'searchTransactionHistory');
   return withContext(
-    bank.slot,
+    fidelity ? fidelity.statusContextSlot(bank.slot) : bank.slot,
     signatures.map((s) => {
       const status = bank.signatureStatus(s, search);
-      if (!status) return null;
+      if (!status || fidelity?.hides(s, status.slot)) return null;
       return { ...status, status: status.err === null ? { Ok: null } : { Err: status.err } };
     }),
   );
 }
 
-function getTransaction(params: unknown[], { bank }: RpcContext) {
+function getTransaction(params: unknown[], { bank, fidelity }: RpcContext) {
   const signature = signatureParam(param(params, 0, 'signature'));
   // The second parameter may be a bare encoding string (older clients).
   const second = params[1];
@@ -200,6 +216,7 @@ function getTransaction(params: unknown[], { bank }: RpcContext) {
   const maxVersion = optionalInteger(config, 'maxSupportedTransactionVersion');
   const record = bank.getTransaction(signature);
   if (!record || record.slot > bank.slotAt(commitment)) return null;
+  if (fidelity?.hides(signature, record.slot)) return null;
   const version = transactionVersion(record);
   if (version !== 'legacy' && (maxVersion === undefined || version > maxVersion)) {
     throw new RpcError(
@@ -210,7 +227,7 @@ function getTransaction(params: unknown[], { bank }: RpcContext) {
   return renderTransaction(record, encoding, maxVersion !== undefined);
 }
 
-function getSignaturesForAddress(params: unknown[], { bank }: RpcContext) {
+function getSignaturesForAddress(params: unknown[], { bank, fidelity }: RpcContext) {
   const address = pubkeyParam(param(params, 0, 'address'), 'address');
   const config = configParam(params, 1);
   const limitRaw = config.limit;
@@ -224,7 +241,9 @@ function getSignaturesForAddress(params: unknown[], { bank }: RpcContext) {
     config.until === undefined || config.until === null ? undefined : signatureParam(config.until);
   const maxSlot = bank.slotAt(atLeastConfirmed(config));
   checkMinContextSlot(config, maxSlot);
-  return bank.signaturesForAddress(address, { limit, before, until, maxSlot }).map((r) => ({
+  let records = bank.signaturesForAddress(address, { limit, before, until, maxSlot });
+  if (fidelity) records = records.filter((r) => !fidelity.hides(r.signature, r.slot));
+  return records.map((r) => ({
     signature: r.signature,
     slot: r.slot,
     err: r.err,

@@ -52,7 +52,9 @@ function handleOne(request: unknown, ctx: RpcContext): Response | null {
     );
   } else {
     try {
-      const result = method((req.params as unknown[] | undefined) ?? [], ctx);
+      const params = (req.params as unknown[] | undefined) ?? [];
+      ctx.fidelity?.checkCall(req.method, params);
+      const result = method(params, ctx);
       response = { jsonrpc: '2.0', result, id };
     } catch (err) {
       if (err instanceof RpcError) response = errorResponse(id, err);
@@ -78,6 +80,11 @@ export function handleRpcText(text: string, ctx: RpcContext): string {
   } catch {
     return toJsonText(errorResponse(null, new RpcError(RpcCode.ParseError, 'Parse error')));
   }
+  return handleRpcBody(body, ctx);
+}
+
+/** The JSON-RPC layer on a parsed body. */
+function handleRpcBody(body: unknown, ctx: RpcContext): string {
   if (!Array.isArray(body)) {
     const response = handleOne(body, ctx);
     return response ? toJsonText(response) : '';
@@ -107,8 +114,35 @@ function send(res: ServerResponse, status: number, body: string, type = 'applica
   res.end(body);
 }
 
-export function createRpcListener(ctx: RpcContext, maxBodyBytes = DEFAULT_MAX_BODY_BYTES): RequestListener {
+const isString = (v: unknown): v is string => typeof v === 'string';
+
+/** A provider's 429 body, JSON-RPC shaped (the first call's id). */
+function rateLimited(calls: unknown[]): Response {
+  const first = calls[0] as { id?: unknown } | undefined;
+  return {
+    jsonrpc: '2.0',
+    error: { code: 429, message: 'Too many requests for a specific RPC call, contact your app developer.' },
+    id: first && isId(first.id) ? first.id : null,
+  };
+}
+
+/** Agave answers an oversized body with jsonrpc-http-server's plain-text 413. */
+function tooLarge(res: ServerResponse, ctx: RpcContext): void {
+  if (ctx.fidelity?.agaveLimits) {
+    ctx.fidelity.noteAgaveRefusal();
+    send(res, 413, 'request body size exceeds allowed maximum', 'text/plain; charset=utf-8');
+    return;
+  }
+  send(
+    res,
+    413,
+    toJsonText(errorResponse(null, new RpcError(RpcCode.InvalidRequest, 'Request body too large'))),
+  );
+}
+
+export function createRpcListener(ctx: RpcContext, configuredMax = DEFAULT_MAX_BODY_BYTES): RequestListener {
   return (req: IncomingMessage, res: ServerResponse) => {
+    const maxBodyBytes = ctx.fidelity ? ctx.fidelity.maxBodyBytes(configuredMax) : configuredMax;
     if (req.method === 'OPTIONS') {
       res.writeHead(204, {
         ...CORS_HEADERS,
@@ -127,11 +161,7 @@ export function createRpcListener(ctx: RpcContext, maxBodyBytes = DEFAULT_MAX_BO
     }
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > maxBodyBytes) {
-      send(
-        res,
-        413,
-        toJsonText(errorResponse(null, new RpcError(RpcCode.InvalidRequest, 'Request body too large'))),
-      );
+      tooLarge(res, ctx);
       req.resume();
       return;
     }
@@ -143,11 +173,7 @@ export function createRpcListener(ctx: RpcContext, maxBodyBytes = DEFAULT_MAX_BO
       size += chunk.length;
       if (size > maxBodyBytes) {
         aborted = true;
-        send(
-          res,
-          413,
-          toJsonText(errorResponse(null, new RpcError(RpcCode.InvalidRequest, 'Request body too large'))),
-        );
+        tooLarge(res, ctx);
         req.resume();
         return;
       }
@@ -155,8 +181,37 @@ export function createRpcListener(ctx: RpcContext, maxBodyBytes = DEFAULT_MAX_BO
     });
     req.on('end', () => {
       if (aborted) return;
-      const out = handleRpcText(Buffer.concat(chunks).toString('utf8'), ctx);
-      send(res, 200, out);
+      const text = Buffer.concat(chunks).toString('utf8');
+      const fidelity = ctx.fidelity;
+      if (!fidelity) {
+        send(res, 200, handleRpcText(text, ctx));
+        return;
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      const calls = Array.isArray(body) ? body : [body];
+      const retryAfter = fidelity.admit(Math.max(1, calls.length));
+      if (retryAfter !== null) {
+        res.writeHead(429, {
+          ...CORS_HEADERS,
+          'content-type': 'application/json',
+          'retry-after': String(retryAfter),
+        });
+        res.end(toJsonText(rateLimited(calls)));
+        return;
+      }
+      const out =
+        body === undefined
+          ? toJsonText(errorResponse(null, new RpcError(RpcCode.ParseError, 'Parse error')))
+          : handleRpcBody(body, ctx);
+      const methods = calls.map((c) => (c as { method?: unknown } | null)?.method).filter(isString);
+      const delay = fidelity.programAccountsDelay(methods);
+      if (delay > 0) setTimeout(() => send(res, 200, out), delay).unref();
+      else send(res, 200, out);
     });
     req.on('error', () => {
       aborted = true;

@@ -14,10 +14,15 @@ import { type Logger, pino } from 'pino';
 import { WebSocketServer } from 'ws';
 import { DEFAULT_PROGRAM_ID } from '../program-id.ts';
 import { Bank, type ProgramImage } from './bank.ts';
+import { emptyFidelityStats, Fidelity, type FidelityOptions, type FidelityStats } from './fidelity.ts';
 import { createRpcListener, DEFAULT_MAX_BODY_BYTES } from './rpc.ts';
+import type { RpcContext } from './rpc-context.ts';
 import { startPubsub } from './ws.ts';
 
 const SILENT = pino({ level: 'silent' });
+
+export type { FidelityOptions, FidelityStats, ProgramAccountsMode } from './fidelity.ts';
+export { MAINNET_FIDELITY, parseFidelitySpec } from './fidelity.ts';
 
 export interface DevnetOptions {
   /** Directory of the ledger files (ledger.snapshot, ledger.log); created when missing. */
@@ -44,6 +49,12 @@ export interface DevnetOptions {
   mailProgram?: boolean;
   /** The mail program's SBF binary; default MAIL_PROGRAM_PATH. */
   programPath?: string;
+  /**
+   * Fidelity mode (docs/devnet.md): answer like a mainnet provider. Every
+   * switch is off unless set; given at all (even `{}`), devnet also keeps the
+   * journal commitment-true reads and `rollbackSlots` need.
+   */
+  fidelity?: FidelityOptions;
 }
 
 /** Where `npm run build:program` writes the mail program. */
@@ -68,6 +79,23 @@ export interface Devnet {
   faucetKeypair: Keypair;
   /** The faucet's keypair in Solana CLI format (mode 0600): `<dataDir>/faucet-keypair.json`. */
   faucetKeypairFile: string;
+  /**
+   * Changes fidelity switches at run time (the others keep their values; a
+   * devnet started without `fidelity` starts its journal now).
+   */
+  setFidelity(partial: FidelityOptions): void;
+  /** The switches in force ({} when fidelity mode was never used). */
+  fidelity(): Readonly<FidelityOptions>;
+  /** Fidelity counters (all 0 when fidelity mode was never used). */
+  fidelityStats(): FidelityStats;
+  /** Zeroes the fidelity counters. */
+  resetFidelityStats(): void;
+  /**
+   * A fork that drops the transactions of the last `n` slots, the open one
+   * included (none of them finalized): Bank.rollbackSlots. Needs fidelity
+   * mode from before those slots.
+   */
+  rollbackSlots(n: number): { fromSlot: number; toSlot: number; signatures: string[] };
   /** Stops listening, persists the open slot and a snapshot, releases the ledger. Idempotent. */
   close(): Promise<void>;
 }
@@ -190,12 +218,13 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     throw err;
   }
   const rpcAddress = `${urlHost(host)}:${ports.rpcPort}`;
-  rpcServer.on(
-    'request',
-    createRpcListener({ bank, logger, rpcAddress }, opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
-  );
+  const ctx: RpcContext = { bank, logger, rpcAddress };
+  if (opts.fidelity) ctx.fidelity = new Fidelity(bank, opts.fidelity);
+  rpcServer.on('request', createRpcListener(ctx, opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   const wss = new WebSocketServer({ server: wsServer, maxPayload: 1024 * 1024 });
-  const pubsub = startPubsub(wss, bank, logger);
+  const pubsub = startPubsub(wss, bank, logger, (signature, slot) =>
+    ctx.fidelity ? ctx.fidelity.hides(signature, slot, false) : false,
+  );
   bank.start(opts.slotMs ?? 400);
 
   const rpcUrl = `http://${rpcAddress}`;
@@ -209,6 +238,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
       mailProgram: programs.length > 0,
       slot: bank.slot,
       genesisHash: bank.genesisHash,
+      ...(ctx.fidelity ? { fidelity: ctx.fidelity.options } : {}),
     },
     'devnet listening',
   );
@@ -223,6 +253,15 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
     bank,
     faucetKeypair,
     faucetKeypairFile,
+    setFidelity(partial) {
+      if (ctx.fidelity) ctx.fidelity.set(partial);
+      else ctx.fidelity = new Fidelity(bank, partial);
+      logger.info({ fidelity: ctx.fidelity.options }, 'devnet fidelity changed');
+    },
+    fidelity: () => ctx.fidelity?.options ?? {},
+    fidelityStats: () => ({ ...(ctx.fidelity?.stats ?? emptyFidelityStats()) }),
+    resetFidelityStats: () => ctx.fidelity?.resetStats(),
+    rollbackSlots: (n) => bank.rollbackSlots(n),
     close: () => {
       closing ??= (async () => {
         await pubsub.close();

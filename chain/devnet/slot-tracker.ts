@@ -1,5 +1,7 @@
 // Slots, their blockhashes and block times, and the three commitment levels.
-// Every slot is a block here (no skipped slots), so block height == slot.
+// Every slot is a block here (no skipped slots), so block height == slot,
+// unless a block-height skip is set (fidelity mode: block height = slot minus
+// a skip count, as on a real cluster where skipped slots have no block).
 // processed: the open slot; confirmed: closed and durable in the ledger;
 // finalized: confirmed `finalizeDepth` slots ago.
 import { createHash, randomBytes } from 'node:crypto';
@@ -18,6 +20,8 @@ export class SlotTracker {
   private open!: SlotInfo;
   private confirmedSlot = 0;
   private finalizedSlot = 0;
+  /** Fidelity: block height = slot − min(skip, ⌊slot/2⌋); 0 = block height is the slot. */
+  blockHeightSkip = 0;
 
   constructor(
     private readonly genesisHash: string,
@@ -57,6 +61,12 @@ export class SlotTracker {
     return this.open;
   }
 
+  /** The block height of `slot` (monotonic in the slot). */
+  heightOf(slot: number): number {
+    if (this.blockHeightSkip === 0) return slot;
+    return slot - Math.min(this.blockHeightSkip, Math.floor(slot / 2));
+  }
+
   /** Marks `slot` confirmed; returns the new finalized slot. */
   confirm(slot: number): number {
     this.confirmedSlot = slot;
@@ -83,13 +93,15 @@ export class SlotTracker {
     return {
       slot: info.slot,
       blockhash: info.blockhash,
-      lastValidBlockHeight: info.slot + MAX_PROCESSING_AGE,
+      lastValidBlockHeight: this.heightOf(info.slot) + MAX_PROCESSING_AGE,
     };
   }
 
   isBlockhashValid(blockhash: string): boolean {
     const slot = this.blockhashSlots.get(blockhash);
-    return slot !== undefined && this.open.slot <= slot + MAX_PROCESSING_AGE;
+    if (slot === undefined) return false;
+    if (this.blockHeightSkip === 0) return this.open.slot <= slot + MAX_PROCESSING_AGE;
+    return this.heightOf(this.open.slot) <= this.heightOf(slot) + MAX_PROCESSING_AGE;
   }
 
   /** Slots up to `last` a restart needs: the blockhash window plus the finalization lag. */

@@ -51,7 +51,13 @@ export interface Pubsub {
   close(): Promise<void>;
 }
 
-export function startPubsub(wss: WebSocketServer, bank: Bank, logger: Logger): Pubsub {
+export function startPubsub(
+  wss: WebSocketServer,
+  bank: Bank,
+  logger: Logger,
+  /** Fidelity's status lag: a signature this says is hidden is notified only once it is not. */
+  hides: (signature: string, slot: number) => boolean = () => false,
+): Pubsub {
   const subs = new Map<number, Sub>();
   const bySocket = new Map<WebSocket, Set<number>>();
   let nextId = 0;
@@ -85,6 +91,7 @@ export function startPubsub(wss: WebSocketServer, bank: Bank, logger: Logger): P
   const checkSignature = (sub: Sub) => {
     const status = bank.signatureStatus(sub.key as string, true);
     if (!status || RANK[status.confirmationStatus] < RANK[sub.commitment]) return;
+    if (hides(sub.key as string, status.slot)) return;
     remove(sub.id);
     notify(sub, { context: { slot: status.slot }, value: { err: status.err } });
   };

@@ -26,11 +26,12 @@ export const PROGRAMDATA_METADATA_SIZE = 45;
 
 /**
  * Largest Write chunk that fits a 1232-byte legacy transaction whose only
- * signer is both fee payer and buffer authority (3 account keys, no compute
- * budget instruction): 1232 - 220 bytes of signature, header, keys, blockhash,
- * instruction framing and the 16-byte Write header.
+ * signer is both fee payer and buffer authority, with SetComputeUnitLimit and
+ * SetComputeUnitPrice in front (chain/compute-budget.ts): 1232 - 220 bytes of
+ * signature, header, keys, blockhash, instruction framing and the 16-byte
+ * Write header - 52 bytes of the two budget instructions and their program key.
  */
-export const MAX_WRITE_CHUNK = 1012;
+export const MAX_WRITE_CHUNK = 960;
 
 const IX = {
   InitializeBuffer: 0,

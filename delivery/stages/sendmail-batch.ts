@@ -4,8 +4,9 @@
 // packed together: a hot recipient's messages take consecutive indices
 // n..n+k-1 from its mail_count, and other recipients' messages fill the same
 // transaction, up to `maxPerTx` instructions and the 1232-byte packet limit
-// (SendMail needs under 20,000 compute units, so the default 200,000 per
-// instruction is never the bound).
+// counted with the two compute-budget instructions every transaction carries
+// (SetComputeUnitLimit sized from the measured use of its SendMails,
+// SetComputeUnitPrice: delivery/priority-fee.ts).
 //
 // Crash safety. Every job of a transaction checkpoints the shared signed
 // bytes, the signature and its own index, Email address and position before
@@ -18,8 +19,9 @@
 // of those jobs recorded them. A batch that fails on chain is final (its
 // signature can never land again): the job whose instruction was refused
 // permanently bounces, every other job of it is sent again on its own.
-import type { Connection, Keypair, TransactionInstruction } from '@solana/web3.js';
+import type { Connection, Keypair, PublicKey, TransactionInstruction } from '@solana/web3.js';
 import type { Redis } from 'ioredis';
+import { computeBudgetInstructions, type PriorityFeePolicy } from '../../chain/compute-budget.ts';
 import {
   decodeMailbox,
   emailAddress,
@@ -30,12 +32,14 @@ import {
   sendMailInstruction,
   ZERO_KEY,
 } from '../../chain/index.ts';
+import { sendSigned } from '../../chain/rebroadcast.ts';
 import { relayDomainOf } from '../../chain/relay.ts';
 import type { Keypair as KeyFile } from '../../src/keys/keypair-file.ts';
 import { LeaseSet } from '../../src/limits/lease.ts';
 import { walletLeaseKey } from '../../src/limits/redis-keys.ts';
-import { PendingError, PermanentDeliveryError } from '../errors.ts';
+import { ExpiredError, PendingError, PermanentDeliveryError } from '../errors.ts';
 import type { StageResults } from '../jobs.ts';
+import { feeBookOf } from '../priority-fee.ts';
 import { readAccounts } from '../rpc.ts';
 import { keyFileOf, signLegacy } from './legacy-tx.ts';
 import { type SignatureState, type SignatureWatch, settledAt } from './signature-watch.ts';
@@ -55,6 +59,8 @@ export interface BatchRequest {
   /** The server's local domains: the SendMail names the one the mailbox belongs to (submit.ts). */
   localDomains: readonly string[];
   cid: string;
+  /** How many transactions the job signed before (raises the priority fee). */
+  round?: number;
   checkpoint(submit: Submitted): Promise<void>;
 }
 
@@ -73,6 +79,8 @@ export interface BatcherOptions {
   lingerMs: number;
   lockMs?: number;
   confirmTimeoutMs?: number;
+  /** `[chain] priority_fee` & co. (delivery/priority-fee.ts). */
+  priorityFee?: PriorityFeePolicy;
 }
 
 /** A batch failed on chain because of another message (or for a reason no retry of it fixes): send this one alone. */
@@ -118,6 +126,11 @@ export function failedInstruction(err: unknown): number | undefined {
     if (Array.isArray(ie) && typeof ie[0] === 'number') return ie[0];
   }
   return undefined;
+}
+
+/** The index in its transaction of the job's own SendMail (after the compute-budget instructions). */
+export function instructionOf(rec: Pick<Submitted, 'ixOffset' | 'batch'>): number {
+  return (rec.ixOffset ?? 0) + (rec.batch?.position ?? 0);
 }
 
 /** A permanent refusal of this job's own instruction in a failed transaction, else null. */
@@ -238,10 +251,11 @@ export class SendMailBatcher {
     const fail = (list: Pending[], err: unknown) => {
       for (const p of list) p.reject(err);
     };
-    let plans: Planned[][];
+    let batches: SignedBatch[];
     try {
       await this.refreshBlockhash();
-      plans = await this.plan(taken);
+      const plans = await this.plan(taken);
+      batches = await Promise.all(plans.map((planned) => this.sign(planned)));
     } catch (err) {
       for (const [w, list] of taken) {
         fail(list, err);
@@ -249,7 +263,6 @@ export class SendMailBatcher {
       }
       return;
     }
-    const batches = plans.map((planned) => this.sign(planned));
     // Per recipient, the signatures its sends went out in (released once all are processed or confirmed).
     const sent: { batch: SignedBatch; state: Promise<SignatureState> }[] = [];
     const broken = new Set<string>();
@@ -268,7 +281,7 @@ export class SendMailBatcher {
         continue;
       }
       try {
-        await this.o.connection.sendRawTransaction(batch.raw, {
+        await sendSigned(this.o.connection, batch.raw, {
           // A batch is never preflighted: a failure must land (final) so no job resends other jobs' bytes later.
           skipPreflight: batch.planned.length > 1,
           preflightCommitment: this.o.pipelined ? 'processed' : 'confirmed',
@@ -292,7 +305,7 @@ export class SendMailBatcher {
         continue;
       }
       const target = this.o.pipelined ? 'processed' : 'confirmed';
-      sent.push({ batch, state: this.watchFor(batch.submit.signature, batch.lastValidBlockHeight, target) });
+      sent.push({ batch, state: this.watchFor(batch, target) });
     }
     // A recipient is free again once every send of it is processed (pipelined) or confirmed.
     const walletDone = new Map<string, Promise<unknown>[]>();
@@ -373,32 +386,31 @@ export class SendMailBatcher {
 
   private blockhash: { blockhash: string; lastValidBlockHeight: number; at: number } | undefined;
 
-  /** The wire size of a legacy transaction carrying `planned` (one signature), counted without serializing. */
+  /**
+   * The wire size of a legacy transaction carrying `planned` behind both
+   * compute-budget instructions (one signature), counted without serializing.
+   */
   private size(planned: Planned[]): number {
-    const keys = new Set<string>([this.o.authority.publicKey.toBuffer().toString('latin1')]);
-    let instructions = 0;
-    for (const { ix } of planned) {
-      keys.add(ix.programId.toBuffer().toString('latin1'));
-      for (const k of ix.keys) keys.add(k.pubkey.toBuffer().toString('latin1'));
-      instructions +=
-        1 + shortVec(ix.keys.length) + ix.keys.length + shortVec(ix.data.length) + ix.data.length;
-    }
-    const message = 3 + shortVec(keys.size) + 32 * keys.size + 32 + shortVec(planned.length) + instructions;
-    return shortVec(1) + 64 + message;
+    return legacyTxSize(this.o.authority.publicKey, [...BUDGET_TEMPLATE, ...planned.map((x) => x.ix)]);
   }
 
-  private sign(planned: Planned[]): SignedBatch {
+  /** Signs `planned` behind its compute budget (the price of the highest signing round among its jobs). */
+  private async sign(planned: Planned[]): Promise<SignedBatch> {
     const hash = this.blockhash;
     if (!hash) throw new Error('no blockhash');
-    const { raw, signature } = signLegacy(
-      this.payer,
-      planned.map((x) => x.ix),
-      hash.blockhash,
+    const ixs = planned.map((x) => x.ix);
+    const round = Math.max(0, ...planned.map((x) => x.p.req.round ?? 0));
+    const { budget } = await feeBookOf(this.o.connection, this.o.priorityFee).budget(
+      ixs,
+      this.o.authority.publicKey,
+      round,
     );
+    const { raw, signature } = signLegacy(this.payer, [...budget, ...ixs], hash.blockhash);
     const base = {
       signature,
       lastValidBlockHeight: hash.lastValidBlockHeight,
       tx: raw.toString('base64'),
+      ixOffset: budget.length,
     };
     return {
       raw,
@@ -442,15 +454,14 @@ export class SendMailBatcher {
     }
   }
 
-  private watchFor(
-    signature: string,
-    lastValidBlockHeight: number,
-    target: 'processed' | 'confirmed',
-  ): Promise<SignatureState> {
-    return this.o.watch.wait(signature, lastValidBlockHeight, settledAt(target), {
+  /** Watches the batch's signature until `target`, its bytes re-sent about every 2 s meanwhile. */
+  private watchFor(batch: SignedBatch, target: 'processed' | 'confirmed'): Promise<SignatureState> {
+    const signature = batch.submit.signature;
+    return this.o.watch.wait(signature, batch.lastValidBlockHeight, settledAt(target), {
       fast: target === 'processed',
       timeoutMs: this.o.confirmTimeoutMs ?? 60_000,
       onTimeout: () => new PendingError(`SendMail ${signature} not ${target} yet`),
+      wire: batch.raw,
     });
   }
 
@@ -460,8 +471,7 @@ export class SendMailBatcher {
     let state: SignatureState;
     try {
       state = await first;
-      if (state.kind === 'processed')
-        state = await this.watchFor(batch.submit.signature, batch.lastValidBlockHeight, 'confirmed');
+      if (state.kind === 'processed') state = await this.watchFor(batch, 'confirmed');
     } catch (err) {
       for (const p of jobs) p.reject(err);
       return;
@@ -471,9 +481,10 @@ export class SendMailBatcher {
       const mine = batch.each[position] as Submitted;
       if (state.kind === 'landed') x.p.resolve({ ...mine, confirmed: true });
       else if (state.kind === 'expired')
-        x.p.reject(new Error(`SendMail ${signature} expired before landing; will rebuild`));
+        // Not proof that it did not land: each job settles it (submit.ts) before any re-sign.
+        x.p.reject(new ExpiredError(signature));
       else if (state.kind === 'failed') {
-        const refused = ownRefusal(state.err, position, this.o.programId);
+        const refused = ownRefusal(state.err, instructionOf(mine), this.o.programId);
         if (refused) x.p.reject(refused);
         else if (batch.planned.length > 1)
           x.p.reject(new SendAloneError(`SendMail batch ${signature} failed on chain; sending alone`));
@@ -492,6 +503,26 @@ export class SendMailBatcher {
     const { blockhash, lastValidBlockHeight } = await this.o.connection.getLatestBlockhash('confirmed');
     this.blockhash = { blockhash, lastValidBlockHeight, at: Date.now() };
   }
+}
+
+/**
+ * The budget instructions at their largest (SetComputeUnitLimit and
+ * SetComputeUnitPrice; their sizes do not depend on the values): a batch is
+ * packed with them counted, whatever price it is signed with.
+ */
+const BUDGET_TEMPLATE = computeBudgetInstructions({ unitLimit: 1, microLamportsPerCu: 1n });
+
+/** The wire size of a legacy transaction of `ixs` paid and signed by `payer` alone. */
+export function legacyTxSize(payer: PublicKey, ixs: TransactionInstruction[]): number {
+  const keys = new Set<string>([payer.toBuffer().toString('latin1')]);
+  let instructions = 0;
+  for (const ix of ixs) {
+    keys.add(ix.programId.toBuffer().toString('latin1'));
+    for (const k of ix.keys) keys.add(k.pubkey.toBuffer().toString('latin1'));
+    instructions += 1 + shortVec(ix.keys.length) + ix.keys.length + shortVec(ix.data.length) + ix.data.length;
+  }
+  const message = 3 + shortVec(keys.size) + 32 * keys.size + 32 + shortVec(ixs.length) + instructions;
+  return shortVec(1) + 64 + message;
 }
 
 /** Length of Solana's compact-u16 prefix for `n`. */

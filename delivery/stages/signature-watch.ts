@@ -3,7 +3,19 @@
 // waiting signatures are asked about together (up to 256 per call, the RPC
 // limit) on one timer, with the block height in the same JSON-RPC batch
 // (to tell "still valid" from "expired" for a signature not seen yet).
+// Waiters that hand over their signed bytes have them re-sent about every
+// 2 s while they wait (chain/rebroadcast.ts), until seen or expired.
+//
+// "Expired" is only ever said on evidence: the status missing from an
+// answer whose context slot is at or past the slot of a block height above
+// lastValidBlockHeight, both read in one JSON-RPC batch (delivery/rpc.ts).
+// That is still not proof that the transaction did not land (a lagging or
+// history-less node answers "not found" for one that did): a re-sign needs
+// `provedExpired()` (two such observations seconds apart) and then the
+// caller's own search of the chain state for the effect
+// (docs/inbound.md "Exactly once").
 import type { Connection, SignatureStatus } from '@solana/web3.js';
+import { REBROADCAST_MS, Rebroadcaster } from '../../chain/rebroadcast.ts';
 import { heightAndStatuses } from '../rpc.ts';
 
 export type SignatureState =
@@ -12,7 +24,11 @@ export type SignatureState =
   /** Landed with an error (final: the signature can never land again). */
   | { kind: 'failed'; err: unknown }
   | { kind: 'pending' }
-  | { kind: 'expired' };
+  /**
+   * Not seen by a bank at or past the slot where the block height passed
+   * lastValidBlockHeight (`passedSlot`, a bound: at most that slot).
+   */
+  | { kind: 'expired'; heightSlot: number; passedSlot: number };
 
 interface Waiter {
   signature: string;
@@ -20,6 +36,13 @@ interface Waiter {
   /** Resolves on the first state this waiter accepts. */
   accept(state: SignatureState): boolean;
   fast: boolean;
+}
+
+/** One status read's view: the block height with its slot, and the slot the statuses were answered at. */
+export interface StatusView {
+  height: number;
+  heightSlot: number;
+  statusSlot: number;
 }
 
 const STATUS_BATCH = 256;
@@ -33,39 +56,72 @@ export function settledAt(target: 'processed' | 'confirmed'): (s: SignatureState
     (target === 'processed' && s.kind === 'processed');
 }
 
-/** What a status says, given the block height when it is missing. */
+/**
+ * What a status says, given the block height read in the same batch. A
+ * missing status is `expired` only when the height is past
+ * lastValidBlockHeight and the statuses came from a bank that had seen the
+ * chain pass it: a context slot at or past the slot where the height first
+ * exceeded lastValidBlockHeight. That slot is not read; it is bounded from
+ * above by the height's own slot minus the heights since (every block takes
+ * a slot at least), so the check is `statusSlot >= heightSlot - (height -
+ * lastValidBlockHeight - 1)` — implied by `statusSlot >= heightSlot`, and
+ * still met by an honest node whose statuses trail by a few slots once the
+ * chain is far enough past. Otherwise it is `pending` (nothing proven).
+ */
 export function stateOf(
   status: SignatureStatus | null,
-  height: number | undefined,
+  view: StatusView | undefined,
   lastValidBlockHeight: number,
 ): SignatureState {
   if (status) {
     if (status.err) return { kind: 'failed', err: status.err };
     return status.confirmationStatus === 'processed' ? { kind: 'processed' } : { kind: 'landed' };
   }
-  if (height === undefined) return { kind: 'pending' };
-  return height <= lastValidBlockHeight ? { kind: 'pending' } : { kind: 'expired' };
+  if (view === undefined) return { kind: 'pending' };
+  if (view.height <= lastValidBlockHeight) return { kind: 'pending' };
+  const passedSlot = view.heightSlot - (view.height - (lastValidBlockHeight + 1));
+  if (view.statusSlot < passedSlot) return { kind: 'pending' };
+  return { kind: 'expired', heightSlot: view.heightSlot, passedSlot };
 }
 
 export class SignatureWatch {
   private readonly waiters = new Set<Waiter>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
+  /** Re-sends the signed bytes of waiters that gave them (chain/rebroadcast.ts). */
+  readonly rebroadcast: Rebroadcaster;
 
   constructor(
     private readonly connection: Connection,
     /** Poll interval while someone waits for `processed` / only for `confirmed`. */
     private readonly intervals = { fastMs: 10, slowMs: 50 },
-  ) {}
+    opts: { rebroadcastMs?: number } = {},
+  ) {
+    this.rebroadcast = new Rebroadcaster(connection, opts.rebroadcastMs ?? REBROADCAST_MS);
+  }
 
-  /** The current state of one signature (one round trip, or two when it is not seen). */
+  /** The current state of one signature: its status and the block height (with slots), in one batch. */
   async check(signature: string, lastValidBlockHeight: number): Promise<SignatureState> {
-    const { value } = await this.connection.getSignatureStatuses([signature], {
-      searchTransactionHistory: true,
-    });
-    const status = value[0] ?? null;
-    if (status) return stateOf(status, undefined, lastValidBlockHeight);
-    return stateOf(null, await this.connection.getBlockHeight('confirmed'), lastValidBlockHeight);
+    const answer = await heightAndStatuses(this.connection, [signature]);
+    return stateOf(answer.statuses[0] ?? null, answer, lastValidBlockHeight);
+  }
+
+  /**
+   * Two `expired` observations at least `gapMs` apart (each one batch as in
+   * check()), else the first other state seen. `expired` from here still
+   * leaves the caller's search of the chain state for the transaction's
+   * effect before any re-sign.
+   */
+  async provedExpired(
+    signature: string,
+    lastValidBlockHeight: number,
+    opts: { gapMs: number; sleep?: (ms: number) => Promise<void> },
+  ): Promise<SignatureState> {
+    const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const first = await this.check(signature, lastValidBlockHeight);
+    if (first.kind !== 'expired') return first;
+    await sleep(opts.gapMs);
+    return this.check(signature, lastValidBlockHeight);
   }
 
   /**
@@ -76,11 +132,19 @@ export class SignatureWatch {
     signature: string,
     lastValidBlockHeight: number,
     accept: (state: SignatureState) => boolean,
-    opts: { fast: boolean; timeoutMs: number; onTimeout: () => Error },
+    opts: {
+      fast: boolean;
+      timeoutMs: number;
+      onTimeout: () => Error;
+      /** The signed bytes, already sent once: re-sent every rebroadcast interval while this waits. */
+      wire?: Uint8Array;
+    },
   ): Promise<SignatureState> {
+    if (opts.wire) this.rebroadcast.track(signature, opts.wire, lastValidBlockHeight);
     return new Promise<SignatureState>((resolve, reject) => {
       const timeout = setTimeout(() => {
         this.waiters.delete(waiter);
+        this.forget(signature);
         reject(opts.onTimeout());
       }, opts.timeoutMs);
       const waiter: Waiter = {
@@ -91,6 +155,7 @@ export class SignatureWatch {
           if (!accept(state)) return false;
           clearTimeout(timeout);
           this.waiters.delete(waiter);
+          if (state.kind !== 'processed') this.forget(signature);
           resolve(state);
           return true;
         },
@@ -98,6 +163,12 @@ export class SignatureWatch {
       this.waiters.add(waiter);
       this.schedule(0);
     });
+  }
+
+  /** Stops re-sending a signature nobody waits for any more. */
+  private forget(signature: string): void {
+    for (const w of this.waiters) if (w.signature === signature) return;
+    this.rebroadcast.untrack(signature);
   }
 
   private schedule(ms: number): void {
@@ -113,20 +184,25 @@ export class SignatureWatch {
     const waiters = [...this.waiters];
     try {
       const signatures = [...new Set(waiters.map((w) => w.signature))];
-      const statuses = new Map<string, SignatureStatus | null>();
+      const statuses = new Map<string, { status: SignatureStatus | null; view: StatusView }>();
       let height: number | undefined;
       for (let i = 0; i < signatures.length; i += STATUS_BATCH) {
         const slice = signatures.slice(i, i + STATUS_BATCH);
-        // The block height rides along in the same request (read before the statuses).
+        // The block height rides along in the same request (asked before the statuses).
         const answer = await heightAndStatuses(this.connection, slice);
-        height ??= answer.height;
+        height = Math.min(height ?? answer.height, answer.height);
         slice.forEach((s, j) => {
-          statuses.set(s, answer.statuses[j] ?? null);
+          statuses.set(s, { status: answer.statuses[j] ?? null, view: answer });
         });
       }
       for (const w of waiters) {
-        w.accept(stateOf(statuses.get(w.signature) ?? null, height, w.lastValidBlockHeight));
+        const seen = statuses.get(w.signature);
+        // Confirmed or final: no more re-sends (a processed one may still be dropped with its fork).
+        if (seen?.status && seen.status.confirmationStatus !== 'processed')
+          this.rebroadcast.untrack(w.signature);
+        w.accept(stateOf(seen?.status ?? null, seen?.view, w.lastValidBlockHeight));
       }
+      await this.rebroadcast.tick(height);
     } catch {
       // RPC trouble: waiters keep waiting until their own timeout.
     } finally {

@@ -1,12 +1,14 @@
 // The gateway's off-chain index of the marketplace (reference: "marketplace
 // and alias listings need the gateway's off-chain index"): every open
-// listing, its high bid, and every pending alias escrow, read from chain
-// state with getProgramAccounts (memcmp on the kind tag, exact size) and
-// kept as one snapshot. A snapshot older than `ttlMs` is rebuilt on the next
-// read. A read asking for fresh data gets a snapshot whose chain read began
-// after it arrived, but rebuilds start at most once per `minRefreshMs`, so
-// clients cannot turn the index into an RPC amplifier. Concurrent reads
-// share one rebuild.
+// listing, its high bid, and every pending alias escrow, read from a
+// ProgramIndex (src/api/program-index.ts: the program's signatures since the
+// last sync, their transactions, and getMultipleAccounts of the accounts they
+// wrote; no getProgramAccounts, docs/operations.md "Chain reads without
+// getProgramAccounts") and kept as one snapshot. A snapshot older than
+// `ttlMs` is rebuilt on the next read. A read asking for fresh data gets a
+// snapshot whose chain read began after it arrived, but rebuilds start at
+// most once per `minRefreshMs`, so clients cannot turn the index into an RPC
+// amplifier. Concurrent reads share one rebuild.
 //
 // Listing kinds are rows of LISTING_SOURCES: AliasListing (tag 8, the name
 // read from the alias's creation) and DomainListing (tag 9, the name read
@@ -14,6 +16,7 @@
 // one buyer is in the index like any other, marked by its `buyer` (the chain
 // shows it to everyone anyway); clients offer "Buy" to that wallet only.
 import type { Connection, PublicKey } from '@solana/web3.js';
+import type { Kysely } from 'kysely';
 import {
   ALIAS_BID_SIZE,
   ALIAS_ESCROW_SIZE,
@@ -26,12 +29,15 @@ import {
   decodeAliasListing,
   decodeDomainListing,
   decodeMailDomain,
+  MAIL_DOMAIN_FIXED_SIZE,
+  PENDING_RECLAIM_SIZE,
 } from '../../chain/accounts/index.ts';
 import { type Key, toPublicKey, ZERO_KEY } from '../../chain/bytes.ts';
-import { listKind } from '../../chain/client.ts';
-import { decodeInstruction } from '../../chain/instruction-data.ts';
+import { decodeInstruction, type InstructionKind } from '../../chain/instruction-data.ts';
 import { LISTING_MODE, minimumBid } from '../../chain/market-instructions.ts';
 import { aliasAddress, domainAddress } from '../../chain/pda.ts';
+import type { Database } from '../store/types.ts';
+import { type IndexState, ProgramIndex, StoreIndexState } from './program-index.ts';
 
 export interface ListingRow {
   /** The listing account. */
@@ -136,6 +142,75 @@ async function aliasNameFromHistory(
     }
   }
   return null;
+}
+
+/**
+ * The kinds the API's program index keeps: MailDomain (6, for /v1/timelocks),
+ * AliasListing (8), DomainListing (9), AliasEscrow (10), AliasBid (11) and
+ * PendingReclaim (18), each checked by its size.
+ */
+const KEPT_SIZES: ReadonlyMap<number, (n: number) => boolean> = new Map([
+  [6, (n: number) => n >= MAIL_DOMAIN_FIXED_SIZE],
+  [8, (n: number) => n === ALIAS_LISTING_SIZE],
+  [9, (n: number) => n === DOMAIN_LISTING_SIZE],
+  [10, (n: number) => n === ALIAS_ESCROW_SIZE],
+  [11, (n: number) => n === ALIAS_BID_SIZE],
+  [18, (n: number) => n === PENDING_RECLAIM_SIZE],
+]);
+
+/**
+ * Instructions that never create a kept kind (the mail traffic: sends,
+ * deletes, stamps, keys, leases, beacons, attestations, mailboxes, aliases):
+ * the index reads only the kept accounts they write, not all their writable
+ * accounts. Any other instruction, and one that does not decode, may create
+ * one: all its writable accounts are read.
+ */
+const NEVER_CREATES_KEPT: ReadonlySet<InstructionKind> = new Set<InstructionKind>([
+  'SendMail',
+  'DeleteMail',
+  'ClaimBounty',
+  'AddStamps',
+  'BuyStamps',
+  'TopUpStamps',
+  'CreateFrombox',
+  'UpdateFrombox',
+  'ReclaimFromboxStamps',
+  'PublishKey',
+  'RemoveKey',
+  'CreatePinLease',
+  'ClosePinLease',
+  'PublishBeacon',
+  'CloseBeacon',
+  'AttestSender',
+  'RevokeAttestation',
+  'SetRecipientRule',
+  'CloseRecipientRule',
+  'CreateMailbox',
+  'SetMailboxFlags',
+  'SetMailboxDomain',
+  'CreateAlias',
+  'RequestMailboxClose',
+  'CancelMailboxClose',
+  'CloseMailbox',
+]);
+
+/** The program index behind the market routes and /v1/timelocks; persisted in the store when `db` is given. */
+export function marketProgramIndex(opts: {
+  connection: Connection;
+  programId: Key;
+  db?: Kysely<Database>;
+  state?: IndexState;
+  now?: () => number;
+}): ProgramIndex {
+  const programId = toPublicKey(opts.programId).toBase58();
+  return new ProgramIndex({
+    connection: opts.connection,
+    programId,
+    state: opts.state ?? (opts.db ? new StoreIndexState(opts.db, `market:${programId}`) : undefined),
+    keep: (_address, data) => KEPT_SIZES.get(data[0] as number)?.(data.length) === true,
+    creates: (ix) => ix === null || !NEVER_CREATES_KEPT.has(ix.kind),
+    now: opts.now,
+  });
 }
 
 interface ListingSource<T> {
@@ -244,6 +319,10 @@ export class ChainUnavailableError extends Error {
 export interface MarketIndexOptions {
   connection: Connection;
   programId: Key;
+  /** The program index read (default: marketProgramIndex over `db`, or in memory without it). */
+  index?: ProgramIndex;
+  /** The store that keeps the program index across restarts. */
+  db?: Kysely<Database>;
   /** A snapshot older than this is rebuilt on the next read; default 5000 ms. */
   ttlMs?: number;
   /** Least time between two rebuilds that fresh reads start; default 1000 ms. */
@@ -266,8 +345,10 @@ export class MarketIndex {
   private readonly minRefreshMs: number;
   private readonly now: () => number;
   private readonly nameLookups: number;
+  readonly index: ProgramIndex;
 
   constructor(private readonly opts: MarketIndexOptions) {
+    this.index = opts.index ?? marketProgramIndex(opts);
     this.ttlMs = opts.ttlMs ?? MARKET_INDEX_TTL_MS;
     this.minRefreshMs = opts.minRefreshMs ?? MARKET_INDEX_MIN_REFRESH_MS;
     this.now = opts.now ?? Date.now;
@@ -314,19 +395,17 @@ export class MarketIndex {
   }
 
   private async build(refreshedAt: number): Promise<MarketSnapshot> {
-    const { connection: conn, programId } = this.opts;
+    const { connection: conn } = this.opts;
     try {
-      const [chainTime, listingSets, escrows, bids] = await Promise.all([
-        chainNow(conn),
-        Promise.all(
-          LISTING_SOURCES.map(async (src) => ({
-            src,
-            found: await listKind(conn, programId, src.tag, src.size, src.decode),
-          })),
-        ),
-        listKind(conn, programId, 10, ALIAS_ESCROW_SIZE, decodeAliasEscrow),
-        listKind(conn, programId, 11, ALIAS_BID_SIZE, decodeAliasBid),
-      ]);
+      const [chainTime] = await Promise.all([chainNow(conn), this.index.sync(refreshedAt)]);
+      const kept = <T>(tag: number, decode: (d: Uint8Array) => T) =>
+        [...this.index.ofTag(tag)].map(([address, data]) => ({
+          address: toPublicKey(address),
+          account: decode(data),
+        }));
+      const listingSets = LISTING_SOURCES.map((src) => ({ src, found: kept(src.tag, src.decode) }));
+      const escrows = kept(10, decodeAliasEscrow);
+      const bids = kept(11, decodeAliasBid);
       await this.learnNames([
         ...listingSets.flatMap(({ src, found }) =>
           found.map((f) => ({ item: src.item(f.account) as PublicKey, lookup: src.lookupName })),

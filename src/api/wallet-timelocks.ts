@@ -1,26 +1,25 @@
 // A wallet's pending timelocks (docs/protocol.md "Timelocks"), read from
 // chain state when asked: its mailbox close, the deactivations and reclaims
 // of the domains it is the authority of, and the reclaims that would make it
-// a domain's authority. Each with the chain time its window ends.
+// a domain's authority. Each with the chain time its window ends. The domains
+// and the incoming reclaims come from the API's program index (synced by the
+// caller; src/api/program-index.ts), the rest from getAccountInfo and
+// getMultipleAccounts: no getProgramAccounts.
 
 import type { Connection, PublicKey } from '@solana/web3.js';
-import bs58 from 'bs58';
 import {
   decodeMailDomain,
   decodePendingDeactivation,
   decodePendingMailboxClose,
   decodePendingReclaim,
-  mailDomainLayout,
-  PENDING_RECLAIM_SIZE,
   type PendingDeactivation,
   type PendingMailboxClose,
   type PendingReclaim,
-  pendingReclaimLayout,
 } from '../../chain/accounts/index.ts';
-import { type Key, keyBytes, toPublicKey } from '../../chain/bytes.ts';
-import { listKind } from '../../chain/client.ts';
+import { type Key, toPublicKey } from '../../chain/bytes.ts';
 import { pendingCloseAddress, pendingDeactivationAddress, pendingReclaimAddress } from '../../chain/pda.ts';
 import { timelockEndsAt } from '../../chain/timelock-instructions.ts';
+import type { ProgramIndex } from './program-index.ts';
 
 export interface TimelockRow {
   kind: 'mailbox_close' | 'domain_deactivation' | 'domain_reclaim';
@@ -44,18 +43,26 @@ export interface TimelockRow {
 
 const MAIL_DOMAIN_TAG = 6;
 
-/** The MailDomains whose authority is `wallet` (memcmp on the tag and the authority field). */
-async function domainsOf(conn: Connection, programId: Key, wallet: Key) {
-  const found = await conn.getProgramAccounts(toPublicKey(programId), {
-    filters: [
-      { memcmp: { offset: 0, bytes: bs58.encode(Uint8Array.of(MAIL_DOMAIN_TAG)) } },
-      { memcmp: { offset: mailDomainLayout.offsets.authority, bytes: bs58.encode(keyBytes(wallet)) } },
-    ],
-  });
-  return found.map(({ pubkey, account }) => ({
-    address: pubkey,
-    domain: decodeMailDomain(new Uint8Array(account.data)),
-  }));
+const PENDING_RECLAIM_TAG = 18;
+
+/** The indexed MailDomains whose authority is `wallet`. */
+function domainsOf(index: ProgramIndex, wallet: PublicKey) {
+  const out: { address: PublicKey; domain: ReturnType<typeof decodeMailDomain> }[] = [];
+  for (const [address, data] of index.ofTag(MAIL_DOMAIN_TAG)) {
+    const domain = decodeMailDomain(data);
+    if (domain.authority.equals(wallet)) out.push({ address: toPublicKey(address), domain });
+  }
+  return out;
+}
+
+/** The indexed PendingReclaims that would install `wallet` as a domain's authority. */
+function incomingReclaims(index: ProgramIndex, wallet: PublicKey) {
+  const out: { address: PublicKey; account: PendingReclaim }[] = [];
+  for (const [address, data] of index.ofTag(PENDING_RECLAIM_TAG)) {
+    const account = decodePendingReclaim(data);
+    if (account.authority.equals(wallet)) out.push({ address: toPublicKey(address), account });
+  }
+  return out;
 }
 
 type Pending = PendingMailboxClose | PendingDeactivation | PendingReclaim;
@@ -89,21 +96,20 @@ function toRow(
   return row;
 }
 
+/** The wallet's timelocks; `index` is the API's program index, synced by the caller. */
 export async function walletTimelocks(
   conn: Connection,
   programId: Key,
   wallet: Key,
   chainTime: number,
+  index: ProgramIndex,
 ): Promise<TimelockRow[]> {
   const program = toPublicKey(programId);
+  const owner = toPublicKey(wallet);
   const closeAt = pendingCloseAddress(programId, wallet)[0];
-  const [closeInfo, domains, incoming] = await Promise.all([
-    conn.getAccountInfo(closeAt),
-    domainsOf(conn, programId, wallet),
-    listKind(conn, programId, 18, PENDING_RECLAIM_SIZE, decodePendingReclaim, [
-      { offset: pendingReclaimLayout.offsets.authority, bytes: keyBytes(wallet) },
-    ]),
-  ]);
+  const domains = domainsOf(index, owner);
+  const incoming = incomingReclaims(index, owner);
+  const closeInfo = await conn.getAccountInfo(closeAt, 'confirmed');
   const rows: TimelockRow[] = [];
   if (closeInfo?.owner.equals(program))
     rows.push(toRow(closeAt, decodePendingMailboxClose(new Uint8Array(closeInfo.data)), 'owner', null));
@@ -113,7 +119,12 @@ export async function walletTimelocks(
     { at: pendingReclaimAddress(programId, d.address)[0], domain: d.domain.domain },
   ]);
   const infos =
-    pendingAddrs.length > 0 ? await conn.getMultipleAccountsInfo(pendingAddrs.map((p) => p.at)) : [];
+    pendingAddrs.length > 0
+      ? await conn.getMultipleAccountsInfo(
+          pendingAddrs.map((p) => p.at),
+          'confirmed',
+        )
+      : [];
   infos.forEach((info, i) => {
     const { at, domain } = pendingAddrs[i] as { at: PublicKey; domain: string };
     if (!info?.owner.equals(program)) return;
@@ -124,7 +135,12 @@ export async function walletTimelocks(
   });
   // Reclaims that would make the wallet a domain's authority, with the domain's name.
   const names =
-    incoming.length > 0 ? await conn.getMultipleAccountsInfo(incoming.map((r) => r.account.domain)) : [];
+    incoming.length > 0
+      ? await conn.getMultipleAccountsInfo(
+          incoming.map((r) => r.account.domain),
+          'confirmed',
+        )
+      : [];
   incoming.forEach(({ address, account }, i) => {
     const info = names[i];
     const name =

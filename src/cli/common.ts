@@ -147,8 +147,9 @@ export function loadCliConfig(
 
 /**
  * The CLI's chain connection: each RPC call fails after 60 s instead of
- * hanging, and a public RPC's HTTP 429 is waited out and retried.
+ * hanging, and a public RPC's HTTP 429 is waited out (by its Retry-After)
+ * and retried for up to a minute, silently (src/net/rpc-discipline.ts).
  */
 export function cliConnection(rpc: string): Connection {
-  return createConnection(rpc, { timeoutMs: 60_000, retryOnRateLimit: true });
+  return createConnection(rpc, { timeoutMs: 60_000, maxWaitMs: 60_000 });
 }

@@ -2,6 +2,7 @@
 // other keys (host names from smtp.hostname, paths under data_dir), makes
 // every path absolute, and runs the checks that span several tables.
 import { isAbsolute, join, resolve } from 'node:path';
+import { defaultMaxRps } from '../net/rpc-discipline.ts';
 import { ExtraCaError, readExtraCa } from '../tls/extra-ca.ts';
 import type { ConfigIssue } from './issues.ts';
 import type { ConfigInput } from './schema.ts';
@@ -129,6 +130,7 @@ export function resolveConfig(
     chain: {
       ...raw.chain,
       ws_url: raw.chain.ws_url ?? deriveWsUrl(raw.chain.rpc_url),
+      max_rps: raw.chain.max_rps ?? defaultMaxRps(raw.chain.rpc_url),
       authority_key_file: opt(raw.chain.authority_key_file),
       delegate_key_file: opt(raw.chain.delegate_key_file),
     },

@@ -157,6 +157,16 @@ export interface ChainConfig {
   sendmail_batch_max: number;
   /** How long a send waits for others to share its transaction. */
   sendmail_batch_wait_ms: number;
+  /** µlamports per compute unit, or `auto` (a percentile of getRecentPrioritizationFees). */
+  priority_fee: 'auto' | number;
+  /** `auto`: the percentile of recent prioritization fees, 1-100. */
+  priority_fee_percentile: number;
+  /** The most one transaction pays in priority fee, in lamports. */
+  max_priority_fee_lamports: number;
+  /** JSON-RPC calls per second to rpc_url from each process; 0 = no limit (resolved: unset is 0 on this host, else 10). */
+  max_rps: number;
+  /** How long one RPC call waits out 429s and provider errors before failing as retryable. */
+  rpc_max_wait_secs: number;
 }
 
 export interface IpfsConfig {

@@ -3,12 +3,14 @@
 // under the data directory and reused on later runs.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
-import { faucetKeypairPath, startDevnet } from '../../chain/devnet/server.ts';
+import { formatFidelitySpec, parseFidelitySpec } from '../../chain/devnet/fidelity.ts';
+import { type FidelityOptions, faucetKeypairPath, startDevnet } from '../../chain/devnet/server.ts';
 import { startPind } from '../../pinning/pind/server.ts';
 import { createConnection } from '../chain-rpc.ts';
 import { formatListen } from '../cli/common.ts';
-import type { Config } from '../config/index.ts';
+import { type Config, deriveWsUrl } from '../config/index.ts';
 import { createCredentialKeyFile, loadCredentialKey } from '../crypto/credential-seal.ts';
 import { startDomaind } from '../domaind/server.ts';
 import {
@@ -38,6 +40,21 @@ export interface DevStackOptions {
   rpcPort?: number;
   redisUrl?: string;
   slotMs?: number;
+  /**
+   * Fidelity mode for dev's devnet (`--fidelity`): options, or a spec as
+   * `sealpost devnet --fidelity` takes it. Not with `rpcUrl`.
+   */
+  fidelity?: FidelityOptions | string;
+  /**
+   * Run against this chain instead of a devnet of dev's own (`--rpc`): no
+   * devnet is started, and the chain is only checked (postoffice, domain,
+   * balances, mailboxes), never airdropped to or initialized: what is
+   * missing is logged with its remedy, and a missing essential (postoffice,
+   * domain, funded authority and delegate keys) stops start-up.
+   */
+  rpcUrl?: string;
+  /** PubSub URL of `rpcUrl`; default derived as web3.js does. */
+  wsUrl?: string;
   /**
    * Every component on an OS-chosen loopback port (tests, several stacks
    * side by side); the ports got are written into the generated config.
@@ -146,11 +163,6 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     const store = await openStore({ url: config.store.url, dataDir });
     closers.push(() => store.close());
 
-    const rpc = new URL(config.chain.rpc_url);
-    const rpcListen = {
-      host: opts.rpcHost ?? rpc.hostname,
-      port: opts.rpcPort ?? (opts.randomPorts ? 0 : Number(rpc.port || 8899)),
-    };
     const children: DevChild[] = [];
     const child = async (name: string, args: string[], ready: RegExp) => {
       const c = await startDevChild({ name, args: [...args, '--config', configFile], ready, logger: log });
@@ -158,33 +170,25 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       closers.push(() => c.stop());
       return c;
     };
+    const fidelity = typeof opts.fidelity === 'string' ? parseFidelitySpec(opts.fidelity) : opts.fidelity;
+    const external = opts.rpcUrl !== undefined;
     let devnet: { rpcUrl: string; wsUrl: string; programId: string };
-    if (opts.childProcesses) {
-      if (opts.clock) throw new Error('a devnet clock needs the devnet in this process');
-      const c = await child(
-        'devnet',
-        [
-          'devnet',
-          '--data-dir',
-          dataDir,
-          '--listen',
-          formatListen(rpcListen),
-          ...(opts.slotMs ? ['--slot-ms', String(opts.slotMs)] : []),
-        ],
-        /JSON-RPC\s+(\S+)\n\s+WebSocket\s+(\S+)\n\s+program id\s+(\S+)\n/,
-      );
-      devnet = { rpcUrl: c.match[1] as string, wsUrl: c.match[2] as string, programId: c.match[3] as string };
+    if (external) {
+      if (fidelity) throw new Error('--fidelity is for dev’s own devnet; it cannot apply to --rpc');
+      if (opts.clock) throw new Error('a devnet clock needs dev’s own devnet, not --rpc');
+      const rpcUrl = opts.rpcUrl as string;
+      devnet = { rpcUrl, wsUrl: opts.wsUrl ?? deriveWsUrl(rpcUrl), programId: config.chain.program_id };
+      log.info({ rpcUrl, wsUrl: devnet.wsUrl }, 'running against an external chain (no devnet of its own)');
     } else {
-      const inProcess = await startDevnet({
-        dataDir: join(dataDir, 'devnet'),
-        ...rpcListen,
-        programId: config.chain.program_id,
-        slotMs: opts.slotMs,
-        clock: opts.clock,
-        logger: log.child({ component: 'devnet' }),
+      devnet = await startOwnDevnet({
+        config,
+        dataDir,
+        opts,
+        fidelity,
+        log,
+        closers,
+        child,
       });
-      closers.push(inProcess.close);
-      devnet = inProcess;
     }
 
     const connection = createConnection(devnet.rpcUrl, { wsUrl: devnet.wsUrl });
@@ -197,7 +201,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         file: join(keysDir, 'wallet-postage.json'),
       },
     ];
-    const { performed } = await bootstrapChain({
+    const { performed, missing } = await bootstrapChain({
       connection,
       programId: devnet.programId,
       domain: DEV_DOMAIN,
@@ -207,8 +211,17 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       upgradeAuthorityFile: faucetKeypairPath(join(dataDir, 'devnet')),
       wallets,
       log: (line) => log.info(line),
+      checkOnly: external,
     });
-    if (performed.length === 0) log.info('chain already prepared');
+    for (const m of missing) log.warn({ essential: m.essential }, `chain not ready: ${m.what}`);
+    const blocking = missing.filter((m) => m.essential);
+    if (blocking.length > 0) {
+      throw new Error(
+        `the chain at ${devnet.rpcUrl} is not ready for mail and sealpost dev does not change a chain it does not run:\n` +
+          blocking.map((m) => `  - ${m.what}`).join('\n'),
+      );
+    }
+    if (performed.length === 0 && missing.length === 0) log.info('chain already prepared');
 
     // The operator pin and gateway (pind), then the mail server itself.
     const pinListen = { host: config.pind.host, port: config.pind.port };
@@ -320,8 +333,11 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         address_form: `${w.key.address}@${DEV_DOMAIN}`,
       })),
       components: [
-        { name: 'devnet (chain JSON-RPC)', url: devnet.rpcUrl },
-        { name: 'devnet (WebSocket)', url: devnet.wsUrl },
+        {
+          name: external ? 'chain JSON-RPC (external)' : 'devnet (chain JSON-RPC)',
+          url: devnet.rpcUrl,
+        },
+        { name: external ? 'chain WebSocket (external)' : 'devnet (WebSocket)', url: devnet.wsUrl },
         { name: 'redis', url: redis.url },
         { name: 'pind (pin surface)', url: pind.pinUrl },
         { name: 'pind (IPFS gateway)', url: pind.gatewayUrl },
@@ -352,6 +368,71 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     await close();
     throw err;
   }
+}
+
+/**
+ * A configured RPC URL that cannot be where dev's devnet listens: https, or
+ * a host name other than localhost (an IP literal is an address to bind).
+ */
+function namesRemoteChain(url: URL): boolean {
+  if (url.protocol === 'https:') return true;
+  const host = url.hostname;
+  return !(host === 'localhost' || isIP(host.replace(/^\[|\]$/g, '')) !== 0);
+}
+
+/** dev's own devnet: as a `sealpost devnet` child or in this process, on the config's loopback address. */
+async function startOwnDevnet(a: {
+  config: Config;
+  dataDir: string;
+  opts: DevStackOptions;
+  fidelity: FidelityOptions | undefined;
+  log: Logger;
+  closers: (() => Promise<void>)[];
+  child: (name: string, args: string[], ready: RegExp) => Promise<DevChild>;
+}): Promise<{ rpcUrl: string; wsUrl: string; programId: string }> {
+  const { config, dataDir, opts, fidelity, log } = a;
+  const rpc = new URL(config.chain.rpc_url);
+  // A config left naming a remote chain (an earlier --rpc run) does not say where to listen.
+  const remote = namesRemoteChain(rpc);
+  if (remote && opts.rpcHost === undefined) {
+    log.info(
+      { configured: config.chain.rpc_url },
+      'the config names a remote chain; dev’s devnet listens on 127.0.0.1',
+    );
+  }
+  const rpcListen = {
+    host: opts.rpcHost ?? (remote ? '127.0.0.1' : rpc.hostname),
+    port: opts.rpcPort ?? (opts.randomPorts ? 0 : remote ? 8899 : Number(rpc.port || 8899)),
+  };
+  if (opts.childProcesses) {
+    if (opts.clock) throw new Error('a devnet clock needs the devnet in this process');
+    const spec = fidelity ? formatFidelitySpec(fidelity) : '';
+    const c = await a.child(
+      'devnet',
+      [
+        'devnet',
+        '--data-dir',
+        dataDir,
+        '--listen',
+        formatListen(rpcListen),
+        ...(opts.slotMs ? ['--slot-ms', String(opts.slotMs)] : []),
+        ...(spec ? ['--fidelity', spec] : []),
+      ],
+      /JSON-RPC\s+(\S+)\n\s+WebSocket\s+(\S+)\n\s+program id\s+(\S+)\n/,
+    );
+    return { rpcUrl: c.match[1] as string, wsUrl: c.match[2] as string, programId: c.match[3] as string };
+  }
+  const inProcess = await startDevnet({
+    dataDir: join(dataDir, 'devnet'),
+    ...rpcListen,
+    programId: config.chain.program_id,
+    slotMs: opts.slotMs,
+    clock: opts.clock,
+    logger: log.child({ component: 'devnet' }),
+    fidelity,
+  });
+  a.closers.push(inProcess.close);
+  return inProcess;
 }
 
 export function formatSummary(s: DevSummary): string {

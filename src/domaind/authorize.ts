@@ -3,13 +3,7 @@
 // repeated request for the same authority is answered without a second
 // transaction, and a domain held by another authority is refused before
 // anything is sent.
-import {
-  type Commitment,
-  type Connection,
-  type Keypair,
-  sendAndConfirmTransaction,
-  Transaction,
-} from '@solana/web3.js';
+import { type Commitment, type Connection, type Keypair, Transaction } from '@solana/web3.js';
 import {
   createDomainInstruction,
   domainAddress,
@@ -18,6 +12,7 @@ import {
   type MailDomain,
   parseMailProgramError,
 } from '../../chain/index.ts';
+import { sendAndConfirmPolled } from '../chain-rpc.ts';
 import type { AuthorityClaim } from './authority-record.ts';
 import { DomaindError } from './errors.ts';
 
@@ -131,7 +126,7 @@ export async function authorizeDomain(
   });
   let signature: string;
   try {
-    signature = await sendAndConfirmTransaction(chain.connection, new Transaction().add(ix), [delegate], {
+    signature = await sendAndConfirmPolled(chain.connection, new Transaction().add(ix), [delegate], {
       commitment: chain.commitment ?? 'confirmed',
     });
   } catch (err) {

@@ -11,7 +11,7 @@
 // challenge: its recent blockhash makes the new authority's signature fresh
 // and single-use, and nothing but that instruction can ride along.
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { type Keypair, PublicKey, sendAndConfirmRawTransaction, Transaction } from '@solana/web3.js';
+import { type Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import {
   getPendingReclaim,
   getPostoffice,
@@ -22,6 +22,7 @@ import {
   requestReclaimInstruction,
   timelockEndsAt,
 } from '../../chain/index.ts';
+import { sendRawAndConfirmPolled } from '../chain-rpc.ts';
 import { DnssecError, type VerifiedTxt, verifyTxtChain } from '../dns/dnssec-chain.ts';
 import { authorityKeyProblem, authorityRecordName, parseDomainInput } from './authority-record.ts';
 import { type ChainDeps, chainFailure, mailDomainFacts, readDomain } from './authorize.ts';
@@ -256,7 +257,7 @@ export async function startReclaim(
   tx.partialSign(delegate);
   let signature: string;
   try {
-    signature = await sendAndConfirmRawTransaction(chain.connection, tx.serialize(), {
+    signature = await sendRawAndConfirmPolled(chain.connection, tx.serialize(), {
       commitment: chain.commitment ?? 'confirmed',
       preflightCommitment: chain.commitment ?? 'confirmed',
     });

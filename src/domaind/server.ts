@@ -64,7 +64,13 @@ export async function buildDomaind(deps: DomaindDeps): Promise<Domaind> {
   const resolver = deps.resolver ?? createDnsResolver({ servers: [config.domaind.resolver] });
   // Every chain read has a deadline: a node that goes away mid-answer never leaves one pending.
   const connection =
-    deps.connection ?? createConnection(config.chain.rpc_url, { commitment: config.chain.commitment });
+    deps.connection ??
+    createConnection(config.chain.rpc_url, {
+      commitment: config.chain.commitment,
+      maxRps: config.chain.max_rps,
+      maxWaitMs: config.chain.rpc_max_wait_secs * 1000,
+      log: logger.child({ component: 'chain-rpc' }),
+    });
   const delegate =
     deps.delegate !== undefined
       ? deps.delegate

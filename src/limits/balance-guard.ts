@@ -1,7 +1,8 @@
 // The authority balance guard. Every relayed message costs the domain
 // authority a SendMail fee and an Email account's rent, so the MX stops
 // taking new mail (4xx, the sender retries later) while the authority's
-// balance is below `[chain] min_authority_lamports`. The balance is read by a
+// balance is below `[chain] min_authority_lamports` plus what one more
+// message may cost (fee, rent, priority fee at its cap). The balance is read by a
 // poller every few seconds and cached, so MAIL FROM never waits on the chain.
 //
 // An unknown balance (no successful read yet, or the last one is stale)
@@ -15,6 +16,13 @@ export interface BalanceGuardOptions {
   read: () => Promise<number>;
   /** Floor; 0 turns deferral off (the balance is still polled for the metric). */
   minLamports: number;
+  /**
+   * The most one message costs (signature fee, Email rent, priority fee at
+   * its cap: messageCostLamports in delivery/priority-fee.ts): a balance is
+   * enough while paying one more message leaves at least `minLamports`.
+   * Default 0 (the floor alone).
+   */
+  perMessageLamports?: number;
   intervalMs: number;
   logger: Logger;
   metrics?: CostGuardMetrics;
@@ -71,12 +79,18 @@ export class BalanceGuard {
     return this.inFlight;
   }
 
+  /** What the balance must reach: the floor plus one message's cost (0 when deferral is off). */
+  get floorLamports(): number {
+    if (this.opts.minLamports <= 0) return 0;
+    return this.opts.minLamports + (this.opts.perMessageLamports ?? 0);
+  }
+
   /** The cached verdict for a new transaction. */
   check(): BalanceCheck {
     if (this.opts.minLamports <= 0 || this.lamports === undefined) return { ok: true };
     if (this.now() - this.readAt > this.staleMs) return { ok: true };
-    if (this.lamports >= this.opts.minLamports) return { ok: true };
-    return { ok: false, lamports: this.lamports, minLamports: this.opts.minLamports };
+    if (this.lamports >= this.floorLamports) return { ok: true };
+    return { ok: false, lamports: this.lamports, minLamports: this.floorLamports };
   }
 
   /** The last balance read, if any. */
@@ -96,17 +110,27 @@ export class BalanceGuard {
     this.lamports = lamports;
     this.readAt = this.now();
     this.opts.metrics?.balance.set(lamports);
-    const min = this.opts.minLamports;
+    const min = this.floorLamports;
     const low = min > 0 && lamports < min;
     this.opts.metrics?.low.set(low ? 1 : 0);
     if (low && !this.low) {
       this.log.error(
-        { alert: 'authority_balance_low', lamports, min_authority_lamports: min },
+        {
+          alert: 'authority_balance_low',
+          lamports,
+          min_authority_lamports: this.opts.minLamports,
+          floor_lamports: min,
+        },
         'ALERT: authority balance is below [chain] min_authority_lamports; the MX defers new mail with 451 until it is topped up',
       );
     } else if (!low && this.low) {
       this.log.warn(
-        { alert: 'authority_balance_recovered', lamports, min_authority_lamports: min },
+        {
+          alert: 'authority_balance_recovered',
+          lamports,
+          min_authority_lamports: this.opts.minLamports,
+          floor_lamports: min,
+        },
         'authority balance is back above [chain] min_authority_lamports; the MX accepts mail again',
       );
     }

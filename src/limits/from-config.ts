@@ -3,6 +3,7 @@
 // authority's balance against `[chain] min_authority_lamports`.
 import type { Connection, PublicKey } from '@solana/web3.js';
 import type { Redis } from 'ioredis';
+import { messageCostLamports } from '../../delivery/priority-fee.ts';
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../log.ts';
 import { BalanceGuard } from './balance-guard.ts';
@@ -32,6 +33,10 @@ export async function startCostGuard(parts: CostGuardParts): Promise<RunningCost
   const balance = new BalanceGuard({
     read: () => parts.connection.getBalance(parts.authority, config.chain.commitment),
     minLamports: config.chain.min_authority_lamports,
+    // The last message accepted above the floor can still be paid at the highest priority fee allowed.
+    perMessageLamports: Number(
+      messageCostLamports({ maxLamports: BigInt(config.chain.max_priority_fee_lamports ?? 0) }),
+    ),
     intervalMs: config.limits.balance_check_secs * 1000,
     logger: parts.logger,
     metrics,

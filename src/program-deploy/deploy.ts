@@ -12,8 +12,10 @@
 // when it is someone else's.
 import { createHash } from 'node:crypto';
 import { type Connection, Keypair, type PublicKey } from '@solana/web3.js';
+import type { PriorityFeePolicy } from '../../chain/compute-budget.ts';
 import { getPostoffice } from '../../chain/index.ts';
 import { programDataAddress, write } from '../../chain/program/loader.ts';
+import { SLOT_POLL_MS } from '../chain-rpc.ts';
 import {
   DeployError,
   type OnChainProgram,
@@ -50,6 +52,8 @@ export interface DeployInput {
   maxDataLen?: number;
   /** Write transactions in flight; default 8. */
   window?: number;
+  /** The compute-unit price of every transaction; default auto, at most 100,000 lamports each. */
+  priorityFee?: PriorityFeePolicy;
   pollMs?: number;
   /**
    * InitPostoffice once the program runs, signed by the upgrade authority and
@@ -155,9 +159,20 @@ async function balanceOf(conn: Connection, key: PublicKey): Promise<number> {
 async function waitPastDeploySlot(conn: Connection, programId: PublicKey): Promise<void> {
   const program = await readProgram(conn, programId);
   if (!program) return;
-  for (let i = 0; i < 600; i++) {
-    if ((await conn.getSlot('confirmed')) >= Number(program.slot)) return;
-    await new Promise((r) => setTimeout(r, 100));
+  // At slot cadence for about a minute, backing off when a read fails.
+  for (let i = 0, failures = 0; i < 150; i++) {
+    const slot = await conn.getSlot('confirmed').then(
+      (s) => {
+        failures = 0;
+        return s;
+      },
+      () => {
+        failures++;
+        return -1;
+      },
+    );
+    if (slot >= Number(program.slot)) return;
+    await new Promise((r) => setTimeout(r, SLOT_POLL_MS * 2 ** Math.min(failures, 4)));
   }
 }
 
@@ -235,6 +250,7 @@ async function postofficeStep(
     admin: input.init.admin,
     upgradeAuthority: input.authority,
     args: input.init.args,
+    ...(input.priorityFee ? { priorityFee: input.priorityFee } : {}),
   });
   return { init, found: null };
 }
@@ -346,7 +362,7 @@ export async function deployProgram(input: DeployInput): Promise<DeployResult | 
     programKeypair: existing ? null : input.programKeypair,
   };
   const buffer = await readBuffer(conn, input.buffer.publicKey, authority.publicKey, so.length);
-  const plan = await makePlan(conn, keys, so, existing, buffer, maxDataLen, init);
+  const plan = await makePlan(conn, keys, so, existing, buffer, maxDataLen, init, input.priorityFee);
   for (const line of describePlan(plan, keys, startBalance)) input.say(line);
   const transactions = plan.setup.length + plan.offsets.length + plan.finish.length + (init ? 1 : 0);
   if (input.dryRun) {
@@ -406,6 +422,7 @@ async function initialize(input: DeployInput, init: InitPlan): Promise<Postoffic
     [signature] = (await sendAll([init.spec], {
       connection: conn,
       payer: input.payer,
+      ...(input.priorityFee ? { priorityFee: input.priorityFee } : {}),
       ...(input.pollMs ? { pollMs: input.pollMs } : {}),
     })) as [string];
   } catch (err) {
@@ -445,6 +462,7 @@ async function execute(
       connection: conn,
       payer,
       window: input.window ?? 8,
+      ...(input.priorityFee ? { priorityFee: input.priorityFee } : {}),
       ...(input.pollMs ? { pollMs: input.pollMs } : {}),
       ...(onConfirmed ? { onConfirmed } : {}),
     });

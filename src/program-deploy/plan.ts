@@ -13,6 +13,13 @@ import {
 } from '@solana/web3.js';
 import { POSTOFFICE_SIZE } from '../../chain/accounts/index.ts';
 import {
+  budgetedUnitLimit,
+  type PriorityFeePolicy,
+  priorityFeeLamports,
+  resolvePriorityFee,
+  writableKeysOf,
+} from '../../chain/compute-budget.ts';
+import {
   BUFFER_METADATA_SIZE,
   close,
   createBuffer,
@@ -25,7 +32,7 @@ import {
 } from '../../chain/program/loader.ts';
 import type { BufferState, OnChainProgram } from './onchain.ts';
 import type { InitPlan } from './postoffice.ts';
-import type { TxSpec } from './sender.ts';
+import { DEFAULT_DEPLOY_PRIORITY_FEE, type TxSpec, withBudget } from './sender.ts';
 
 const PACKET_SIZE = 1232;
 const LAMPORTS_PER_SOL = 1_000_000_000;
@@ -50,8 +57,13 @@ export interface Cost {
   programDataRent: number;
   /** The program account's rent (deploy only). */
   programRent: number;
+  /** Every transaction's fee: 5000 lamports per signature and the priority fee. */
   fees: number;
   feePerWrite: number;
+  /** The part of `fees` that is priority fee (compute-unit limit × price). */
+  priorityFees: number;
+  /** The compute-unit price the plan was worked out at (µlamports per CU; raised on a re-sign). */
+  microLamportsPerCu: bigint;
   /** The postoffice's rent, paid at InitPostoffice (0: not initialized by this deploy). */
   postofficeRent: number;
   /** InitPostoffice's fee (0: none sent); not in `fees`. */
@@ -93,10 +105,14 @@ export function sol(lamports: number): string {
   return `${sign}${Math.floor(abs / LAMPORTS_PER_SOL)}${frac ? `.${frac}` : ''}`;
 }
 
-/** Largest Write chunk whose transaction (these signers, these keys) fits one packet. */
+/**
+ * Largest Write chunk whose transaction (these signers, these keys, and the
+ * SetComputeUnitLimit / SetComputeUnitPrice in front) fits one packet.
+ */
 export function writeChunkSize(payer: PublicKey, authority: PublicKey, buffer: PublicKey): number {
   const tx = new Transaction({ feePayer: payer, recentBlockhash: payer.toBase58() });
-  tx.add(write(buffer, authority, 0, new Uint8Array(0)));
+  const budgetAtMost = { mode: 'fixed', maxLamports: 2n ** 64n } as const;
+  tx.add(...withBudget([write(buffer, authority, 0, new Uint8Array(0))], 2n ** 63n, budgetAtMost));
   const empty = tx.serialize({ requireAllSignatures: false, verifySignatures: false }).length;
   // The instruction data's compact-u16 length takes a second byte past 127 bytes.
   return PACKET_SIZE - empty - 1;
@@ -114,11 +130,25 @@ export function chunksToWrite(so: Uint8Array, held: Uint8Array | null, chunkSize
   return out;
 }
 
-async function feeOf(conn: Connection, blockhash: string, payer: PublicKey, ixs: TransactionInstruction[]) {
-  const tx = new Transaction({ feePayer: payer, recentBlockhash: blockhash }).add(...ixs);
+/** The fee of `ixs` as sent (behind the budget instructions at `price`); the priority part apart. */
+export async function budgetedFee(
+  conn: Connection,
+  blockhash: string,
+  payer: PublicKey,
+  ixs: TransactionInstruction[],
+  price: bigint,
+  policy: PriorityFeePolicy,
+): Promise<{ fee: number; priority: number }> {
+  const sent = withBudget(ixs, price, policy);
+  const priceIx = sent.length > ixs.length + 1 ? sent[1] : undefined;
+  const sentPrice = priceIx ? priceIx.data.readBigUInt64LE(1) : 0n;
+  const priority = Number(priorityFeeLamports(budgetedUnitLimit(ixs, 1n), sentPrice));
+  const tx = new Transaction({ feePayer: payer, recentBlockhash: blockhash }).add(...sent);
   const message = tx.compileMessage();
   const { value } = await conn.getFeeForMessage(message, 'confirmed');
-  return value ?? 5000 * message.header.numRequiredSignatures;
+  // A node that omits the priority fee from getFeeForMessage: count it here.
+  const base = 5000 * message.header.numRequiredSignatures;
+  return { fee: Math.max(value ?? 0, base + priority), priority };
 }
 
 /** Everything a deploy (no program yet) or an upgrade (`existing`) of `so` will send, and its cost. */
@@ -130,13 +160,29 @@ export async function makePlan(
   buffer: BufferState,
   maxDataLen: number,
   init: InitPlan | null = null,
+  policy: PriorityFeePolicy = DEFAULT_DEPLOY_PRIORITY_FEE,
 ): Promise<Plan> {
   const payer = keys.payer.publicKey;
   const authority = keys.authority.publicKey;
   const bufferKey = keys.buffer.publicKey;
   const rent = (size: number) => conn.getMinimumBalanceForRentExemption(size, 'confirmed');
   const { blockhash } = await conn.getLatestBlockhash('confirmed');
-  const fee = (ixs: TransactionInstruction[]) => feeOf(conn, blockhash, payer, ixs);
+  const sample = [write(bufferKey, authority, 0, so.subarray(0, 1))];
+  const price = await resolvePriorityFee(
+    conn,
+    policy,
+    writableKeysOf(sample, payer),
+    0,
+    budgetedUnitLimit(sample, 1n),
+  );
+  let priorityFees = 0;
+  let lastPriority = 0;
+  const fee = async (ixs: TransactionInstruction[]) => {
+    const f = await budgetedFee(conn, blockhash, payer, ixs, price, policy);
+    priorityFees += f.priority;
+    lastPriority = f.priority;
+    return f.fee;
+  };
 
   const chunkSize = writeChunkSize(payer, authority, bufferKey);
   const chunksTotal = Math.ceil(so.length / chunkSize);
@@ -166,6 +212,7 @@ export async function makePlan(
   }
   const bufferRefund = buffer.kind === 'resume' ? buffer.lamports : bufferRent;
   const feePerWrite = await fee([write(bufferKey, authority, 0, so.subarray(0, chunkSize))]);
+  priorityFees += lastPriority * (offsets.length - 1);
 
   const finish: TxSpec[] = [];
   let programRent = 0;
@@ -228,6 +275,8 @@ export async function makePlan(
       programRent,
       fees,
       feePerWrite,
+      priorityFees,
+      microLamportsPerCu: price,
       postofficeRent,
       initFee,
       payerReserve,
@@ -262,6 +311,7 @@ export function describePlan(plan: Plan, keys: DeployKeys, balance: number): str
   }
   lines.push(
     `  fees:                   ${sol(c.fees)} SOL (${plan.offsets.length} writes × ${c.feePerWrite} lamports + setup and ${plan.action})`,
+    `  of which priority fee:  ${sol(c.priorityFees)} SOL (${c.microLamportsPerCu} µlamports per compute unit, every transaction with a compute-unit limit)`,
   );
   if (plan.init) lines.push(...initLines(plan.init));
   lines.push(

@@ -7,9 +7,14 @@ import {
   type Keypair,
   type PublicKey,
   SystemProgram,
-  Transaction,
   type TransactionInstruction,
 } from '@solana/web3.js';
+import {
+  budgetedUnitLimit,
+  type PriorityFeePolicy,
+  resolvePriorityFee,
+  writableKeysOf,
+} from '../../chain/compute-budget.ts';
 import {
   decodePostoffice,
   initPostofficeInstruction,
@@ -20,7 +25,8 @@ import {
   ZERO_KEY,
 } from '../../chain/index.ts';
 import { DeployError, type OnChainProgram, readAccount } from './onchain.ts';
-import type { TxSpec } from './sender.ts';
+import { budgetedFee } from './plan.ts';
+import { DEFAULT_DEPLOY_PRIORITY_FEE, type TxSpec } from './sender.ts';
 
 /** The InitPostoffice arguments of docs/protocol.md. */
 export interface PostofficeArgs {
@@ -160,6 +166,7 @@ export async function planInit(
     admin: Keypair;
     upgradeAuthority: Keypair;
     args: PostofficeArgs;
+    priorityFee?: PriorityFeePolicy;
   },
 ): Promise<InitPlan> {
   const rent = await conn.getMinimumBalanceForRentExemption(POSTOFFICE_SIZE, 'confirmed');
@@ -182,16 +189,16 @@ export async function planInit(
     }),
   );
   const { blockhash } = await conn.getLatestBlockhash('confirmed');
-  const message = new Transaction({ feePayer: o.payer.publicKey, recentBlockhash: blockhash })
-    .add(...ixs)
-    .compileMessage();
-  const { value } = await conn.getFeeForMessage(message, 'confirmed');
+  const policy = o.priorityFee ?? DEFAULT_DEPLOY_PRIORITY_FEE;
+  const keys = writableKeysOf(ixs, o.payer.publicKey);
+  const price = await resolvePriorityFee(conn, policy, keys, 0, budgetedUnitLimit(ixs, 1n));
+  const { fee } = await budgetedFee(conn, blockhash, o.payer.publicKey, ixs, price, policy);
   return {
     postoffice: postofficeAddress(o.programId)[0],
     admin: o.admin.publicKey,
     upgradeAuthority: o.upgradeAuthority.publicKey,
     spec: { label: 'InitPostoffice', ixs, signers: [o.upgradeAuthority, o.admin] },
     rent,
-    fee: value ?? 5000 * message.header.numRequiredSignatures,
+    fee,
   };
 }

@@ -1,9 +1,12 @@
 // Sends transactions and waits until each is confirmed, at most `window` in
 // flight: signed with a recent blockhash, polled together with
-// getSignatureStatuses, rebroadcast while pending, and signed again with a new
-// blockhash once the old one has expired without the transaction landing
-// (checked against the full status history first, so nothing lands twice).
+// getSignatureStatuses, rebroadcast while pending (chain/rebroadcast.ts, the
+// code path the delivery pipeline uses: sent with maxRetries 0, the same bytes
+// again every `rebroadcastMs`), and signed again with a new blockhash once the
+// old one has expired without the transaction landing (checked against the
+// full status history first, so nothing lands twice).
 import {
+  ComputeBudgetProgram,
   type Connection,
   type Keypair,
   SendTransactionError,
@@ -11,6 +14,16 @@ import {
   type TransactionInstruction,
 } from '@solana/web3.js';
 import bs58 from 'bs58';
+import {
+  budgetedUnitLimit,
+  computeBudgetInstructions,
+  DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
+  maxPriceFor,
+  type PriorityFeePolicy,
+  resolvePriorityFee,
+  writableKeysOf,
+} from '../../chain/compute-budget.ts';
+import { Rebroadcaster, sendSigned } from '../../chain/rebroadcast.ts';
 import { DeployError } from './onchain.ts';
 
 export interface TxSpec {
@@ -32,6 +45,29 @@ export interface SendOptions {
   rebroadcastMs?: number;
   /** Called once per transaction when it is confirmed, with its index in `specs` and signature. */
   onConfirmed?: (index: number, signature: string) => void;
+  /** The compute-unit price; default auto, capped at DEFAULT_MAX_PRIORITY_FEE_LAMPORTS per transaction. */
+  priorityFee?: PriorityFeePolicy;
+}
+
+export const DEFAULT_DEPLOY_PRIORITY_FEE: PriorityFeePolicy = {
+  mode: 'auto',
+  maxLamports: DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
+};
+
+/**
+ * `ixs` behind SetComputeUnitLimit and SetComputeUnitPrice at `price`
+ * (capped for this transaction's limit); unchanged when they carry a budget already.
+ */
+export function withBudget(
+  ixs: TransactionInstruction[],
+  price: bigint,
+  policy: PriorityFeePolicy,
+): TransactionInstruction[] {
+  if (ixs.some((ix) => ix.programId.equals(ComputeBudgetProgram.programId))) return ixs;
+  const unitLimit = budgetedUnitLimit(ixs, 1n);
+  const cap = maxPriceFor(unitLimit, policy.maxLamports);
+  const microLamportsPerCu = price > cap ? cap : price;
+  return [...computeBudgetInstructions({ unitLimit, microLamportsPerCu }), ...ixs];
 }
 
 interface Pending {
@@ -70,10 +106,24 @@ export async function sendAll(specs: readonly TxSpec[], o: SendOptions): Promise
   const conn = o.connection;
   const window = Math.max(1, o.window ?? 1);
   const pollMs = o.pollMs ?? 400;
-  const rebroadcastMs = o.rebroadcastMs ?? 2000;
+  const rebroadcast = new Rebroadcaster(conn, o.rebroadcastMs ?? 2000);
   const done: string[] = new Array(specs.length);
   const resigns = new Array<number>(specs.length).fill(0);
   let blockhash: { blockhash: string; lastValidBlockHeight: number; at: number } | null = null;
+
+  // One price per rebroadcast round (a re-sign after expiry raises it), looked up again after 10 s.
+  const policy = o.priorityFee ?? DEFAULT_DEPLOY_PRIORITY_FEE;
+  const prices = new Map<number, { price: bigint; at: number }>();
+  const priceFor = async (ixs: TransactionInstruction[], round: number) => {
+    let known = prices.get(round);
+    if (!known || Date.now() - known.at > 10_000) {
+      const limit = budgetedUnitLimit(ixs, 1n);
+      const keys = writableKeysOf(ixs, o.payer.publicKey);
+      known = { price: await resolvePriorityFee(conn, policy, keys, round, limit), at: Date.now() };
+      prices.set(round, known);
+    }
+    return known.price;
+  };
 
   const recent = async (fresh: boolean) => {
     if (fresh || !blockhash || Date.now() - blockhash.at > 5000) {
@@ -87,7 +137,8 @@ export async function sendAll(specs: readonly TxSpec[], o: SendOptions): Promise
     for (let attempt = 0; ; attempt++) {
       const { blockhash: hash, lastValidBlockHeight } = await recent(freshBlockhash || attempt > 0);
       const tx = new Transaction({ feePayer: o.payer.publicKey, blockhash: hash, lastValidBlockHeight });
-      tx.add(...spec.ixs);
+      const round = resigns[index] ?? 0;
+      tx.add(...withBudget(spec.ixs, await priceFor(spec.ixs, round), policy));
       const signers = [o.payer, ...spec.signers].filter(
         (s, i, all) => all.findIndex((t) => t.publicKey.equals(s.publicKey)) === i,
       );
@@ -95,7 +146,7 @@ export async function sendAll(specs: readonly TxSpec[], o: SendOptions): Promise
       const wire = tx.serialize();
       const signature = bs58.encode(tx.signature as Buffer);
       try {
-        await conn.sendRawTransaction(wire, { preflightCommitment: 'confirmed', maxRetries: 0 });
+        await sendSigned(conn, wire, { preflightCommitment: 'confirmed' });
       } catch (err) {
         const text = err instanceof SendTransactionError ? err.transactionError.message : String(err);
         if (/already been processed/i.test(text)) {
@@ -128,6 +179,7 @@ export async function sendAll(specs: readonly TxSpec[], o: SendOptions): Promise
     while (pending.size < window && next < specs.length) {
       const p = await submit(next++);
       pending.set(p.signature, p);
+      rebroadcast.track(p.signature, p.wire, p.lastValid, p.sentAt);
     }
     await sleep(pollMs);
     const sigs = [...pending.keys()];
@@ -139,6 +191,7 @@ export async function sendAll(specs: readonly TxSpec[], o: SendOptions): Promise
       if (status?.err) throw await failure(p, status.err);
       if (status?.confirmationStatus === 'confirmed' || status?.confirmationStatus === 'finalized') {
         pending.delete(sig);
+        rebroadcast.untrack(sig);
         done[p.index] = sig;
         o.onConfirmed?.(p.index, sig);
         continue;
@@ -151,6 +204,7 @@ export async function sendAll(specs: readonly TxSpec[], o: SendOptions): Promise
           .value;
         if (late) continue;
         pending.delete(sig);
+        rebroadcast.untrack(sig);
         if (++(resigns[p.index] as number) > MAX_RESIGNS) {
           throw new DeployError(
             `${(specs[p.index] as TxSpec).label} expired ${MAX_RESIGNS} times; the cluster is not landing it`,
@@ -158,11 +212,11 @@ export async function sendAll(specs: readonly TxSpec[], o: SendOptions): Promise
         }
         const again = await submit(p.index, true);
         pending.set(again.signature, again);
-      } else if (Date.now() - p.sentAt > rebroadcastMs) {
-        p.sentAt = Date.now();
-        await conn.sendRawTransaction(p.wire, { skipPreflight: true, maxRetries: 0 }).catch(() => {});
+        rebroadcast.track(again.signature, again.wire, again.lastValid, again.sentAt);
       }
     }
+    // The same bytes again for whatever is still pending and due.
+    await rebroadcast.tick(height ?? undefined);
   }
   return done;
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Keypair } from '@solana/web3.js';
 import { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { priorityFeePolicyOf } from '../../chain/compute-budget.ts';
 import { DELIVERY_ATTEMPTS } from '../../delivery/backoff.ts';
 import type { PipelineDeps } from '../../delivery/pipeline.ts';
 import { type InboundWorkers, startInboundWorkers } from '../../delivery/worker.ts';
@@ -206,6 +207,9 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     const connection = createConnection(config.chain.rpc_url, {
       commitment: config.chain.commitment,
       wsUrl: config.chain.ws_url,
+      maxRps: config.chain.max_rps,
+      maxWaitMs: config.chain.rpc_max_wait_secs * 1000,
+      log: log.child({ component: 'chain-rpc' }),
     });
     // One view of the chain (and one cache) for the MX and the spooler's local hand-off.
     const chainView = new ChainView({
@@ -259,6 +263,8 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           max: config.chain.sendmail_batch_max,
           waitMs: config.chain.sendmail_batch_wait_ms,
         },
+        // [chain] priority_fee, priority_fee_percentile, max_priority_fee_lamports.
+        priorityFee: priorityFeePolicyOf(config.chain),
         metrics: prometheus,
         recipientPinTimeoutMs: config.ipfs.recipient_pin_timeout_secs * 1000,
         afterStore: dmarcIngestHook(config, store, blobs, log),
@@ -433,7 +439,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           dmarcAdminRoutes({ db: store.db, blobs }),
           metricsRoute(opts.metricsSource?.(prometheus) ?? prometheus),
           mailRoutesFromConfig(config, store, blobs, submitParts),
-          marketRoutes({ connection, programId: config.chain.program_id }),
+          marketRoutes({ connection, programId: config.chain.program_id, db: store.db }),
         ],
       });
       closers.push(() => api.close());

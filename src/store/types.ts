@@ -202,7 +202,33 @@ export interface TlsrptPendingTable {
   detail: string | null;
 }
 
+/** One program index's position (migration 0010-program-index; src/api/program-index.ts). */
+export interface ProgramIndexStateTable {
+  /** e.g. `market:<program id>`. */
+  index_id: string;
+  /** The newest program signature applied; null before the first commit. */
+  cursor_signature: string | null;
+  cursor_slot: number | null;
+  /** Bumped by every commit: a process whose copy is of another version reloads. */
+  version: number;
+  updated_at: number;
+}
+
+/** An account a program index keeps, as last read (migration 0010-program-index). */
+export interface ProgramIndexAccountsTable {
+  index_id: string;
+  /** base58. */
+  address: string;
+  /** The account's kind tag (its first byte). */
+  tag: number;
+  /** The account data, base64. */
+  data: string;
+  updated_at: number;
+}
+
 export interface Database {
+  program_index_state: ProgramIndexStateTable;
+  program_index_accounts: ProgramIndexAccountsTable;
   sender_evaluations: SenderEvaluationsTable;
   dmarc_reports: DmarcReportsTable;
   dmarc_report_records: DmarcReportRecordsTable;

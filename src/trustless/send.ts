@@ -13,6 +13,7 @@ import { sendMailInstruction } from '../../chain/instructions.ts';
 import { emailAddress } from '../../chain/pda.ts';
 import { checkCid, recipientSealKey, sealMessage } from '../seal/index.ts';
 import { type ResolvedRecipient, resolveRecipient } from './recipient.ts';
+import { type FeeQuote, quotePriorityFee } from './tx.ts';
 
 export const LAMPORTS_PER_SOL = 1_000_000_000n;
 export const DEFAULT_CLAIM_DAYS = 7;
@@ -136,6 +137,9 @@ export interface SendCost {
   rent: bigint;
   bounty: bigint;
   fee: bigint;
+  /** The priority fee (compute-unit limit × price); `feeQuote` is the price the send then pays. */
+  priority: bigint;
+  feeQuote: FeeQuote;
   total: bigint;
   balance: bigint;
   after: bigint;
@@ -174,11 +178,25 @@ export async function prepareSend(ctx: SendContext, terms: SendTerms): Promise<P
   }
   const balance = BigInt(await conn.getBalance(wallet.publicKey, 'confirmed'));
   const rent = rentExemptLamports(emailSize('x'.repeat(CID_TEXT_LENGTH)));
-  const total = rent + bounty.lamports + SIGNATURE_FEE;
+  // The SendMail as it will be built (its index read again then): same accounts, so the same limit and price.
+  const sample = sendMailInstruction({
+    programId,
+    sender: wallet.publicKey,
+    recipient: recipient.wallet,
+    index: recipient.mailbox.mailCount,
+    fromHash: fromHash(wallet.publicKey),
+    cid: 'x'.repeat(CID_TEXT_LENGTH),
+    bountyLamports: bounty.lamports,
+    expiresAt: bounty.expiresAt,
+  });
+  const feeQuote = await quotePriorityFee(conn, [sample], wallet.publicKey);
+  const total = rent + bounty.lamports + SIGNATURE_FEE + feeQuote.lamports;
   const cost: SendCost = {
     rent,
     bounty: bounty.lamports,
     fee: SIGNATURE_FEE,
+    priority: feeQuote.lamports,
+    feeQuote,
     total,
     balance,
     after: balance - total,
@@ -194,7 +212,7 @@ export async function prepareSend(ctx: SendContext, terms: SendTerms): Promise<P
   if (balance < total) {
     throw new ComposeRefusal(
       'insufficient_funds',
-      `Not enough SOL: this send needs ${formatSol(total)} SOL (account rent${bounty.lamports > 0n ? ', bounty' : ''} and fee) and the wallet holds ${formatSol(balance)} SOL. Nothing was pinned or sent.`,
+      `Not enough SOL: this send needs ${formatSol(total)} SOL (account rent${bounty.lamports > 0n ? ', bounty' : ''}, fee and priority fee) and the wallet holds ${formatSol(balance)} SOL. Nothing was pinned or sent.`,
     );
   }
   return { kind: 'ready', recipient, bounty, cost };

@@ -1,10 +1,76 @@
 // Sending a transaction through any signer (the webmail's wallets, the
 // CLI's key file) and polling its signature to `confirmed`. A poll budget
 // bounds the wait: past it the caller learns the transaction is still
-// pending rather than failed. Shared by the webmail and the CLI; runs in
-// Node and the browser.
-import { type Connection, type PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
+// pending rather than failed. Every transaction goes behind
+// SetComputeUnitLimit and SetComputeUnitPrice (chain/compute-budget.ts): an
+// auto price from getRecentPrioritizationFees, capped per transaction.
+// Shared by the webmail and the CLI; runs in Node and the browser.
+import {
+  ComputeBudgetProgram,
+  type Connection,
+  type PublicKey,
+  Transaction,
+  type TransactionInstruction,
+} from '@solana/web3.js';
+import {
+  budgetedUnitLimit,
+  computeBudgetInstructions,
+  maxPriceFor,
+  type PriorityFeePolicy,
+  priorityFeeLamports,
+  resolvePriorityFee,
+  writableKeysOf,
+} from '../../chain/compute-budget.ts';
 import { type MailProgramError, parseMailProgramError } from '../../chain/errors.ts';
+
+/**
+ * A wallet's transactions (the webmail): the 75th percentile of recent
+ * prioritization fees over the transaction's writable accounts, at most
+ * 50,000 lamports (0.00005 SOL) of priority fee per transaction.
+ */
+export const WALLET_PRIORITY_FEE: PriorityFeePolicy = { mode: 'auto', percentile: 75, maxLamports: 50_000n };
+
+/** A priced compute budget: what a confirmation shows, and what the send then pays. */
+export interface FeeQuote {
+  unitLimit: number;
+  microLamportsPerCu: bigint;
+  /** The priority fee: ceil(unitLimit × microLamportsPerCu / 1,000,000). */
+  lamports: bigint;
+  /** The cap the price was held under. */
+  maxLamports: bigint;
+}
+
+/** The compute budget `ixs` will carry and the priority fee it costs, at the price the cluster asks now. */
+export async function quotePriorityFee(
+  conn: Connection,
+  ixs: TransactionInstruction[],
+  feePayer: PublicKey,
+  policy: PriorityFeePolicy = WALLET_PRIORITY_FEE,
+): Promise<FeeQuote> {
+  const unitLimit = budgetedUnitLimit(ixs, 1n);
+  const microLamportsPerCu = await resolvePriorityFee(
+    conn,
+    policy,
+    writableKeysOf(ixs, feePayer),
+    0,
+    unitLimit,
+  );
+  return {
+    unitLimit,
+    microLamportsPerCu,
+    lamports: priorityFeeLamports(unitLimit, microLamportsPerCu),
+    maxLamports: policy.maxLamports,
+  };
+}
+
+/** `ixs` behind the budget instructions at the quote's price (the limit sized for these `ixs`, the cap kept). */
+export function withFeeQuote(ixs: TransactionInstruction[], quote: FeeQuote): TransactionInstruction[] {
+  if (ixs.some((ix) => ix.programId.equals(ComputeBudgetProgram.programId))) return ixs;
+  const unitLimit = budgetedUnitLimit(ixs, 1n);
+  const cap = maxPriceFor(unitLimit, quote.maxLamports);
+  const microLamportsPerCu = quote.microLamportsPerCu > cap ? cap : quote.microLamportsPerCu;
+  return [...computeBudgetInstructions({ unitLimit, microLamportsPerCu }), ...ixs];
+}
 
 /** Whatever signs for a wallet and broadcasts: resolves to the signature (not yet confirmed). */
 export interface TxSubmitter {
@@ -35,6 +101,14 @@ export interface PollOptions {
   onSubmitted?: (signature: string) => void;
 }
 
+export interface SendOptions extends PollOptions {
+  /**
+   * The compute budget: a quote shown to the holder (its price is kept), a
+   * policy to price it now, or null for none; default WALLET_PRIORITY_FEE.
+   */
+  priorityFee?: FeeQuote | PriorityFeePolicy | null;
+}
+
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export async function pollSignature(
@@ -47,9 +121,18 @@ export async function pollSignature(
   const now = opts.now ?? Date.now;
   const sleep = opts.sleep ?? defaultSleep;
   const deadline = now() + budget;
+  let failures = 0;
   for (;;) {
-    const { value } = await conn.getSignatureStatuses([signature]);
-    const st = value[0];
+    let st: Awaited<ReturnType<Connection['getSignatureStatuses']>>['value'][number];
+    try {
+      st = (await conn.getSignatureStatuses([signature])).value[0] ?? null;
+      failures = 0;
+    } catch (err) {
+      // A failed poll backs off (doubling, up to 16 intervals) instead of ending the wait; five in a row end it.
+      if (++failures >= 5 || now() >= deadline) throw err;
+      await sleep(interval * 2 ** Math.min(failures, 4));
+      continue;
+    }
     if (st?.err) {
       const parsed = parseMailProgramError(st.err);
       throw new TxFailedError(
@@ -68,16 +151,25 @@ export async function pollSignature(
   }
 }
 
-/** Signs (or has the external wallet sign) and submits the instructions, then polls to commitment. */
+/**
+ * Signs (or has the external wallet sign) and submits the instructions
+ * behind their compute budget, then polls to commitment.
+ */
 export async function sendInstructions(
   conn: Connection,
   wallet: TxSubmitter,
   ixs: TransactionInstruction[],
-  opts: PollOptions = {},
+  opts: SendOptions = {},
 ): Promise<TxOutcome> {
   let signature: string;
+  const fee = opts.priorityFee === undefined ? WALLET_PRIORITY_FEE : opts.priorityFee;
+  let sent = ixs;
+  if (fee !== null) {
+    const quote = 'unitLimit' in fee ? fee : await quotePriorityFee(conn, ixs, wallet.publicKey, fee);
+    sent = withFeeQuote(ixs, quote);
+  }
   try {
-    signature = await wallet.submit(conn, new Transaction().add(...ixs));
+    signature = await wallet.submit(conn, new Transaction().add(...sent));
   } catch (err) {
     const parsed = parseMailProgramError(err);
     if (parsed) throw new TxFailedError(`the mail program refused: ${parsed.name}`, parsed, null);

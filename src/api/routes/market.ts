@@ -1,16 +1,19 @@
 // The marketplace index and a wallet's timelocks over the account API
 // (docs/api.md "Marketplace index"): public reads of the open listings, and
 // the token wallet's own offers, bids and pending timelocks. Everything is
-// read from chain state (src/api/market-index.ts, src/api/wallet-timelocks.ts);
-// the API holds no marketplace state of its own, and writes nothing: the
-// webmail signs every marketplace transaction with the wallet's key.
+// read from chain state (src/api/market-index.ts, src/api/wallet-timelocks.ts)
+// through one program index (src/api/program-index.ts), kept in the store when
+// `db` is given; the API writes nothing on chain: the webmail signs every
+// marketplace transaction with the wallet's key.
 // A route plugin: `sealpost serve` passes `marketRoutes(deps)` to the API.
 import type { Connection } from '@solana/web3.js';
 import type { FastifyPluginAsync } from 'fastify';
+import type { Kysely } from 'kysely';
 import type { Key } from '../../../chain/bytes.ts';
 import { isBase58Key, normalizeAlias, normalizeDomain } from '../../../chain/hash.ts';
 import { aliasAccountOf } from '../../../chain/market-instructions.ts';
 import { domainAddress } from '../../../chain/pda.ts';
+import type { Database } from '../../store/types.ts';
 import { ApiError } from '../errors.ts';
 import {
   ChainUnavailableError,
@@ -26,6 +29,8 @@ import { walletTimelocks } from '../wallet-timelocks.ts';
 export interface MarketRouteDeps {
   connection: Connection;
   programId: Key;
+  /** The store that keeps the program index (migration 0010-program-index); in memory without it. */
+  db?: Kysely<Database>;
   /** Cache timing of the index (defaults in market-index.ts). */
   ttlMs?: MarketIndexOptions['ttlMs'];
   minRefreshMs?: MarketIndexOptions['minRefreshMs'];
@@ -194,7 +199,7 @@ export function marketRoutes(deps: MarketRouteDeps): FastifyPluginAsync {
           doc: {
             summary: 'Open marketplace listings from the off-chain index, newest first',
             description:
-              'Built from chain state (getProgramAccounts by kind tag) and cached: refreshed_at says when the chain was read (at most 5 s before; with fresh=true, after the request arrived). Pass next_cursor as cursor for the next page. A domain listing named for one wallet is listed for everyone with that wallet in buyer (only it may buy).',
+              "Built from chain state (an index of the program's transactions, no getProgramAccounts) and cached: refreshed_at says when the chain was read (at most 5 s before; with fresh=true, after the request arrived). Pass next_cursor as cursor for the next page. A domain listing named for one wallet is listed for everyone with that wallet in buyer (only it may buy).",
             tags: ['market'],
             errors: [400, 429, 503],
           },
@@ -409,7 +414,7 @@ export function marketRoutes(deps: MarketRouteDeps): FastifyPluginAsync {
           doc: {
             summary: 'Your pending timelocks: mailbox close, and deactivations and reclaims of your domains',
             description:
-              'Read from the chain at each request (not cached). ends_at is the chain time from which the record can be completed; can_complete compares it with chain_time.',
+              'Read from the chain at each request: the program index is brought up to date after the request arrived (not cached). ends_at is the chain time from which the record can be completed; can_complete compares it with chain_time.',
             tags: ['timelocks'],
             errors: [401, 429, 503],
           },
@@ -427,8 +432,15 @@ export function marketRoutes(deps: MarketRouteDeps): FastifyPluginAsync {
       },
       async (request) => {
         try {
-          const chainTime = await chainNow(deps.connection);
-          const timelocks = await walletTimelocks(deps.connection, deps.programId, request.wallet, chainTime);
+          const asked = (deps.now ?? Date.now)();
+          const [chainTime] = await Promise.all([chainNow(deps.connection), index.index.sync(asked)]);
+          const timelocks = await walletTimelocks(
+            deps.connection,
+            deps.programId,
+            request.wallet,
+            chainTime,
+            index.index,
+          );
           return { timelocks, chain_time: chainTime };
         } catch (err) {
           chainError(err instanceof ApiError ? err : new ChainUnavailableError(err));

@@ -5,10 +5,18 @@
 import { type Connection, type Keypair, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import type { Command } from 'commander';
 import { parseMailProgramError } from '../../../chain/errors.ts';
+import { confirmSignature } from '../../chain-rpc.ts';
 import { CliError, loadCliConfig } from '../common.ts';
+import {
+  addPriorityFeeOptions,
+  budgetInstructions,
+  type PriorityFeeOptions,
+  priorityPolicyOf,
+  usePriorityFee,
+} from '../priority-fee.ts';
 import { addressOption, connect, urlOption } from './program-common.ts';
 
-export interface ChainOpts {
+export interface ChainOpts extends PriorityFeeOptions {
   config?: string;
   rpc?: string;
   programId?: string;
@@ -16,14 +24,18 @@ export interface ChainOpts {
 
 export async function chainOf(opts: ChainOpts): Promise<{ conn: Connection; programId: string }> {
   const { config } = loadCliConfig(opts);
-  const conn = await connect(opts.rpc ?? config.chain.rpc_url);
+  const conn = usePriorityFee(
+    await connect(opts.rpc ?? config.chain.rpc_url),
+    priorityPolicyOf(opts, config.chain),
+  );
   return { conn, programId: opts.programId ?? config.chain.program_id };
 }
 
 /**
- * Signs `ix` with `signers` (the first pays the fee), sends it and waits for
- * `confirmed`; throws the RPC's error or the failed status as they come, for
- * the caller to word.
+ * Signs `ix` with `signers` (the first pays the fee), behind the compute
+ * budget (limit and price: ../priority-fee.ts, the policy registered on
+ * `conn`), sends it and waits for `confirmed`; throws the RPC's error or the
+ * failed status as they come, for the caller to word.
  */
 export async function signAndConfirm(
   conn: Connection,
@@ -31,10 +43,14 @@ export async function signAndConfirm(
   ix: TransactionInstruction,
 ): Promise<string> {
   const latest = await conn.getLatestBlockhash('confirmed');
-  const tx = new Transaction({ feePayer: signers[0]?.publicKey, ...latest }).add(ix);
+  const payer = signers[0]?.publicKey;
+  if (!payer) throw new Error('signAndConfirm: no signer');
+  const budget = await budgetInstructions(conn, [ix], payer);
+  const tx = new Transaction({ feePayer: payer, ...latest }).add(...budget.instructions);
   tx.sign(...signers);
   const signature = await conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
-  const { value } = await conn.confirmTransaction({ signature, ...latest }, 'confirmed');
+  // Polled at slot cadence, never over the WebSocket alone.
+  const value = await confirmSignature(conn, { signature, ...latest }, 'confirmed');
   if (value.err) throw value;
   return signature;
 }
@@ -75,7 +91,7 @@ export function keyCommand(cmd: Command, description: string, keyHelp: string): 
 }
 
 export function addChainOptions(cmd: Command): Command {
-  return cmd
+  return addPriorityFeeOptions(cmd)
     .option('--config <file>', 'config file (for [chain] rpc_url and program_id)')
     .option('--rpc <url>', 'JSON-RPC URL (default [chain] rpc_url)', urlOption)
     .option(

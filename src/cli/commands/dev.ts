@@ -1,9 +1,34 @@
 // `sealpost dev`: the local stack for development and trying things out.
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
+import type { FidelityOptions } from '../../../chain/devnet/server.ts';
 import { formatSummary, startDevStack } from '../../dev/dev-stack.ts';
 import { createLogger } from '../../log.ts';
-import { type Listen, parseListen } from '../common.ts';
+import { CliError, EXIT_USAGE, type Listen, parseListen } from '../common.ts';
 import { waitForStop } from '../wait-for-stop.ts';
+import { parseFidelityOption } from './devnet.ts';
+
+function urlOf(value: string, schemes: string[]): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(`not a URL: "${value}"`);
+  }
+  if (!schemes.includes(url.protocol)) throw new InvalidArgumentError(`expected ${schemes.join(' or ')} URL`);
+  return value;
+}
+const httpUrl = (v: string) => urlOf(v, ['http:', 'https:']);
+const wsUrl = (v: string) => urlOf(v, ['ws:', 'wss:']);
+
+interface DevCliOptions {
+  dataDir: string;
+  listen?: Listen;
+  slotMs?: number;
+  randomPorts?: boolean;
+  fidelity?: FidelityOptions;
+  rpc?: string;
+  ws?: string;
+}
 
 export function register(program: Command): void {
   program
@@ -18,9 +43,28 @@ export function register(program: Command): void {
       '--random-ports',
       'put every listener (devnet included, unless --listen names it) on an OS-chosen loopback port; the ports are written into the generated config and dev.json',
     )
-    .action(async (opts: { dataDir: string; listen?: Listen; slotMs?: number; randomPorts?: boolean }) => {
+    .option(
+      '--fidelity <spec>',
+      'run the devnet in fidelity mode (as `sealpost devnet --fidelity`: mainnet, or lag=N[:P],drop=F,min-fee=N,rps=N[:S],gpa=…,commitment,agave)',
+      parseFidelityOption,
+    )
+    .option(
+      '--rpc <url>',
+      'run against this chain (a public devnet or testnet, a proxy) instead of a devnet of its own; it is only checked, never funded or initialized',
+      httpUrl,
+    )
+    .option('--ws <url>', 'the PubSub URL of --rpc (default derived from it)', wsUrl)
+    .action(async (opts: DevCliOptions) => {
+      if (opts.ws && !opts.rpc) throw new CliError('--ws needs --rpc', EXIT_USAGE);
+      if (opts.fidelity && opts.rpc)
+        throw new CliError('--fidelity applies to dev’s own devnet, not to --rpc', EXIT_USAGE);
+      if (opts.rpc && opts.listen)
+        throw new CliError('--listen is for dev’s own devnet, not --rpc', EXIT_USAGE);
       const stack = await startDevStack({
         dataDir: opts.dataDir,
+        fidelity: opts.fidelity,
+        rpcUrl: opts.rpc,
+        wsUrl: opts.ws,
         rpcHost: opts.listen?.host,
         rpcPort: opts.listen?.port,
         slotMs: opts.slotMs,

@@ -3,7 +3,7 @@
 // the open slot and a snapshot before exiting.
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
-import { startDevnet } from '../../../chain/devnet/server.ts';
+import { type FidelityOptions, parseFidelitySpec, startDevnet } from '../../../chain/devnet/server.ts';
 import { createLogger } from '../../log.ts';
 import { addServerOptions, CliError, EXIT_USAGE, type Listen, loadCliConfig } from '../common.ts';
 import { waitForStop } from '../wait-for-stop.ts';
@@ -18,32 +18,62 @@ function parseSlotMs(value: string): number {
   return n;
 }
 
+/** `--fidelity <spec>` (docs/devnet.md "Fidelity mode"). */
+export function parseFidelityOption(value: string): FidelityOptions {
+  try {
+    return parseFidelitySpec(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
+function describeFidelity(f: FidelityOptions): string {
+  return Object.entries(f)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(' ');
+}
+
 export function register(program: Command): void {
   const cmd = program
     .command('devnet')
     .description('run the local Solana JSON-RPC node with the mail program (WebSocket on the next port)');
   addServerOptions(cmd, { listen: 'JSON-RPC address (default 127.0.0.1:8899; WebSocket on port + 1)' })
     .option('--slot-ms <n>', 'slot time in milliseconds (default 400)', parseSlotMs)
-    .action(async (opts: { config?: string; dataDir?: string; listen: Listen[]; slotMs?: number }) => {
-      if (opts.listen.length > 1)
-        throw new CliError('devnet takes one --listen (the WebSocket uses port + 1)', EXIT_USAGE);
-      const { config } = loadCliConfig(opts);
-      const listen = opts.listen[0] ?? DEFAULT_LISTEN;
-      const logger = createLogger({ name: 'devnet', level: config.log.level, format: config.log.format });
-      const devnet = await startDevnet({
-        dataDir: join(config.store.data_dir, 'devnet'),
-        host: listen.host,
-        port: listen.port,
-        programId: config.chain.program_id,
-        slotMs: opts.slotMs,
-        logger,
-      });
-      process.stdout.write(
-        `devnet\n  JSON-RPC   ${devnet.rpcUrl}\n  WebSocket  ${devnet.wsUrl}\n  program id ${devnet.programId}\n` +
-          `  faucet     ${devnet.faucetKeypair.publicKey.toBase58()} (the program's upgrade authority; keypair ${devnet.faucetKeypairFile})\n`,
-      );
-      await waitForStop();
-      logger.info('shutting down');
-      await devnet.close();
-    });
+    .option(
+      '--fidelity <spec>',
+      'answer like a mainnet provider: mainnet, or switches lag=N[:P],drop=F,min-fee=N,rps=N[:S],gpa=ok|refuse|slow[:MS],commitment,agave (docs/devnet.md)',
+      parseFidelityOption,
+    )
+    .action(
+      async (opts: {
+        config?: string;
+        dataDir?: string;
+        listen: Listen[];
+        slotMs?: number;
+        fidelity?: FidelityOptions;
+      }) => {
+        if (opts.listen.length > 1)
+          throw new CliError('devnet takes one --listen (the WebSocket uses port + 1)', EXIT_USAGE);
+        const { config } = loadCliConfig(opts);
+        const listen = opts.listen[0] ?? DEFAULT_LISTEN;
+        const logger = createLogger({ name: 'devnet', level: config.log.level, format: config.log.format });
+        const devnet = await startDevnet({
+          dataDir: join(config.store.data_dir, 'devnet'),
+          host: listen.host,
+          port: listen.port,
+          programId: config.chain.program_id,
+          slotMs: opts.slotMs,
+          logger,
+          fidelity: opts.fidelity,
+        });
+        process.stdout.write(
+          `devnet\n  JSON-RPC   ${devnet.rpcUrl}\n  WebSocket  ${devnet.wsUrl}\n  program id ${devnet.programId}\n` +
+            `  faucet     ${devnet.faucetKeypair.publicKey.toBase58()} (the program's upgrade authority; keypair ${devnet.faucetKeypairFile})\n` +
+            (opts.fidelity ? `  fidelity   ${describeFidelity(opts.fidelity)}\n` : ''),
+        );
+        await waitForStop();
+        logger.info('shutting down');
+        await devnet.close();
+      },
+    );
 }

@@ -9,6 +9,7 @@
 //     an external signer signed, after checking the signature against the
 //     message, so a mismatch is refused with nothing sent.
 import {
+  ComputeBudgetProgram,
   type Connection,
   Keypair,
   PublicKey,
@@ -23,6 +24,15 @@ import { readKeypairFile } from '../../keys/keypair-file.ts';
 import { pollSignature, TxFailedError } from '../../trustless/tx.ts';
 import { CliError, cliConnection, EXIT_USAGE } from '../common.ts';
 import {
+  addPriorityFeeOptions,
+  type Budget,
+  budgetInstructions,
+  type PriorityFeeOptions,
+  policyFor,
+  priorityPolicyOf,
+  usePriorityFee,
+} from '../priority-fee.ts';
+import {
   addChainOptions,
   type ChainOptions,
   chainRead,
@@ -32,7 +42,7 @@ import {
   sol,
 } from './mailbox-common.ts';
 
-export interface TxOptions extends ChainOptions {
+export interface TxOptions extends ChainOptions, PriorityFeeOptions {
   dryRun?: boolean;
   signOffline?: boolean;
   waitSecs: number;
@@ -40,7 +50,7 @@ export interface TxOptions extends ChainOptions {
 
 /** The options of a command that signs: where, who, and which of the four ways out. */
 export function addTxOptions(cmd: Command): Command {
-  return addChainOptions(cmd)
+  return addPriorityFeeOptions(addChainOptions(cmd))
     .option('-k, --key <file>', 'wallet keypair file that signs and pays (Solana CLI format)')
     .option(
       '--wallet <base58>',
@@ -63,7 +73,7 @@ export interface TxSession {
 }
 
 export function openTxSession(opts: TxOptions): TxSession {
-  const { rpc, programId } = settings(opts);
+  const { rpc, programId, config } = settings(opts);
   let keypair: Keypair | null = null;
   if (opts.key) {
     const file = readKeypairFile(opts.key);
@@ -88,7 +98,8 @@ export function openTxSession(opts: TxOptions): TxSession {
   if (opts.signOffline && opts.dryRun)
     throw new CliError('give --dry-run or --sign-offline, not both', EXIT_USAGE);
   const wallet = keypair ? keypair.publicKey : new PublicKey(opts.wallet as string);
-  return { rpc, programId, conn: cliConnection(rpc), wallet, keypair, opts };
+  const conn = usePriorityFee(cliConnection(rpc), priorityPolicyOf(opts, config.chain));
+  return { rpc, programId, conn, wallet, keypair, opts };
 }
 
 /** The mail program refused the transaction; `name` is its error (PostageRequired, InvalidPda, …). */
@@ -128,11 +139,16 @@ export interface TxPlan {
 }
 
 export interface Cost {
+  /** The base fee: 5000 lamports per signature. */
   fee: bigint;
+  /** The priority fee: compute-unit limit × price (SetComputeUnitLimit / SetComputeUnitPrice). */
+  priority: bigint;
+  unitLimit: number;
+  microLamportsPerCu: bigint;
   rent: bigint;
   transfers: bigint;
   refunds: bigint;
-  /** What the wallet must hold: fee + rent + transfers. */
+  /** What the wallet must hold: fee + priority fee + rent + transfers. */
   total: bigint;
   balance: bigint;
 }
@@ -153,16 +169,19 @@ async function fee(conn: Connection, tx: Transaction): Promise<bigint> {
   return FEE_PER_SIGNATURE * BigInt(tx.compileMessage().header.numRequiredSignatures);
 }
 
-function costOf(items: CostItem[], feeLamports: bigint, balance: bigint): Cost {
+function costOf(items: CostItem[], feeLamports: bigint, budget: Budget, balance: bigint): Cost {
   const sum = (k: CostItem['kind']) => items.filter((i) => i.kind === k).reduce((a, i) => a + i.lamports, 0n);
   const rent = sum('rent');
   const transfers = sum('transfer');
   return {
     fee: feeLamports,
+    priority: budget.priorityLamports,
+    unitLimit: budget.unitLimit,
+    microLamportsPerCu: budget.microLamportsPerCu,
     rent,
     transfers,
     refunds: sum('refund'),
-    total: feeLamports + rent + transfers,
+    total: feeLamports + budget.priorityLamports + rent + transfers,
     balance,
   };
 }
@@ -170,6 +189,9 @@ function costOf(items: CostItem[], feeLamports: bigint, balance: bigint): Cost {
 function costJson(c: Cost, items: CostItem[]) {
   return {
     fee_lamports: c.fee.toString(),
+    priority_fee_lamports: c.priority.toString(),
+    compute_unit_limit: c.unitLimit,
+    compute_unit_price_micro_lamports: c.microLamportsPerCu.toString(),
     rent_lamports: c.rent.toString(),
     transfer_lamports: c.transfers.toString(),
     refund_lamports: c.refunds.toString(),
@@ -182,22 +204,26 @@ function costJson(c: Cost, items: CostItem[]) {
 
 function costLine(c: Cost): string {
   return (
-    `cost: ${sol(c.total)} SOL (fee ${sol(c.fee)} + rent ${sol(c.rent)} + transfers ${sol(c.transfers)})` +
+    `cost: ${sol(c.total)} SOL (fee ${sol(c.fee)} + priority fee ${sol(c.priority)} + rent ${sol(c.rent)} + transfers ${sol(c.transfers)})` +
     `${c.refunds > 0n ? `, ${sol(c.refunds)} SOL comes back` : ''}; balance ${sol(c.balance)} SOL`
   );
 }
 
 function insufficient(c: Cost): CliError {
   return new CliError(
-    `not enough SOL: this needs ${sol(c.total)} SOL (fee ${sol(c.fee)}, rent ${sol(c.rent)}, transfers ${sol(c.transfers)}) and the wallet holds ${sol(c.balance)} SOL; nothing was sent`,
+    `not enough SOL: this needs ${sol(c.total)} SOL (fee ${sol(c.fee)}, priority fee ${sol(c.priority)}, rent ${sol(c.rent)}, transfers ${sol(c.transfers)}) and the wallet holds ${sol(c.balance)} SOL; nothing was sent`,
   );
 }
 
+const BUDGET_KINDS: Record<number, string> = { 2: 'SetComputeUnitLimit', 3: 'SetComputeUnitPrice' };
+
 function instructionJson(ix: TransactionInstruction) {
   let kind = 'unknown';
-  try {
-    kind = decodeInstruction(new Uint8Array(ix.data)).kind;
-  } catch {}
+  if (ix.programId.equals(ComputeBudgetProgram.programId)) kind = BUDGET_KINDS[ix.data[0] ?? -1] ?? kind;
+  else
+    try {
+      kind = decodeInstruction(new Uint8Array(ix.data)).kind;
+    } catch {}
   return {
     program: ix.programId.toBase58(),
     kind,
@@ -233,15 +259,25 @@ function refusalMessage(err: unknown, hints: Record<string, string> = {}): strin
   return message.split('\n')[0] as string;
 }
 
-/** Builds the transaction for the wallet and takes the way out the options chose. */
+function budgetLine(c: Cost): string {
+  return `compute budget: ${c.unitLimit} compute units at ${c.microLamportsPerCu} µlamports each (priority fee ${sol(c.priority)} SOL)`;
+}
+
+/**
+ * Builds the transaction for the wallet (the compute budget's instructions
+ * first: priority-fee.ts) and takes the way out the options chose.
+ */
 export async function runTx(s: TxSession, plan: TxPlan, hints: Record<string, string> = {}): Promise<void> {
   const { conn, rpc, wallet, opts } = s;
   const latest = await chainRead(rpc, 'a recent blockhash', () => conn.getLatestBlockhash('confirmed'));
-  const tx = new Transaction({ feePayer: wallet, ...latest }).add(...plan.instructions);
+  const budget = await budgetInstructions(conn, plan.instructions, wallet, policyFor(conn));
+  const tx = new Transaction({ feePayer: wallet, ...latest }).add(...budget.instructions);
+  // The base fee of the same signatures; the priority fee is counted apart.
+  const unbudgeted = new Transaction({ feePayer: wallet, ...latest }).add(...plan.instructions);
   const [feeLamports, balance] = await chainRead(rpc, 'the wallet balance', () =>
-    Promise.all([fee(conn, tx), conn.getBalance(wallet, 'confirmed')]),
+    Promise.all([fee(conn, unbudgeted), conn.getBalance(wallet, 'confirmed')]),
   );
-  const cost = costOf(plan.items, feeLamports, BigInt(balance));
+  const cost = costOf(plan.items, feeLamports, budget, BigInt(balance));
 
   if (opts.dryRun) {
     const sim = await chainRead(rpc, 'a simulation', () =>
@@ -273,6 +309,7 @@ export async function runTx(s: TxSession, plan: TxPlan, hints: Record<string, st
       out(`dry run: ${plan.title} (nothing signed or sent)\nfee payer: ${wallet.toBase58()}\n`);
       out(`recent blockhash: ${latest.blockhash}\n`);
       printInstructions(plan.instructions);
+      out(`${budgetLine(cost)}\n`);
       for (const i of plan.items) out(`  ${i.kind}: ${sol(i.lamports)} SOL  ${i.what}\n`);
       out(`${costLine(cost)}\n`);
       out(`simulation: ${simErr ?? `ok, ${sim.value.unitsConsumed ?? 0} compute units`}\n`);
@@ -328,7 +365,7 @@ export async function runTx(s: TxSession, plan: TxPlan, hints: Record<string, st
   }
 
   const keypair = s.keypair as Keypair;
-  if (plan.announce) process.stderr.write(`${plan.title}\n${costLine(cost)}\n`);
+  if (plan.announce) process.stderr.write(`${plan.title}\n${costLine(cost)}\n${budgetLine(cost)}\n`);
   tx.sign(keypair, ...(plan.signers ?? []).filter((k) => !k.publicKey.equals(keypair.publicKey)));
   await sendAndReport(s, tx.serialize(), plan.receipt ?? {}, hints, cost);
 }

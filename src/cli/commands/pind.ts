@@ -4,7 +4,12 @@
 import type { Command } from 'commander';
 import { InvalidCidError, normalizeCid } from '../../../pinning/cid.ts';
 import { acquireLock, DataDirLockedError } from '../../../pinning/pind/lock.ts';
-import { readChainRetention, releaseUnretained } from '../../../pinning/pind/retention.ts';
+import {
+  chainIndexPath,
+  FileIndexState,
+  readChainRetention,
+  releaseUnretained,
+} from '../../../pinning/pind/retention.ts';
 import { PindConfigError, startPind } from '../../../pinning/pind/server.ts';
 import { PindStore } from '../../../pinning/pind/store.ts';
 import { createLogger } from '../../log.ts';
@@ -107,6 +112,7 @@ interface GcOpts {
 
 /** `--chain`: reads the chain first (nothing is touched when it does not answer). */
 async function chainRetention(opts: GcOpts, config: ReturnType<typeof loadCliConfig>['config']) {
+  const dataDir = config.pind.data_dir;
   if (!opts.operator)
     throw new CliError('pind gc --chain needs --operator <base58>: the fee wallet leases pay', EXIT_USAGE);
   const rpc = opts.rpc ?? config.chain.rpc_url;
@@ -116,7 +122,16 @@ async function chainRetention(opts: GcOpts, config: ReturnType<typeof loadCliCon
   try {
     const time = await conn.getBlockTime(await conn.getSlot('confirmed'));
     now = BigInt(time ?? Math.floor(Date.now() / 1000));
-    return await readChainRetention(conn, programId, opts.operator, now);
+    // The pins as they are now (only their Emails and leases are indexed); the
+    // index file keeps what earlier runs read, so this run reads the
+    // program's transactions since the last one (no getProgramAccounts).
+    const store = await PindStore.open(dataDir);
+    const pinned: string[] = [];
+    for await (const record of store.listPins()) pinned.push(record.cid);
+    return await readChainRetention(conn, programId, opts.operator, now, {
+      pinned,
+      state: new FileIndexState(chainIndexPath(dataDir, programId)),
+    });
   } catch (err) {
     throw new CliError(`cannot read leases from ${rpc}: ${(err as Error).message}`);
   }

@@ -17,6 +17,7 @@ import {
 } from '../../program-deploy/postoffice.ts';
 import { sendAll, type TxSpec } from '../../program-deploy/sender.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
+import { addPriorityFeeOptions, priorityPolicyOf, usePriorityFee } from '../priority-fee.ts';
 import { runTx } from './mailbox-tx.ts';
 import {
   addressOption,
@@ -44,12 +45,14 @@ interface InitOptions {
   commitmentRoot?: Uint8Array;
   dryRun?: boolean;
   json?: boolean;
+  priorityFee?: string;
+  maxPriorityFee?: bigint;
 }
 
 async function initPostoffice(opts: InitOptions): Promise<void> {
   const admin = loadKeypair('--keypair', opts.keypair);
   const authority = opts.upgradeAuthority ? loadKeypair('--upgrade-authority', opts.upgradeAuthority) : admin;
-  const conn = await connect(opts.rpc);
+  const conn = usePriorityFee(await connect(opts.rpc), priorityPolicyOf(opts));
   const programId = new PublicKey(opts.programId);
   const address = postofficeAddress(programId)[0].toBase58();
   await cliRun(async () => {
@@ -122,6 +125,8 @@ interface AuthorityOptions {
   newAuthority?: string;
   final?: boolean;
   yes?: boolean;
+  priorityFee?: string;
+  maxPriorityFee?: bigint;
 }
 
 async function setUpgradeAuthority(opts: AuthorityOptions): Promise<void> {
@@ -133,7 +138,7 @@ async function setUpgradeAuthority(opts: AuthorityOptions): Promise<void> {
   }
   const payer = loadKeypair('--keypair', opts.keypair);
   const current = opts.upgradeAuthority ? loadKeypair('--upgrade-authority', opts.upgradeAuthority) : payer;
-  const conn = await connect(opts.rpc);
+  const conn = usePriorityFee(await connect(opts.rpc), priorityPolicyOf(opts));
   const programId = new PublicKey(opts.programId);
   await cliRun(async () => {
     const program = await mustBeProgram(conn, programId);
@@ -149,7 +154,11 @@ async function setUpgradeAuthority(opts: AuthorityOptions): Promise<void> {
       ixs: [setAuthority(program.programData, current.publicKey, next)],
       signers: [current],
     };
-    const [signature] = await sendAll([spec], { connection: conn, payer });
+    const [signature] = await sendAll([spec], {
+      connection: conn,
+      payer,
+      priorityFee: priorityPolicyOf(opts),
+    });
     const after = await readProgram(conn, programId);
     const now = after?.authority?.toBase58() ?? null;
     if (now !== (next?.toBase58() ?? null))
@@ -159,7 +168,7 @@ async function setUpgradeAuthority(opts: AuthorityOptions): Promise<void> {
 }
 
 export function registerProgramAdmin(cmd: Command): void {
-  cmd
+  const init = cmd
     .command('init-postoffice')
     .description(
       "the mail program's one-time setup (InitPostoffice, co-signed by its upgrade authority); refused when it exists",
@@ -190,9 +199,9 @@ export function registerProgramAdmin(cmd: Command): void {
     )
     .option('--commitment-root <hex>', 'postmaster key commitment (32 bytes hex; default zeros)', hex32Option)
     .option('--dry-run', 'print the transaction, the simulation and its cost; send nothing')
-    .option('--json', 'print the result as JSON on stdout')
-    .action((opts: InitOptions) => initPostoffice(opts));
-  cmd
+    .option('--json', 'print the result as JSON on stdout');
+  addPriorityFeeOptions(init).action((opts: InitOptions) => initPostoffice(opts));
+  const setAuth = cmd
     .command('set-authority')
     .description("change a program's upgrade authority, or revoke it (--final)")
     .requiredOption('--rpc <url>', 'cluster JSON-RPC URL', urlOption)
@@ -201,6 +210,6 @@ export function registerProgramAdmin(cmd: Command): void {
     .option('--upgrade-authority <file>', 'the current upgrade authority keypair (default the payer)')
     .option('--new-authority <base58>', 'the new upgrade authority address', addressOption('address'))
     .option('--final', 'revoke the upgrade authority: the program can never change again')
-    .option('-y, --yes', 'confirm --final')
-    .action((opts: AuthorityOptions) => setUpgradeAuthority(opts));
+    .option('-y, --yes', 'confirm --final');
+  addPriorityFeeOptions(setAuth).action((opts: AuthorityOptions) => setUpgradeAuthority(opts));
 }

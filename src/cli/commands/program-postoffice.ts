@@ -28,6 +28,7 @@ import {
   readPostoffice,
 } from '../../program-deploy/postoffice.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
+import { addPriorityFeeOptions, priorityPolicyOf, usePriorityFee } from '../priority-fee.ts';
 import { type CostItem, runTx, type TxPlan } from './mailbox-tx.ts';
 import {
   addressOption,
@@ -57,10 +58,12 @@ interface AdminOptions {
   keypair: string;
   dryRun?: boolean;
   json?: boolean;
+  priorityFee?: string;
+  maxPriorityFee?: bigint;
 }
 
 function addAdminOptions(cmd: Command, keypairHelp: string): Command {
-  return cmd
+  return addPriorityFeeOptions(cmd)
     .requiredOption('--rpc <url>', 'cluster JSON-RPC URL', urlOption)
     .requiredOption('--program-id <base58>', 'the mail program', addressOption('program id'))
     .requiredOption('-k, --keypair <file>', keypairHelp)
@@ -98,7 +101,7 @@ async function adminTx(
   ) => Promise<TxPlan | null> | TxPlan | null,
 ): Promise<void> {
   const signer = loadKeypair('--keypair', opts.keypair);
-  const conn = await connect(opts.rpc);
+  const conn = usePriorityFee(await connect(opts.rpc), priorityPolicyOf(opts));
   const programId = new PublicKey(opts.programId);
   await cliRun(async () => {
     const state = await postofficeOf(conn, programId);

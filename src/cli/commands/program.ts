@@ -20,6 +20,7 @@ import { sol } from '../../program-deploy/plan.ts';
 import { DEFAULT_STAMP_FEE, DEFAULT_SURCHARGE } from '../../program-deploy/postoffice.ts';
 import { verifyProgram } from '../../program-deploy/verify.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
+import { addPriorityFeeOptions, type PriorityFeeOptions, priorityPolicyOf } from '../priority-fee.ts';
 import { registerProgramAdmin } from './program-admin.ts';
 import {
   addressOption,
@@ -52,7 +53,7 @@ async function ask(question: string): Promise<boolean> {
   }
 }
 
-interface DeployOptions {
+interface DeployOptions extends PriorityFeeOptions {
   rpc: string;
   keypair: string;
   programKeypair?: string;
@@ -223,6 +224,7 @@ async function deploy(opts: DeployOptions): Promise<void> {
       upgradeOnly: Boolean(opts.programId),
       ...(opts.maxLen ? { maxDataLen: opts.maxLen } : {}),
       window: opts.window,
+      priorityFee: priorityPolicyOf(opts),
       init,
       dryRun: opts.dryRun === true,
       say: err,
@@ -299,7 +301,7 @@ export function register(program: Command): void {
   const cmd = program
     .command('program')
     .description('the mail program on a Solana cluster: deploy, verify, set up, run its postoffice');
-  cmd
+  const deployCmd = cmd
     .command('deploy')
     .description('deploy or upgrade the mail program through the BPF Upgradeable Loader')
     .requiredOption('--rpc <url>', 'cluster JSON-RPC URL', urlOption)
@@ -342,7 +344,8 @@ export function register(program: Command): void {
     .option('--no-init', 'deploy or upgrade only: do not initialize the postoffice')
     .option('--dry-run', 'print the plan and its cost; send nothing')
     .option('-y, --yes', 'send without asking')
-    .option('--json', 'print the result as JSON on stdout')
+    .option('--json', 'print the result as JSON on stdout');
+  addPriorityFeeOptions(deployCmd)
     .addHelpText('after', DEPLOY_HELP)
     .action((opts: DeployOptions) => deploy(opts));
   cmd

@@ -43,6 +43,12 @@ import { parseDnsServer } from '../../dns/resolver.ts';
 import { authorityRecordName } from '../../domaind/authority-record.ts';
 import { reclaimTransaction } from '../../domaind/reclaim.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
+import {
+  addPriorityFeeOptions,
+  type PriorityFeeOptions,
+  priorityPolicyOf,
+  usePriorityFee,
+} from '../priority-fee.ts';
 import { signAndConfirm } from './chain-cli.ts';
 import {
   addChainOptions,
@@ -57,7 +63,7 @@ import { connect, loadKeypair } from './program-common.ts';
 
 type Pending = PendingMailboxClose | PendingDeactivation | PendingReclaim;
 
-interface Opts extends ChainOptions {
+interface Opts extends ChainOptions, PriorityFeeOptions {
   domain?: string;
   newAuthorityKey?: string;
   proof?: string;
@@ -74,8 +80,9 @@ interface Ctx {
 }
 
 async function open(opts: Opts): Promise<Ctx> {
-  const { rpc, programId } = settings(opts);
-  return { conn: await connect(rpc), rpc, programId, json: !!opts.json };
+  const { rpc, programId, config } = settings(opts);
+  const conn = usePriorityFee(await connect(rpc), priorityPolicyOf(opts, config.chain));
+  return { conn, rpc, programId, json: !!opts.json };
 }
 
 function needKey(opts: Opts, role: string): Keypair {
@@ -475,7 +482,9 @@ const RENT_NOTE = `Rent: a pending record holds ${rentExemptLamports(42)} lampor
 
 /** The chain options, and --key unless the subcommand only reads. */
 function withKey(cmd: Command, help: string | null): Command {
-  return help === null ? addChainOptions(cmd) : addChainOptions(cmd).option('-k, --key <file>', help);
+  return help === null
+    ? addChainOptions(cmd)
+    : addPriorityFeeOptions(addChainOptions(cmd)).option('-k, --key <file>', help);
 }
 
 export function register(program: Command): void {

@@ -1,9 +1,28 @@
 // [chain]: the Solana cluster (devnet by default) and the server's keys.
 import * as z from 'zod';
+import {
+  DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
+  DEFAULT_PRIORITY_FEE_PERCENTILE,
+  MAX_FIXED_PRIORITY_FEE,
+} from '../../../chain/compute-budget.ts';
 import { DEFAULT_PROGRAM_ID } from '../../../chain/program-id.ts';
 import { bool, filePath, httpUrl, intBetween, nonNegativeInt, oneOf, pubkey, wsUrl } from '../fields.ts';
 
 export const DEFAULT_RPC_URL = 'http://127.0.0.1:8899';
+
+/** `"auto"` or a whole number of µlamports per compute unit (0 = no priority fee). */
+const priorityFee = () => {
+  const error = `expected "auto" or an integer 0-${MAX_FIXED_PRIORITY_FEE} (µlamports per compute unit)`;
+  const price = z
+    .number({ error })
+    .int({ error })
+    .min(0, { error })
+    .max(Number(MAX_FIXED_PRIORITY_FEE), { error });
+  return z.union([z.literal('auto', { error }), price], { error });
+};
+
+/** The largest `max_rps` accepted. */
+export const MAX_RPS = 100_000;
 
 export const chainSchema = z.strictObject({
   rpc_url: httpUrl().default(DEFAULT_RPC_URL),
@@ -16,15 +35,29 @@ export const chainSchema = z.strictObject({
   pipeline_sendmail: bool().default(true),
   sendmail_batch_max: intBetween(1, 16).default(8),
   sendmail_batch_wait_ms: nonNegativeInt().default(5),
+  priority_fee: priorityFee().default('auto'),
+  priority_fee_percentile: intBetween(1, 100).default(DEFAULT_PRIORITY_FEE_PERCENTILE),
+  max_priority_fee_lamports: intBetween(0, 1_000_000_000).default(Number(DEFAULT_MAX_PRIORITY_FEE_LAMPORTS)),
+  // JSON-RPC calls per second to rpc_url from each process (0 = no limit); unset: none for a node on this host, else 10.
+  max_rps: intBetween(0, MAX_RPS).optional(),
+  // How long one RPC call waits out HTTP 429s and provider errors before failing as retryable.
+  rpc_max_wait_secs: intBetween(1, 600).default(30),
 });
 
 export type ChainInput = z.output<typeof chainSchema>;
 
-/** Solana's convention: the PubSub websocket listens on the RPC port + 1. */
+/**
+ * The PubSub URL for an RPC URL, as @solana/web3.js derives it: http → ws,
+ * https → wss; an explicit port p → p + 1 (a validator's own listeners); no
+ * port → none either (the scheme's default port, where a provider's proxy
+ * serves both). The path and query (a provider's API key) are kept.
+ */
 export function deriveWsUrl(rpcUrl: string): string {
-  const url = new URL(rpcUrl);
-  const rpcPort = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  url.port = String(rpcPort + 1);
-  return url.toString().replace(/\/$/, '');
+  // web3.js's makeWebsocketUrl, on the text (so an explicit :80 or :443 counts as explicit too).
+  const m = /^[^:]+:\/\/([^:[/]+|\[[^\]]+\])(:\d+)?(.*)$/i.exec(rpcUrl);
+  if (!m) throw new TypeError(`not an http(s) URL: ${rpcUrl}`);
+  const [, host, port, rest] = m;
+  const protocol = /^https:/i.test(rpcUrl) ? 'wss:' : 'ws:';
+  const wsPort = port ? `:${Number(port.slice(1)) + 1}` : '';
+  return `${protocol}//${host}${wsPort}${(rest ?? '').replace(/^\/$/, '')}`;
 }

@@ -10,6 +10,7 @@ import * as m0005 from './0005-sender-evaluations.ts';
 import * as m0007 from './0007-reader-keys.ts';
 import * as m0008 from './0008-modseq.ts';
 import * as m0009 from './0009-pop3-dele.ts';
+import * as m0010 from './0010-program-index.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-accounts': m0001,
@@ -20,6 +21,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0007-reader-keys': m0007,
   '0008-modseq': m0008,
   '0009-pop3-dele': m0009,
+  '0010-program-index': m0010,
 };
 
 export class MigrationError extends Error {

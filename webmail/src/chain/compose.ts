@@ -99,6 +99,8 @@ export async function executeSend(
       step('sign');
       const out = await sendInstructions(conn, wallet, [built.ix], {
         ...deps.poll,
+        // The price the confirmation showed (the limit sized for the instruction as built).
+        priorityFee: prepared.cost.feeQuote,
         onSubmitted: () => step('confirm'),
       });
       return {

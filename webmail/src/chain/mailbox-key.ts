@@ -10,7 +10,7 @@ import { generateReaderKeypair, parseMailboxKeyFile } from '../../../src/seal/in
 import type { StoredMailboxKey } from '../wallet/vault.ts';
 import { b64 } from '../wallet/vault.ts';
 import type { Wallet } from '../wallet/wallet.ts';
-import { type PollOptions, sendInstructions, type TxOutcome } from './tx.ts';
+import { type SendOptions, sendInstructions, type TxOutcome } from './tx.ts';
 
 export interface PublishedKey {
   publicKey: string;
@@ -42,7 +42,7 @@ export function publishKey(
   programId: string,
   wallet: Wallet,
   key: StoredMailboxKey,
-  poll?: PollOptions,
+  poll?: SendOptions,
 ): Promise<TxOutcome> {
   const ix = publishKeyInstruction({
     programId,
@@ -56,7 +56,7 @@ export function removeKey(
   conn: Connection,
   programId: string,
   wallet: Wallet,
-  poll?: PollOptions,
+  poll?: SendOptions,
 ): Promise<TxOutcome> {
   return sendInstructions(conn, wallet, [removeKeyInstruction({ programId, owner: wallet.publicKey })], poll);
 }

@@ -52,6 +52,7 @@ import {
 } from '../../../chain/pda.ts';
 import { getPendingDeactivation, getPendingMailboxClose } from '../../../chain/timelock-client.ts';
 import { formatSol, SIGNATURE_FEE } from './compose.ts';
+import { type FeeQuote, quotePriorityFee } from './tx.ts';
 
 /** A line of the sheet: what moves, in lamports (negative: comes back to the wallet). */
 export interface CostRow {
@@ -73,6 +74,8 @@ export interface PreparedAction {
   /** What the page says once it is confirmed. */
   done: string;
   instructions: TransactionInstruction[];
+  /** The compute budget's price, shown as the priority fee row and paid by the send. */
+  feeQuote?: FeeQuote;
 }
 
 /** A refusal before anything is shown or signed (bad input, nothing to act on). */
@@ -97,12 +100,13 @@ const FEE_ROW = row('Network fee', SIGNATURE_FEE, 'cost-fee');
 
 async function finish(
   c: Ctx,
-  a: Omit<PreparedAction, 'net' | 'balance' | 'after' | 'rows'> & { rows: CostRow[] },
+  a: Omit<PreparedAction, 'net' | 'balance' | 'after' | 'rows' | 'feeQuote'> & { rows: CostRow[] },
 ): Promise<PreparedAction> {
-  const rows = [...a.rows, FEE_ROW];
+  const feeQuote = await quotePriorityFee(c.conn, a.instructions, c.wallet);
+  const rows = [...a.rows, FEE_ROW, row('Priority fee', feeQuote.lamports, 'cost-priority')];
   const net = rows.reduce((sum, r) => sum + r.lamports, 0n);
   const balance = BigInt(await c.conn.getBalance(c.wallet, 'confirmed'));
-  return { ...a, rows, net, balance, after: balance - net };
+  return { ...a, rows, net, balance, after: balance - net, feeQuote };
 }
 
 const rent = (c: Ctx, size: number) => c.conn.getMinimumBalanceForRentExemption(size).then(BigInt);

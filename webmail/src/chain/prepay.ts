@@ -8,7 +8,7 @@ import { fetchStampQuote, type StampQuote } from '../../../chain/client.ts';
 import { buyStampsInstruction, topUpStampsInstruction } from '../../../chain/instructions.ts';
 import type { Wallet } from '../wallet/wallet.ts';
 import { formatSol } from './compose.ts';
-import { type PollOptions, sendInstructions, TxFailedError } from './tx.ts';
+import { type SendOptions, sendInstructions, TxFailedError } from './tx.ts';
 
 export class RepricedError extends Error {
   constructor(
@@ -33,7 +33,7 @@ export async function buyPostage(
   recipient: PublicKey,
   stamps: bigint,
   quoted: StampQuote,
-  poll?: PollOptions,
+  poll?: SendOptions,
 ): Promise<PurchaseOutcome> {
   if (stamps < 1n) throw new Error('Buy at least one stamp.');
   const fresh = await fetchStampQuote(conn, programId, { buyer: wallet.publicKey, recipient, stamps });

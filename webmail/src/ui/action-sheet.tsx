@@ -41,7 +41,12 @@ export function ActionSheet({ action, onDone, onCancel }: Props) {
     setBusy(true);
     setError('');
     try {
-      const out = await sendInstructions(s.conn, s.wallet, action.instructions);
+      const out = await sendInstructions(
+        s.conn,
+        s.wallet,
+        action.instructions,
+        action.feeQuote ? { priorityFee: action.feeQuote } : {},
+      );
       onDone(
         out.status === 'confirmed'
           ? action.done

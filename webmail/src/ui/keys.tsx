@@ -3,6 +3,7 @@
 // key file.
 import { useEffect, useState } from 'preact/hooks';
 import { MAILBOX_KEY_SIZE, rentExemptLamports } from '../../../chain/accounts/index.ts';
+import { publishKeyInstruction } from '../../../chain/instructions.ts';
 import { formatSol, SIGNATURE_FEE } from '../chain/compose.ts';
 import {
   importMailboxKey,
@@ -12,6 +13,7 @@ import {
   publishKey,
   removeKey,
 } from '../chain/mailbox-key.ts';
+import { type FeeQuote, quotePriorityFee } from '../chain/tx.ts';
 import { forgetMessages } from '../messages.ts';
 import { addMailboxKey, useApp } from '../session.ts';
 import { BackupPanel } from './backup.tsx';
@@ -27,14 +29,20 @@ export function KeysView() {
   const [justPublished, setJustPublished] = useState(false);
 
   const [balance, setBalance] = useState<bigint | null>(null);
+  const [feeQuote, setFeeQuote] = useState<FeeQuote | null>(null);
   const refresh = async () => {
     try {
-      const [key, lamports] = await Promise.all([
-        publishedKey(s.conn, s.programId, s.wallet.publicKey),
-        s.conn.getBalance(s.wallet.publicKey, 'confirmed'),
+      const owner = s.wallet.publicKey;
+      // The priority fee of a PublishKey (its price is what the publish then pays).
+      const sample = publishKeyInstruction({ programId: s.programId, owner, pubKey: owner });
+      const [key, lamports, quote] = await Promise.all([
+        publishedKey(s.conn, s.programId, owner),
+        s.conn.getBalance(owner, 'confirmed'),
+        quotePriorityFee(s.conn, [sample], owner),
       ]);
       setPublished(key);
       setBalance(BigInt(lamports));
+      setFeeQuote(quote);
     } catch (err) {
       setError(app.errorText(err));
     }
@@ -50,7 +58,13 @@ export function KeysView() {
       // Stored in the vault first: a published key whose secret was lost would lock the mail away.
       const next = await addMailboxKey(s, key);
       app.setSession(next);
-      const out = await publishKey(next.conn, next.programId, next.wallet, key);
+      const out = await publishKey(
+        next.conn,
+        next.programId,
+        next.wallet,
+        key,
+        feeQuote ? { priorityFee: feeQuote } : {},
+      );
       forgetMessages();
       setJustPublished(true);
       return out.status === 'confirmed'
@@ -122,7 +136,11 @@ export function KeysView() {
       <div class="toolbar">
         <ConfirmButton
           label={published ? 'Rotate: publish a new key' : 'Publish a mailbox key'}
-          question={publishCost(published ? 0n : rentExemptLamports(MAILBOX_KEY_SIZE), balance)}
+          question={publishCost(
+            published ? 0n : rentExemptLamports(MAILBOX_KEY_SIZE),
+            balance,
+            feeQuote?.lamports ?? 0n,
+          )}
           yes="Yes, publish"
           disabled={busy}
           onConfirm={() => void publishNew()}
@@ -162,11 +180,12 @@ export function KeysView() {
 }
 
 /** What publishing moves, in words: rent (when the account is new), the fee, the total, the balance after. */
-function publishCost(rent: bigint, balance: bigint | null): string {
-  const total = rent + SIGNATURE_FEE;
+function publishCost(rent: bigint, balance: bigint | null, priority: bigint): string {
+  const total = rent + SIGNATURE_FEE + priority;
   const parts = [
     rent > 0n ? `account rent ${formatSol(rent)} SOL (returned when you remove the key)` : null,
     `network fee ${formatSol(SIGNATURE_FEE)} SOL`,
+    `priority fee ${formatSol(priority)} SOL`,
   ].filter(Boolean);
   const after = balance === null ? '' : `; balance afterwards ${formatSol(balance - total)} SOL`;
   return `This writes your key on chain: ${parts.join(' + ')} = ${formatSol(total)} SOL${after}.`;

@@ -7,8 +7,10 @@
 import type { PublicKey } from '@solana/web3.js';
 import { useEffect, useId, useState } from 'preact/hooks';
 import type { StampQuote } from '../../../chain/client.ts';
+import { buyStampsInstruction } from '../../../chain/instructions.ts';
 import { formatSol, type SendCost, SIGNATURE_FEE } from '../chain/compose.ts';
 import { buyPostage, type PurchaseOutcome } from '../chain/prepay.ts';
+import { type FeeQuote, quotePriorityFee } from '../chain/tx.ts';
 import { useApp } from '../session.ts';
 import { SendCostRows } from './send-summary.tsx';
 import { ErrorText, Field, short } from './widgets.tsx';
@@ -47,7 +49,19 @@ export function PrepayCard({
   const [error, setError] = useState('');
   const n = /^\d+$/.test(count.trim()) ? BigInt(count.trim()) : 0n;
   const stampsTotal = quote.perStamp * n + quote.rent;
-  const total = stampsTotal + SIGNATURE_FEE + (send?.total ?? 0n);
+  const [feeQuote, setFeeQuote] = useState<FeeQuote | null>(null);
+  const priority = feeQuote?.lamports ?? 0n;
+  const total = stampsTotal + SIGNATURE_FEE + priority + (send?.total ?? 0n);
+  useEffect(() => {
+    // The purchase's priority fee: a BuyStamps (the larger of the two) to this recipient.
+    const ix = buyStampsInstruction({
+      programId: s.programId,
+      buyer: s.wallet.publicKey,
+      recipient,
+      stamps: 1n,
+    });
+    quotePriorityFee(s.conn, [ix], s.wallet.publicKey).then(setFeeQuote, () => setFeeQuote(null));
+  }, [recipient.toBase58()]);
   const [balance, setBalance] = useState<bigint | null>(send?.balance ?? null);
   useEffect(() => {
     if (send) return;
@@ -62,7 +76,10 @@ export function PrepayCard({
     setError('');
     try {
       if (n < 1n) throw new Error('Buy at least one stamp.');
-      const out = await buyPostage(s.conn, s.programId, s.wallet, recipient, n, quote, { budgetMs });
+      const out = await buyPostage(s.conn, s.programId, s.wallet, recipient, n, quote, {
+        budgetMs,
+        ...(feeQuote ? { priorityFee: feeQuote } : {}),
+      });
       await onBought(out);
     } catch (err) {
       setError(app.errorText(err));
@@ -128,6 +145,12 @@ export function PrepayCard({
             <th scope="row">Network fee for the purchase</th>
             <td>
               <Sol lamports={SIGNATURE_FEE} />
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Priority fee for the purchase</th>
+            <td data-testid="quote-priority">
+              <Sol lamports={priority} />
             </td>
           </tr>
           {send && <SendCostRows cost={send} label="Then the message: account rent" />}

@@ -35,6 +35,12 @@ export function SendCostRows({ cost, label }: { cost: SendCost; label?: string }
           <Sol lamports={cost.fee} />
         </td>
       </tr>
+      <tr>
+        <th scope="row">Priority fee ({String(cost.feeQuote.unitLimit)} compute units)</th>
+        <td data-testid="cost-priority">
+          <Sol lamports={cost.priority} />
+        </td>
+      </tr>
     </>
   );
 }
