@@ -427,6 +427,45 @@ export function writableKeysOf(ixs: TransactionInstruction[], feePayer?: PublicK
   return dedupe(keys);
 }
 
+/** A transaction's compute budget, priced: what it asks for, at what price, and what that costs. */
+export interface PricedBudget {
+  unitLimit: number;
+  microLamportsPerCu: bigint;
+  /** SetComputeUnitLimit (and SetComputeUnitPrice when the price is above 0), to go first. */
+  budget: TransactionInstruction[];
+  /** The priority fee: ceil(unitLimit × microLamportsPerCu / 1,000,000). */
+  priorityLamports: bigint;
+}
+
+/**
+ * The budget for a transaction of `ixs` paid by `feePayer`: the limit sized
+ * for them, the price `policy` resolves now for signing round `round`
+ * (0 = first), and the instructions that carry both. Every sender (the
+ * pipeline, the CLI, the webmail, deploy) prices through this.
+ */
+export async function priceBudget(
+  conn: Connection,
+  policy: PriorityFeePolicy,
+  ixs: TransactionInstruction[],
+  feePayer: PublicKey,
+  round = 0,
+): Promise<PricedBudget> {
+  const unitLimit = budgetedUnitLimit(ixs, 1n);
+  const microLamportsPerCu = await resolvePriorityFee(
+    conn,
+    policy,
+    writableKeysOf(ixs, feePayer),
+    round,
+    unitLimit,
+  );
+  return {
+    unitLimit,
+    microLamportsPerCu,
+    budget: computeBudgetInstructions({ unitLimit, microLamportsPerCu }),
+    priorityLamports: priorityFeeLamports(unitLimit, microLamportsPerCu),
+  };
+}
+
 /** The policy `[chain] priority_fee`, `priority_fee_percentile` and `max_priority_fee_lamports` describe. */
 export function priorityFeePolicyOf(chain: {
   priority_fee: 'auto' | number;

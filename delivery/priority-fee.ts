@@ -9,7 +9,9 @@ import {
   budgetedUnitLimit,
   computeBudgetInstructions,
   DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
+  type PricedBudget,
   type PriorityFeePolicy,
+  priceBudget,
   priorityFeeLamports,
   resolvePriorityFee,
   writableKeysOf,
@@ -21,37 +23,18 @@ export const DEFAULT_PRIORITY_FEE: PriorityFeePolicy = {
   maxLamports: DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
 };
 
-export interface Budgeted {
-  /** The budget instructions, to go first in the transaction. */
-  budget: TransactionInstruction[];
-  unitLimit: number;
-  microLamportsPerCu: bigint;
-  /** What the priority fee of this transaction comes to, in lamports. */
-  priorityLamports: bigint;
-}
+/** The budget of one transaction (chain/compute-budget.ts priceBudget). */
+export type Budgeted = PricedBudget;
 
 /** The budget instructions for a transaction of `ixs` paid by `payer`, on signing round `round` (0 = first). */
-export async function budgetFor(
+export function budgetFor(
   connection: Connection,
   policy: PriorityFeePolicy,
   ixs: TransactionInstruction[],
   payer: PublicKey,
   round: number,
 ): Promise<Budgeted> {
-  const unitLimit = budgetedUnitLimit(ixs, 1n);
-  const microLamportsPerCu = await resolvePriorityFee(
-    connection,
-    policy,
-    writableKeysOf(ixs, payer),
-    round,
-    unitLimit,
-  );
-  return {
-    budget: computeBudgetInstructions({ unitLimit, microLamportsPerCu }),
-    unitLimit,
-    microLamportsPerCu,
-    priorityLamports: priorityFeeLamports(unitLimit, microLamportsPerCu),
-  };
+  return priceBudget(connection, policy, ixs, payer, round);
 }
 
 /**

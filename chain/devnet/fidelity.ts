@@ -4,7 +4,9 @@
 // refused or slow getProgramAccounts, commitment-true reads and block
 // heights, and Agave's request limits. Every switch is off by default, and a
 // devnet started without `fidelity` never consults this module's state.
+
 import { createHash } from 'node:crypto';
+import { prng } from '../prng.ts';
 import type { Bank } from './bank.ts';
 import { RpcError } from './rpc-errors.ts';
 
@@ -136,18 +138,6 @@ function check(o: FidelityOptions): void {
     throw new RangeError(`fidelity: programAccounts must be ok, refuse or slow, got ${o.programAccounts}`);
 }
 
-/** mulberry32: small, fast, seedable. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export const emptyFidelityStats = (): FidelityStats => ({
   requests: 0,
   calls: 0,
@@ -178,7 +168,7 @@ export class Fidelity {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.seed = opts.seed ?? Math.floor(Math.random() * 2 ** 32);
-    this.random = rng(this.seed);
+    this.random = prng(this.seed);
     bank.enableJournal();
     this.set(opts);
   }
@@ -192,7 +182,7 @@ export class Fidelity {
     const defined = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
     const next = { ...this.opts, ...defined } as FidelityOptions;
     check(next);
-    if (partial.seed !== undefined) this.random = rng(partial.seed);
+    if (partial.seed !== undefined) this.random = prng(partial.seed);
     if (next.maxRps !== this.opts.maxRps) {
       this.tokens = next.maxRps ?? 0;
       this.refilledAt = this.now();

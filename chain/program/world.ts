@@ -26,6 +26,7 @@ import {
   initPostofficeInstruction,
 } from '../instructions.ts';
 import { domainAddress, emailAddress, fromboxAddress, mailboxAddress, postofficeAddress } from '../pda.ts';
+import { prng } from '../prng.ts';
 import { DEFAULT_PROGRAM_ID } from '../program-id.ts';
 import { checkFunds, type FundsAccount, formatViolation, fundsAccounts } from './funds.ts';
 import {
@@ -63,16 +64,7 @@ export function programSo(): Uint8Array {
 }
 
 /** A small deterministic PRNG (mulberry32), for keys and fuzz cases. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng };
 
 export function expectOk(r: RunResult): void {
   if (!r.ok) throw new Error(`expected success, got ${r.err?.message}\n${r.logs.join('\n')}`);

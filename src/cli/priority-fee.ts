@@ -10,16 +10,12 @@ import type { Connection, PublicKey, TransactionInstruction } from '@solana/web3
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import {
-  budgetedUnitLimit,
-  computeBudgetInstructions,
   DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
   DEFAULT_PRIORITY_FEE_PERCENTILE,
   type PriorityFeePolicy,
   parsePriorityFee,
-  priorityFeeLamports,
+  priceBudget,
   priorityFeePolicyOf,
-  resolvePriorityFee,
-  writableKeysOf,
 } from '../../chain/compute-budget.ts';
 
 export interface PriorityFeeOptions {
@@ -106,18 +102,11 @@ export async function budgetInstructions(
   policy: PriorityFeePolicy = policyFor(conn),
   round = 0,
 ): Promise<Budget> {
-  const unitLimit = budgetedUnitLimit(ixs, 1n);
-  const microLamportsPerCu = await resolvePriorityFee(
-    conn,
-    policy,
-    writableKeysOf(ixs, feePayer),
-    round,
-    unitLimit,
-  );
+  const b = await priceBudget(conn, policy, ixs, feePayer, round);
   return {
-    instructions: [...computeBudgetInstructions({ unitLimit, microLamportsPerCu }), ...ixs],
-    unitLimit,
-    microLamportsPerCu,
-    priorityLamports: priorityFeeLamports(unitLimit, microLamportsPerCu),
+    instructions: [...b.budget, ...ixs],
+    unitLimit: b.unitLimit,
+    microLamportsPerCu: b.microLamportsPerCu,
+    priorityLamports: b.priorityLamports,
   };
 }

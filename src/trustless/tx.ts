@@ -17,9 +17,7 @@ import {
   computeBudgetInstructions,
   maxPriceFor,
   type PriorityFeePolicy,
-  priorityFeeLamports,
-  resolvePriorityFee,
-  writableKeysOf,
+  priceBudget,
 } from '../../chain/compute-budget.ts';
 import { type MailProgramError, parseMailProgramError } from '../../chain/errors.ts';
 
@@ -47,18 +45,11 @@ export async function quotePriorityFee(
   feePayer: PublicKey,
   policy: PriorityFeePolicy = WALLET_PRIORITY_FEE,
 ): Promise<FeeQuote> {
-  const unitLimit = budgetedUnitLimit(ixs, 1n);
-  const microLamportsPerCu = await resolvePriorityFee(
-    conn,
-    policy,
-    writableKeysOf(ixs, feePayer),
-    0,
-    unitLimit,
-  );
+  const b = await priceBudget(conn, policy, ixs, feePayer);
   return {
-    unitLimit,
-    microLamportsPerCu,
-    lamports: priorityFeeLamports(unitLimit, microLamportsPerCu),
+    unitLimit: b.unitLimit,
+    microLamportsPerCu: b.microLamportsPerCu,
+    lamports: b.priorityLamports,
     maxLamports: policy.maxLamports,
   };
 }
