@@ -29,6 +29,21 @@ export class PendingError extends Error {
 }
 
 /**
+ * A PendingError of its own kind: a signed SendMail whose expiry is not
+ * proven yet (the job waits, spends no attempt, and is counted in
+ * `sealpost_delivery_awaiting_expiry_proof`).
+ */
+export class UnprovenExpiryError extends PendingError {
+  constructor(
+    readonly signature: string,
+    retryAfterMs = 1000,
+  ) {
+    super(`SendMail ${signature}: its expiry is not proven yet`, retryAfterMs);
+    this.name = 'UnprovenExpiryError';
+  }
+}
+
+/**
  * A sent transaction was not seen before its blockhash expired (by a status
  * read that does not prove it did not land): submit.ts settles it with the
  * full proof (docs/inbound.md "Exactly once") before anything is re-signed.

@@ -78,6 +78,25 @@ export interface DeliverJobData {
    * removes it (several recipients, or jobs queued before this existed).
    */
   removesSpool?: true;
+  /**
+   * Written when the job failed for good with a signed SendMail never
+   * confirmed (delivery/pipeline.ts): why, when, the signature, and whether
+   * the sender's DSN was queued then (an operator retry never sends a second).
+   */
+  /**
+   * Out of attempts while its signed SendMail may still land: the job waits
+   * (delayed, no attempt spent) and only re-reads the expiry proof until it
+   * is settled (delivery/pipeline.ts). `error` is the last attempt's.
+   */
+  exhausted?: { error: string; at: number };
+  finalFailure?: {
+    reason: 'expired' | 'permanent';
+    at: number;
+    signature: string;
+    error: string;
+    dsn: 'queued' | 'null-sender' | 'none';
+    status?: string;
+  };
   stages: StageResults;
 }
 

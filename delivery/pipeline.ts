@@ -22,7 +22,7 @@ import type { Logger } from '../src/log.ts';
 import { type PipelineMetrics, timeStage } from '../src/metrics/types.ts';
 import type { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
 import { bounce } from './bounce.ts';
-import { PendingError, PermanentDeliveryError } from './errors.ts';
+import { PendingError, PermanentDeliveryError, UnprovenExpiryError } from './errors.ts';
 import type { Gate } from './gate.ts';
 import type { DeliverJobData, OutboundJobData, RecipientPinJobData, StageResults } from './jobs.ts';
 import { attestedSenderOf } from './stages/attest.ts';
@@ -32,7 +32,7 @@ import { type ReaderKey, sealStage } from './stages/seal.ts';
 import type { SendMailBatcher } from './stages/sendmail-batch.ts';
 import type { SignatureWatch } from './stages/signature-watch.ts';
 import { storeStage } from './stages/store.ts';
-import { submitSendMail } from './stages/submit.ts';
+import { finalOutcome, submitSendMail } from './stages/submit.ts';
 
 export interface PipelineDeps {
   connection: Connection;
@@ -66,6 +66,14 @@ export interface PipelineDeps {
   metrics?: PipelineMetrics;
   /** `[chain] priority_fee` & co. for every SendMail (delivery/priority-fee.ts). */
   priorityFee?: PriorityFeePolicy;
+  /** The gap between the two "expired" observations of a proof (submit.ts; default 3 s). */
+  expiryGapMs?: number;
+  /** Re-signs within one attempt (submit.ts; default 3). */
+  maxResigns?: number;
+  /** How soon a failed job whose SendMail's expiry is not proven looks again (default 5 s). */
+  proofRetryMs?: number;
+  /** Where final failures with an unconfirmed SendMail are logged (`component=delivery`); default `logger`. */
+  deliveryLogger?: Logger;
 }
 
 export interface DeliverResult {
@@ -152,6 +160,8 @@ export async function runDelivery(
             batcher: deps.sendMailBatcher,
             watch: deps.signatureWatch,
             priorityFee: deps.priorityFee,
+            expiryGapMs: deps.expiryGapMs,
+            maxResigns: deps.maxResigns,
           },
           {
             wallet: data.wallet,
@@ -240,33 +250,114 @@ export async function processDeliverJob(
   token?: string,
 ): Promise<DeliverResult> {
   const copyId = job.id ?? `${job.data.msgid}.?`;
+  const wait = async (ms: number): Promise<never> => {
+    if (!token) throw new PendingError('no worker token to wait with', ms);
+    await job.moveToDelayed(Date.now() + ms, token);
+    throw new DelayedError();
+  };
   try {
-    return await runDelivery(deps, copyId, job.data, (d) => job.updateData(d));
+    // Out of attempts and waiting for its SendMail's expiry proof: only the proof is read again, nothing re-run.
+    if (job.data.exhausted) throw new Exhausted(job.data.exhausted.error);
+    const result = await runDelivery(deps, copyId, job.data, (d) => job.updateData(d));
+    deps.metrics?.awaitingProof?.(copyId, false);
+    return result;
   } catch (err) {
+    if (err instanceof DelayedError) throw err;
     if (err instanceof PendingError && token) {
       // The transaction may still land: look again shortly without spending an attempt.
-      await job.moveToDelayed(Date.now() + err.retryAfterMs, token);
-      throw new DelayedError();
+      deps.metrics?.awaitingProof?.(copyId, err instanceof UnprovenExpiryError);
+      return wait(err.retryAfterMs);
     }
+    deps.metrics?.awaitingProof?.(copyId, false);
     const permanent = err instanceof UnrecoverableError;
-    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const lastAttempt = err instanceof Exhausted || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const log = deps.logger.child({ msgid: job.data.msgid, copy: copyId });
     const message = err instanceof Error ? err.message : String(err);
     if (permanent || lastAttempt) {
-      // A SendMail that may still land must not be bounced: its outcome decides.
-      if (!permanent && job.data.stages.submit && !job.data.stages.submit.confirmed) {
-        // The job fails for good all the same, and its sealed copy is what a retry by the operator reads.
-        if (job.data.removesSpool) await removeOwnSpool(deps, job.data, log);
-        throw err;
+      const submit = job.data.stages.submit;
+      const unconfirmed = submit?.signature && !submit.confirmed ? submit : undefined;
+      let status = permanent ? permanentStatus(err) : '5.4.7';
+      let diagnostic = publicReason(err);
+      if (unconfirmed && !permanent) {
+        // A SendMail that may still land must not be bounced: its outcome decides (docs/inbound.md
+        // "After the last attempt"). Read without sending; nothing is signed here.
+        const outcome = await finalOutcome(
+          {
+            connection: deps.connection,
+            programId: deps.programId,
+            authority: deps.authority,
+            watch: deps.signatureWatch,
+            expiryGapMs: deps.expiryGapMs,
+          },
+          {
+            wallet: job.data.wallet,
+            cid: job.data.stages.pin?.cid ?? '',
+            envelopeFrom: job.data.envelope.from,
+          },
+          unconfirmed,
+        ).catch(() => 'unproven' as const);
+        if (outcome === 'landed') {
+          // Delivered after all: the next run records it (submit finds it landed) without an attempt.
+          const { exhausted: _, ...rest } = job.data;
+          await job.updateData(rest);
+          return wait(500);
+        }
+        if (outcome === 'unproven') {
+          // Not exhausted while it may still land: it waits for the proof, spending no attempt, no DSN
+          // yet, and signs nothing more (the next run only reads the proof again).
+          deps.metrics?.awaitingProof?.(copyId, true);
+          const first = !job.data.exhausted;
+          if (first) await job.updateData({ ...job.data, exhausted: { error: message, at: Date.now() } });
+          if (first)
+            log.warn(
+              { wallet: job.data.wallet, sig: unconfirmed.signature, reason: message },
+              `inbound delivery to=<${job.data.envelope.to}> status=deferred (attempts exhausted; waiting for the expiry proof of SendMail ${unconfirmed.signature})`,
+            );
+          return wait(deps.proofRetryMs ?? 5000);
+        }
+        // Proven not landed and no Email with this CID: the message was not recorded.
+        status = '5.4.7';
+        diagnostic = 'delivery time expired, the message was not recorded';
       }
-      // 5.4.7: the retry budget ran out (RFC 3463 "delivery time expired").
-      const status = permanent ? permanentStatus(err) : '5.4.7';
-      const outcome = await bounce(
-        { blobs: deps.blobs, outbound: deps.outbound, hostname: deps.hostname },
-        copyId,
-        job.data,
-        { status, diagnostic: publicReason(err) },
-      );
+      // An operator retry of a job that already bounced never sends a second DSN.
+      const earlier = job.data.finalFailure?.dsn;
+      const outcome =
+        earlier === 'queued' || earlier === 'null-sender'
+          ? earlier
+          : await bounce(
+              { blobs: deps.blobs, outbound: deps.outbound, hostname: deps.hostname },
+              copyId,
+              job.data,
+              { status, diagnostic },
+            );
+      if (unconfirmed) {
+        const reason = permanent ? 'permanent' : 'expired';
+        deps.metrics?.unconfirmedFailure?.(reason);
+        const finalFailure: NonNullable<DeliverJobData['finalFailure']> = {
+          reason,
+          at: Date.now(),
+          signature: unconfirmed.signature,
+          error: message,
+          dsn: outcome,
+          status,
+        };
+        const { exhausted: _, ...rest } = job.data;
+        await job.updateData({ ...rest, finalFailure }).catch(() => undefined);
+        (deps.deliveryLogger ?? deps.logger).error(
+          {
+            component: 'delivery',
+            job: copyId,
+            msgid: job.data.msgid,
+            wallet: job.data.wallet,
+            sig: unconfirmed.signature,
+            reason,
+            err: message,
+            dsn: status,
+            bounce: outcome,
+          },
+          `delivery failed for good with an unconfirmed SendMail: job=${copyId} wallet=${job.data.wallet} sig=${unconfirmed.signature} reason=${reason} (${message}); sealpost queue retry ${copyId} requeues it`,
+        );
+      }
       log.error(
         {
           to: job.data.envelope.to,
@@ -301,6 +392,9 @@ export async function processDeliverJob(
     throw err;
   }
 }
+
+/** Replays the last error of a job out of attempts whose SendMail's expiry was not proven yet. */
+class Exhausted extends Error {}
 
 /** Removes the spool file of a job that owns it (DeliverJobData.removesSpool); a failure is only logged. */
 async function removeOwnSpool(deps: PipelineDeps, data: DeliverJobData, log: Logger): Promise<void> {

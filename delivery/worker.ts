@@ -66,6 +66,10 @@ export interface InboundWorkerOptions {
   metrics?: PipelineMetrics;
   /** `[chain] priority_fee`, `priority_fee_percentile`, `max_priority_fee_lamports` (priorityFeePolicyOf). */
   priorityFee?: PriorityFeePolicy;
+  /** Exactly-once proof and final-failure timing (PipelineDeps; tests shorten them). */
+  expiryGapMs?: number;
+  maxResigns?: number;
+  proofRetryMs?: number;
 }
 
 export interface InboundWorkers {
@@ -131,6 +135,10 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     signatureWatch: watch,
     metrics: opts.metrics,
     priorityFee: opts.priorityFee,
+    expiryGapMs: opts.expiryGapMs,
+    maxResigns: opts.maxResigns,
+    proofRetryMs: opts.proofRetryMs,
+    deliveryLogger: opts.logger.child({ component: 'delivery' }),
   };
   // A crashed worker's jobs are picked up again within seconds, and however
   // often a job is interrupted it is retried (stages resume), never failed

@@ -197,8 +197,18 @@ describe('the account-state cache', () => {
     const epoch = await new SettingsRepo(rig.store.db).bumpSessionEpoch(wallet);
     expect(await cache.pinProvider(wallet)).toEqual({ configured: false, kind: null });
     expect(await cache.session(wallet)).toEqual({ epoch: 0, deletedAt: null });
-    // Published (by anyone on the prefix): the next read after the current I/O round is fresh.
+    // Published (by anyone on the prefix): once the message reaches this process (PUBLISH
+    // returns when Redis has it; the subscriber gets it a moment later, longer on a loaded
+    // machine) the wallet is dropped and the next read is fresh. Until then: the cached values.
     await publishAccountChange(rig.redis, rig.prefix, wallet);
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const seen = await cache.session(wallet);
+      if (seen.epoch === epoch) break;
+      expect(seen).toEqual({ epoch: 0, deletedAt: null });
+      if (Date.now() > deadline) throw new Error('the publication did not reach the cache within 5 s');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     expect(await cache.session(wallet)).toEqual({ epoch, deletedAt: null });
     expect(await cache.pinProvider(wallet)).toEqual({ configured: true, kind: 'remote' });
   });

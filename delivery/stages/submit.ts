@@ -46,7 +46,7 @@ import {
 import { sendSigned } from '../../chain/rebroadcast.ts';
 import { relayDomainOf } from '../../chain/relay.ts';
 import { acquireWalletLease } from '../../src/limits/lease.ts';
-import { ExpiredError, PendingError, PermanentDeliveryError } from '../errors.ts';
+import { ExpiredError, PendingError, PermanentDeliveryError, UnprovenExpiryError } from '../errors.ts';
 import type { StageResults } from '../jobs.ts';
 import { feeBookOf } from '../priority-fee.ts';
 import { readAccountsSince } from '../rpc.ts';
@@ -229,8 +229,7 @@ async function settle(
     if (refused) throw refused;
     return { kind: 'rebuild', alone: prev.batch !== undefined };
   }
-  if (proof.kind !== 'expired')
-    throw new PendingError(`SendMail ${prev.signature}: its expiry is not proven yet`, 1000);
+  if (proof.kind !== 'expired') throw new UnprovenExpiryError(prev.signature, 1000);
   // Then the effect itself: an Email of this recipient with this CID, from this sender.
   const found = await findDelivered(deps, input, prev, proof.passedSlot);
   if (found) {
@@ -240,6 +239,29 @@ async function settle(
     };
   }
   return { kind: 'rebuild', alone: false };
+}
+
+/**
+ * Where a checkpointed, unconfirmed send stands when its job fails for good
+ * (delivery/pipeline.ts), read without sending anything: `landed` (its
+ * status, or an Email with this CID), `unlanded` (landed with an error, or
+ * proven expired and no Email with this CID: the message is not recorded
+ * and cannot be by this signature), else `unproven` (it may still land).
+ */
+export async function finalOutcome(
+  deps: Pick<SubmitDeps, 'connection' | 'programId' | 'authority' | 'watch' | 'expiryGapMs' | 'sleep'>,
+  input: Pick<SubmitInput, 'wallet' | 'cid' | 'envelopeFrom'>,
+  prev: Submitted,
+): Promise<'landed' | 'unlanded' | 'unproven'> {
+  const watch = deps.watch ?? new SignatureWatch(deps.connection);
+  const proof = await watch.provedExpired(prev.signature, prev.lastValidBlockHeight, {
+    gapMs: deps.expiryGapMs ?? EXPIRY_GAP_MS,
+    sleep: deps.sleep,
+  });
+  if (proof.kind === 'landed') return 'landed';
+  if (proof.kind === 'failed') return 'unlanded';
+  if (proof.kind !== 'expired') return 'unproven';
+  return (await findDelivered(deps, input, prev, proof.passedSlot)) ? 'landed' : 'unlanded';
 }
 
 /**

@@ -8,7 +8,13 @@ import type { Redis } from 'ioredis';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { MetricsRegistry } from '../limits/metrics.ts';
 import { closeQueueDepthSource, type QueueDepthSource, readQueueDepths } from './queue-depth.ts';
-import type { PipelineMetrics, SmtpMetrics, SmtpPhase, StageName } from './types.ts';
+import type {
+  PipelineMetrics,
+  SmtpMetrics,
+  SmtpPhase,
+  StageName,
+  UnconfirmedFailureReason,
+} from './types.ts';
 
 /** Prometheus text format 0.0.4, what GET /metrics answers with. */
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -36,6 +42,10 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
   private readonly pinFailures: Counter<'pin'>;
   private readonly deliveries: Counter<'outcome'>;
   private readonly queueReadErrors: Counter;
+  private readonly unconfirmedFailures: Counter<'reason'>;
+  private readonly awaitingProofGauge: Gauge;
+  /** Jobs of this process waiting for an expiry proof (the gauge is their number). */
+  private readonly awaiting = new Set<string>();
 
   constructor(opts: SealpostMetricsOptions = {}) {
     const registers = [this.registry];
@@ -88,6 +98,17 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
       name: 'sealpost_deliveries_total',
       help: 'Delivery jobs finished by this process: delivered, or failed for good (bounced).',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.unconfirmedFailures = new Counter({
+      name: 'sealpost_delivery_unconfirmed_failures_total',
+      help: 'Delivery jobs failed for good with a signed SendMail never confirmed: reason=expired (proven not landed; DSN 5.4.7 to the sender) or permanent (a permanent error after signing).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.awaitingProofGauge = new Gauge({
+      name: 'sealpost_delivery_awaiting_expiry_proof',
+      help: "Delivery jobs of this process waiting for the expiry proof of their signed SendMail (they spend no attempt meanwhile; a failed job's DSN waits for it).",
       registers,
     });
     this.queueReadErrors = new Counter({
@@ -151,6 +172,16 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
 
   delivery(outcome: 'delivered' | 'failed'): void {
     this.deliveries.inc({ outcome });
+  }
+
+  unconfirmedFailure(reason: UnconfirmedFailureReason): void {
+    this.unconfirmedFailures.inc({ reason });
+  }
+
+  awaitingProof(jobId: string, waiting: boolean): void {
+    if (waiting) this.awaiting.add(jobId);
+    else this.awaiting.delete(jobId);
+    this.awaitingProofGauge.set(this.awaiting.size);
   }
 
   /** Mean duration (ms) and count of each finished pipeline stage so far (benchmarks print these). */

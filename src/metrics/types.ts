@@ -14,7 +14,17 @@ export interface PipelineMetrics {
   recipientPinFailed(): void;
   /** A delivery job that finished: `delivered`, or `failed` for good (bounced). */
   delivery(outcome: 'delivered' | 'failed'): void;
+  /**
+   * A delivery job failed for good with a signed SendMail never confirmed:
+   * `expired` (proven not landed, DSN 5.4.7), `permanent` (a permanent error
+   * after signing).
+   */
+  unconfirmedFailure?(reason: UnconfirmedFailureReason): void;
+  /** A job starts (`true`) or stops (`false`) waiting for the expiry proof of its signed SendMail. */
+  awaitingProof?(jobId: string, waiting: boolean): void;
 }
+
+export type UnconfirmedFailureReason = 'expired' | 'permanent';
 
 /** The SMTP command a reply answers: the greeting, MAIL, RCPT or the end of DATA. */
 export type SmtpPhase = 'connect' | 'mail' | 'rcpt' | 'data';

@@ -98,6 +98,10 @@ export interface QueueRow {
   attempts: number;
   nextAttemptAt: number | null;
   reason: string | null;
+  /** Inbound: the checkpointed SendMail's signature (null before one was signed, and outbound). */
+  signature: string | null;
+  /** Inbound: a SendMail was signed and is not confirmed (a failed such job is what `retry` requeues). */
+  unconfirmed: boolean;
 }
 
 function isDomainJob(ref: QueueRef): boolean {
@@ -115,6 +119,13 @@ function nextAttemptOf(ref: QueueRef, job: AnyJob, state: string): number | null
 }
 
 function lastReasonOf(ref: QueueRef, job: AnyJob): string | null {
+  if (ref.name === QUEUE_DELIVER) {
+    const f = (job.data as DeliverJobData).finalFailure;
+    if (f && job.failedReason) {
+      const dsn = f.dsn === 'queued' ? `DSN ${f.status ?? ''} sent`.replace('  ', ' ') : `no DSN (${f.dsn})`;
+      return `${f.reason}: SendMail ${f.signature} never confirmed; ${dsn}; last error: ${f.error}`;
+    }
+  }
   if (isDomainJob(ref)) {
     const d = job.data as DomainJobData;
     const pending = d.rcpts.filter((r) => !d.final[r]);
@@ -164,6 +175,12 @@ function rowOf(ref: QueueRef, job: AnyJob, state: string, now: number): QueueRow
     attempts,
     nextAttemptAt: nextAttemptOf(ref, job, state),
     reason: lastReasonOf(ref, job),
+    signature:
+      ref.name === QUEUE_DELIVER ? ((job.data as DeliverJobData).stages.submit?.signature ?? null) : null,
+    unconfirmed:
+      ref.name === QUEUE_DELIVER &&
+      Boolean((job.data as DeliverJobData).stages.submit?.signature) &&
+      !(job.data as DeliverJobData).stages.submit?.confirmed,
   };
 }
 
@@ -278,10 +295,28 @@ function showOf(ref: QueueRef, job: AnyJob, state: string) {
     envelope = { from: d.from, to: d.to };
     recipients = d.to.map((rcpt) => ({ rcpt, state: 'pending' }));
   }
+  const deliver = ref.name === QUEUE_DELIVER ? (job.data as DeliverJobData) : undefined;
+  const checkpoint = deliver?.stages.submit;
   return {
     ...row,
     envelope,
     recipientStatus: recipients,
+    // The SendMail checkpoint (without its signed bytes): what a retry proves before any re-sign.
+    submit: checkpoint
+      ? {
+          signature: checkpoint.signature,
+          confirmed: checkpoint.confirmed === true,
+          index: checkpoint.index,
+          since: checkpoint.since ?? checkpoint.index,
+          round: checkpoint.round ?? 1,
+          lastValidBlockHeight: checkpoint.lastValidBlockHeight,
+          emailAddress: checkpoint.emailAddress,
+          ...(checkpoint.batch ? { batch: checkpoint.batch } : {}),
+          cid: deliver?.stages.pin?.cid ?? null,
+        }
+      : null,
+    finalFailure: deliver?.finalFailure ?? null,
+    awaitingProof: deliver?.exhausted ?? null,
     // BullMQ keeps the message of each failed attempt (the stacktrace list, newest last).
     reasons: [...(job.stacktrace ?? [])].map((s) => s.split('\n')[0] ?? s),
     timestamps: {
@@ -321,6 +356,25 @@ function showText(v: ReturnType<typeof showOf>): string {
     if (r.reason) parts.push(`(${r.reason})`);
     out.push(parts.join(' '));
   }
+  if (v.submit) {
+    const c = v.submit;
+    out.push(
+      'sendmail checkpoint:',
+      `  signature:    ${c.signature}`,
+      `  confirmed:    ${c.confirmed ? 'yes' : 'no'}`,
+      `  index:        ${c.index} (searched from ${c.since}; signing round ${c.round})`,
+      `  valid until:  block height ${c.lastValidBlockHeight}`,
+      `  email:        ${c.emailAddress}`,
+      `  cid:          ${c.cid ?? '-'}`,
+    );
+  }
+  if (v.awaitingProof) out.push(`waiting:      out of attempts, for the expiry proof of its SendMail`);
+  if (v.finalFailure) {
+    const f = v.finalFailure;
+    out.push(
+      `final failure: ${f.reason} at ${new Date(f.at).toISOString()}; DSN ${f.dsn}${f.status ? ` ${f.status}` : ''}; ${f.error}`,
+    );
+  }
   if (v.reasons.length > 0) {
     out.push('recorded failures:');
     for (const r of v.reasons) out.push(`  ${r}`);
@@ -335,6 +389,15 @@ async function retryJob(job: AnyJob, state: string): Promise<'promoted' | 'retri
     return 'promoted';
   }
   if (state === 'failed') {
+    if (job.queueName === QUEUE_DELIVER) {
+      // A fresh attempt budget. A signed SendMail stays checkpointed: submit proves it did not
+      // land (or records it) before anything is signed again, so a retry never publishes twice;
+      // its earlier DSN (finalFailure.dsn) is never sent a second time.
+      const { exhausted: _, ...data } = job.data as DeliverJobData;
+      await job.updateData(data);
+      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      return 'retried';
+    }
     await job.retry('failed');
     return 'retried';
   }
@@ -347,8 +410,10 @@ const OPERATOR_DELETED = 'deleted from the queue by the operator';
 async function bounceDropped(s: Session, ref: QueueRef, job: AnyJob, state: string): Promise<string> {
   if (ref.name === QUEUE_DELIVER && state === 'failed') {
     // The pipeline bounced it when it failed, unless a sent SendMail was still unconfirmed.
-    const submit = (job.data as DeliverJobData).stages.submit;
-    if (!submit || submit.confirmed) return 'no DSN: the pipeline bounced it when it failed';
+    const failed = job.data as DeliverJobData;
+    const submit = failed.stages.submit;
+    if (!submit || submit.confirmed || failed.finalFailure?.dsn === 'queued')
+      return 'no DSN: the pipeline bounced it when it failed';
   }
   const blobs = new BlobStore(join(s.config.store.data_dir, 'blobs'));
   const intake = new Queue<OutboundJobData>(QUEUE_OUTBOUND, {
@@ -429,6 +494,7 @@ queue are listed (waiting, active, delayed, failed); delivered ones are not.
 Examples:
   $ sealpost queue list --config sealpost.toml
   $ sealpost queue list --queue outbound --json
+  $ sealpost queue list --failed --queue inbound
   $ sealpost queue show 'MSGID~example.org'
   $ sealpost queue retry --all
   $ sealpost queue delete 'MSGID~example.org' --bounce
@@ -451,8 +517,13 @@ export function register(program: Command): void {
       .description('one row per queued message: id, age, attempts, next attempt, recipients, last reason'),
   )
     .option('--json', 'print the rows as a JSON array')
-    .action(async (opts: CommonOptions) => {
-      const rows = await withSession(opts, listRows);
+    .option(
+      '--failed',
+      'only jobs that failed for good (e.g. a SendMail never confirmed; retry requeues them)',
+    )
+    .action(async (opts: CommonOptions & { failed?: boolean }) => {
+      const all = await withSession(opts, listRows);
+      const rows = opts.failed ? all.filter((r) => r.state === 'failed') : all;
       if (opts.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       else if (rows.length === 0) process.stdout.write('the queue is empty\n');
       else process.stdout.write(table(rows));

@@ -1,0 +1,189 @@
+// Silent failures made loud (issue 30, part 6): a delivery whose SendMail
+// never lands (devnet fidelity dropRate 1) runs out of attempts, is proven
+// not landed, fails for good with one component=delivery line, a metric and
+// a 5.4.7 DSN to the sender; `sealpost queue list --failed` / `show` (a
+// child process) show it with its signature and checkpoint; `retry` with
+// drops switched off delivers it exactly once (one Email account with its
+// CID) and sends no second DSN. Real devnet, Redis (random prefix), pind.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { FlowProducer, Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { listInbox } from '../chain/index.ts';
+import {
+  type DeliverJobData,
+  type OutboundJobData,
+  QUEUE_DELIVER,
+  QUEUE_OUTBOUND,
+} from '../delivery/jobs.ts';
+import { startInboundWorkers } from '../delivery/worker.ts';
+import { createOperatorPinner } from '../pinning/operator.ts';
+import { startPind } from '../pinning/pind/server.ts';
+import { BlobStore } from '../src/blobs/blob-store.ts';
+import type { IpfsConfig } from '../src/config/types.ts';
+import { newMessageId } from '../src/log.ts';
+import { SealpostMetrics } from '../src/metrics/index.ts';
+import { acceptMessage } from '../src/smtp/accept.ts';
+import { AccountsRepo, MessagesRepo, openStore } from '../src/store/index.ts';
+import { startTestChain } from './helpers/devnet.ts';
+import { prepareMailChain } from './helpers/mail-chain.ts';
+import { LogLines } from './helpers/mx-rig.ts';
+import { eventually, REDIS_URL } from './helpers/spooler-rig.ts';
+import { tempDir } from './helpers/temp-dir.ts';
+
+const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
+});
+
+function sealpost(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd, env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 },
+      (err, stdout, stderr) =>
+        done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('a delivery whose SendMail never confirmed', { timeout: 180_000 }, () => {
+  it('fails loudly after the proof, bounces 5.4.7, is listed, shown, and retried into one delivery', async () => {
+    const chain = await startTestChain({ fidelity: { dropRate: 0 } });
+    const mail = await prepareMailChain(chain, 'mail.test');
+    const bob = await mail.mailbox();
+    const wallet = bob.publicKey.toBase58();
+    const dir = tempDir('sealpost-unconfirmed-');
+    const pind = await startPind({
+      dataDir: join(dir, 'pind'),
+      pin: { host: '127.0.0.1', port: 0 },
+      maxPinBytes: 1 << 24,
+      logger: pino({ level: 'silent' }),
+    });
+    cleanups.push(() => pind.close());
+    const store = await openStore({ url: 'sqlite:sealpost.sqlite', dataDir: dir });
+    cleanups.push(() => store.close());
+    const prefix = `sptest-unconf-${randomBytes(6).toString('hex')}`;
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    cleanups.push(async () => {
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    });
+    const blobs = new BlobStore(join(dir, 'blobs'));
+    const logs = new LogLines();
+    const metrics = new SealpostMetrics({ processMetrics: false });
+    const workers = await startInboundWorkers({
+      redis: () => new Redis(REDIS_URL, { maxRetriesPerRequest: null }),
+      prefix,
+      connection: chain.connection,
+      programId: chain.programId,
+      authority: mail.authority,
+      blobs,
+      operatorPin: createOperatorPinner({
+        operator: 'pind',
+        pind_url: pind.pinUrl,
+        max_pin_bytes: 1 << 24,
+      } as IpfsConfig),
+      messages: new MessagesRepo(store.db),
+      accounts: new AccountsRepo(store.db),
+      credentialKey: new Uint8Array(32),
+      localDomains: ['mail.test'],
+      hostname: 'mx.mail.test',
+      logger: pino({ level: 'info' }, logs.stream),
+      metrics,
+      sendMailBatch: { max: 1, waitMs: 0 },
+      confirmTimeoutMs: 30_000,
+      expiryGapMs: 300,
+      maxResigns: 1,
+      proofRetryMs: 500,
+    });
+    cleanups.push(() => workers.close());
+    chain.devnet.setFidelity({ dropRate: 1 });
+
+    const flow = new FlowProducer({ connection: redis, prefix });
+    const msgid = newMessageId();
+    const raw = `From: <ann@remote.test>\r\nTo: <${wallet}@mail.test>\r\nSubject: lost ${msgid}\r\n\r\nhi\r\n`;
+    await acceptMessage(
+      { blobs, flow, attempts: 2, backoffMs: 200 },
+      {
+        msgid,
+        from: 'ann@remote.test',
+        recipients: [{ address: `${wallet}@mail.test`, wallet, form: 'wallet', exempt: false }],
+        remoteIp: '127.0.0.9',
+        receivedAt: Date.now(),
+        source: (async function* () {
+          yield Buffer.from(raw);
+        })(),
+        maxBytes: 1 << 20,
+      },
+    );
+    await flow.close();
+    const id = `${msgid}.0`;
+    const deliver = new Queue<DeliverJobData>(QUEUE_DELIVER, { connection: redis, prefix });
+    const outbound = new Queue<OutboundJobData>(QUEUE_OUTBOUND, { connection: redis, prefix });
+    cleanups.push(() => Promise.all([deliver.close(), outbound.close()]));
+
+    const failed = await eventually(async () => {
+      const job = await deliver.getJob(id);
+      return job && (await job.isFailed()) ? job : undefined;
+    }, 90_000);
+    const sig = failed.data.stages.submit?.signature ?? '';
+    expect(sig).not.toBe('');
+    expect(failed.data.finalFailure).toMatchObject({ reason: 'expired', signature: sig, dsn: 'queued' });
+
+    const line = logs.lines.find((l) => l.component === 'delivery' && l.job === id);
+    expect(line).toMatchObject({ wallet, sig, reason: 'expired', level: 50 });
+    expect(String(line?.msg)).toContain(`delivery failed for good with an unconfirmed SendMail: job=${id}`);
+    expect(await metrics.render()).toMatch(
+      /sealpost_delivery_unconfirmed_failures_total\{reason="expired"\} 1/,
+    );
+    expect(await metrics.render()).toMatch(/sealpost_delivery_awaiting_expiry_proof 0/);
+
+    const dsns = (await outbound.getJobs(['waiting', 'delayed', 'prioritized'])).map((j) => j.data);
+    expect(dsns).toHaveLength(1);
+    expect(dsns[0]).toMatchObject({ from: '', to: ['ann@remote.test'], kind: 'dsn' });
+    const dsn = (await blobs.read(dsns[0]?.blobKey ?? '')).toString();
+    expect(dsn).toMatch(/Status: 5\.4\.7/);
+    expect(dsn).toContain('delivery time expired, the message was not recorded');
+
+    // The CLI, as an operator runs it.
+    writeFileSync(
+      join(dir, 'sealpost.toml'),
+      `[redis]\nurl = "${REDIS_URL}"\nprefix = "${prefix}"\n\n[store]\ndata_dir = "."\n`,
+    );
+    const list = await sealpost(['queue', 'list', '--failed', '--json'], dir);
+    expect(list.code, list.stderr).toBe(0);
+    const rows = JSON.parse(list.stdout) as Record<string, unknown>[];
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id, state: 'failed', signature: sig, unconfirmed: true });
+    expect(String(rows[0]?.reason)).toContain(`expired: SendMail ${sig} never confirmed; DSN 5.4.7 sent`);
+    const show = await sealpost(['queue', 'show', id], dir);
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toContain(`  signature:    ${sig}`);
+    expect(show.stdout).toContain('  confirmed:    no');
+    expect(show.stdout).toContain('final failure: expired');
+
+    chain.devnet.setFidelity({ dropRate: 0 });
+    const retry = await sealpost(['queue', 'retry', id], dir);
+    expect(retry.code, retry.stderr).toBe(0);
+    expect(retry.stdout).toBe(`${id}: retried, runs now\n`);
+    const done = await eventually(async () => {
+      const job = await deliver.getJob(id);
+      if (job && (await job.isFailed()) && job.attemptsMade > 0)
+        throw new Error(`failed: ${job.failedReason}`);
+      return job && (await job.isCompleted()) ? job : undefined;
+    }, 90_000);
+    const cid = done.data.stages.pin?.cid;
+    const inbox = await listInbox(chain.connection, chain.programId, bob.publicKey);
+    expect(inbox.filter((e) => e.email.cid === cid)).toHaveLength(1);
+    // No second DSN for the retried job.
+    expect(await outbound.count()).toBe(1);
+  });
+});
