@@ -234,6 +234,10 @@ describe("finding 5: the admin's instructions", () => {
     refusedUnchanged(w, take(FEE, po), 'InvalidAccount');
     // A new account credited less than its rent would not be rent-exempt.
     refusedUnchanged(w, take(FEE, w.address()), 'InsufficientFunds');
+    // Two withdrawals in one transaction, each within what was collected, together over it: the
+    // second is refused and the first is undone with it.
+    const twice = take(2n * FEE);
+    refusedUnchanged(w, twice, 'InsufficientFunds', [to, po], () => w.run(take(2n * FEE), twice));
 
     const [t0, p0] = [w.balance(to), w.balance(po)];
     expectOk(w.run(take(2n * FEE)));
