@@ -109,44 +109,66 @@ interface Slot {
 export class EndpointGate {
   private slots: Slot[] = [];
   private wake: (() => void)[] = [];
+  private queue: object[] = [];
   closedUntil = 0;
   constructor(public maxRps: number) {}
 
-  /** Resolves when `calls` calls (at most maxRps) may be sent, to the function to call once their answer arrives. */
+  /**
+   * Resolves when `calls` calls (at most maxRps) may be sent, to the function
+   * to call once their answer arrives. Callers are admitted in the order they
+   * asked (first come, first served), so a batch is never overtaken by smaller
+   * requests that happen to fit sooner.
+   */
   async acquire(calls: number): Promise<() => void> {
-    for (;;) {
-      const now = Date.now();
-      if (this.closedUntil > now) {
-        await sleep(this.closedUntil - now);
-        continue;
-      }
-      if (this.maxRps <= 0) return () => {};
-      const n = Math.min(calls, this.maxRps);
-      this.slots = this.slots.filter((s) => s.answeredAt === null || s.answeredAt + WINDOW_MS > now);
-      const over = this.slots.length + n - this.maxRps;
-      if (over <= 0) {
-        const mine: Slot[] = Array.from({ length: n }, () => ({ answeredAt: null }));
-        this.slots.push(...mine);
-        return () => {
-          const at = Date.now();
-          for (const s of mine) s.answeredAt = at;
-          for (const w of this.wake.splice(0)) w();
-        };
-      }
-      // Wait for the `over`-th slot to leave the window, or for an answer that may free one sooner.
-      const leaving = this.slots
-        .filter((s) => s.answeredAt !== null)
-        .map((s) => (s.answeredAt as number) + WINDOW_MS)
-        .sort((a, b) => a - b);
-      const at = leaving[over - 1];
-      await new Promise<void>((resolve) => {
-        const timer = at === undefined ? null : setTimeout(resolve, Math.max(1, at - now));
-        this.wake.push(() => {
-          if (timer) clearTimeout(timer);
-          resolve();
+    const ticket = {};
+    this.queue.push(ticket);
+    try {
+      for (;;) {
+        if (this.queue[0] !== ticket) {
+          await new Promise<void>((resolve) => this.wake.push(resolve));
+          continue;
+        }
+        const now = Date.now();
+        if (this.closedUntil > now) {
+          await sleep(this.closedUntil - now);
+          continue;
+        }
+        if (this.maxRps <= 0) return () => {};
+        const n = Math.min(calls, this.maxRps);
+        this.slots = this.slots.filter((s) => s.answeredAt === null || s.answeredAt + WINDOW_MS > now);
+        const over = this.slots.length + n - this.maxRps;
+        if (over <= 0) {
+          const mine: Slot[] = Array.from({ length: n }, () => ({ answeredAt: null }));
+          this.slots.push(...mine);
+          return () => {
+            const at = Date.now();
+            for (const s of mine) s.answeredAt = at;
+            this.wakeAll();
+          };
+        }
+        // Wait for the `over`-th slot to leave the window, or for an answer that may free one sooner.
+        const leaving = this.slots
+          .filter((s) => s.answeredAt !== null)
+          .map((s) => (s.answeredAt as number) + WINDOW_MS)
+          .sort((a, b) => a - b);
+        const at = leaving[over - 1];
+        await new Promise<void>((resolve) => {
+          const timer = at === undefined ? null : setTimeout(resolve, Math.max(1, at - now));
+          this.wake.push(() => {
+            if (timer) clearTimeout(timer);
+            resolve();
+          });
         });
-      });
+      }
+    } finally {
+      const i = this.queue.indexOf(ticket);
+      if (i >= 0) this.queue.splice(i, 1);
+      if (i === 0) this.wakeAll();
     }
+  }
+
+  private wakeAll(): void {
+    for (const w of this.wake.splice(0)) w();
   }
 
   /** A 429: nobody in this process sends to the endpoint before `until`. */
