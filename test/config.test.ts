@@ -218,7 +218,7 @@ describe('config defaults', () => {
       commitment: 'confirmed',
       authority_key_file: undefined,
       delegate_key_file: undefined,
-      min_authority_lamports: 10_000_000,
+      min_authority_lamports: 'auto',
       pipeline_sendmail: true,
       sendmail_batch_max: 8,
       sendmail_batch_wait_ms: 5,

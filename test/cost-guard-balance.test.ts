@@ -1,5 +1,5 @@
 // The authority balance guard on a real devnet: the authority is drained
-// below `[chain] min_authority_lamports` (default 0.01 SOL) with a System
+// below `[chain] min_authority_lamports` (default "auto": at least 0.05 SOL) with a System
 // transfer, the MX defers new mail with 451 4.3.2 and says so in the log and
 // the metrics; after a refund it accepts and delivers again.
 import { type Keypair, SystemProgram } from '@solana/web3.js';
@@ -29,7 +29,7 @@ describe('authority balance guard', () => {
       serve: { logger },
       extraToml: '[limits]\nbalance_check_secs = 1\n',
     });
-    expect(rig.config.chain.min_authority_lamports).toBe(10_000_000);
+    expect(rig.config.chain.min_authority_lamports).toBe('auto');
     const metrics = rig.serving.metrics;
     const gauge = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics.render())?.[1]);
     const bob = await rig.mail.mailbox();
@@ -54,13 +54,16 @@ describe('authority balance guard', () => {
       [authority],
     );
     await until(() => gauge('sealpost_authority_balance_low') === 1);
-    expect(gauge('sealpost_authority_balance_lamports')).toBeLessThan(10_000_000);
+    expect(gauge('sealpost_authority_balance_lamports')).toBeLessThan(50_000_000);
+    // One message in the peak hour: the floor is the auto minimum plus one message's cost.
+    expect(gauge('sealpost_publications_peak_hour')).toBe(1);
+    expect(gauge('sealpost_authority_floor_lamports')).toBeGreaterThan(50_000_000);
     const deferred = await sendOne(rig.mxPort, 'alice@remote.example', to, 'during');
     expect(deferred).toEqual({ code: 451, text: '4.3.2 Not accepting new mail now, try again later' });
     expect(metrics.render()).toContain('sealpost_mx_deferred_total{reason="balance"} 1');
     const alert = lines.map((l) => JSON.parse(l)).find((l) => l.alert === 'authority_balance_low');
-    expect(alert).toMatchObject({ level: 50, min_authority_lamports: 10_000_000 });
-    expect(alert.lamports).toBeLessThan(10_000_000);
+    expect(alert).toMatchObject({ level: 50, min_authority_lamports: 50_000_000, peak_hour_messages: 1 });
+    expect(alert.lamports).toBeLessThan(50_000_000);
     expect(alert.msg).toMatch(/^ALERT: authority balance is below \[chain\] min_authority_lamports/);
 
     await rig.chain.send(

@@ -317,7 +317,10 @@ describe('submission send-rate windows on the shared limiter', () => {
 describe('[limits] and [chain] min_authority_lamports', () => {
   it('fills defaults, maps them for the guard and names bad keys', () => {
     const c = parseConfig('[limits]\nsender_messages = 5\nsender_window_secs = 60\n', { env: {} });
-    expect(c.chain.min_authority_lamports).toBe(10_000_000);
+    expect(c.chain.min_authority_lamports).toBe('auto');
+    expect(
+      parseConfig('[chain]\nmin_authority_lamports = 0\n', { env: {} }).chain.min_authority_lamports,
+    ).toBe(0);
     expect(publicationLimitsFromConfig(c.limits)).toEqual({
       sender: { limit: 5, windowMs: 60_000 },
       recipient: { limit: 200, windowMs: 3_600_000 },
@@ -332,7 +335,7 @@ describe('[limits] and [chain] min_authority_lamports', () => {
         },
       );
     expect(bad).toThrow(ConfigError);
-    expect(bad).toThrow(/chain\.min_authority_lamports: expected integer >= 0/);
+    expect(bad).toThrow(/chain\.min_authority_lamports: expected "auto" or an integer >= 0 \(lamports\)/);
     expect(bad).toThrow(/limits\.sender_window_secs: expected integer >= 1/);
     expect(bad).toThrow(/unknown key limits\.nul_sender_messages/);
   });

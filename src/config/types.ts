@@ -150,7 +150,8 @@ export interface ChainConfig {
   delegate_key_file?: string;
   commitment: 'processed' | 'confirmed' | 'finalized';
   /** Below this authority balance the MX defers new mail with 4xx; 0 turns the guard off. */
-  min_authority_lamports: number;
+  /** A floor in lamports, or "auto" (an hour of peak spend; src/limits/balance-guard.ts). */
+  min_authority_lamports: number | 'auto';
   /** The next SendMail to a recipient may go once the previous one is processed (not yet confirmed). */
   pipeline_sendmail: boolean;
   /** SendMail instructions per transaction at most (1: one per transaction). */

@@ -5,17 +5,38 @@
 // message may cost (fee, rent, priority fee at its cap). The balance is read by a
 // poller every few seconds and cached, so MAIL FROM never waits on the chain.
 //
+// With `min_authority_lamports = "auto"` (the default) the floor is an hour
+// of this deployment's peak spend: the most publications the MX accepted in
+// any clock hour of the last week (./publication-history.ts) times what one
+// message may cost, and never less than AUTO_FLOOR_MINIMUM_LAMPORTS, so a
+// backlog acknowledged in the busiest hour can still be paid for when the
+// MX starts deferring.
+//
 // An unknown balance (no successful read yet, or the last one is stale)
 // does not defer mail: the pipeline re-checks on chain and retries, and an
 // RPC hiccup must not turn into a mail outage. Only a known low balance does.
 import type { Logger } from '../log.ts';
 import type { CostGuardMetrics } from './metrics.ts';
 
+/** The least an "auto" floor is: 0.05 SOL, about eighteen messages' rent and fees. */
+export const AUTO_FLOOR_MINIMUM_LAMPORTS = 50_000_000;
+
+export interface AutoFloor {
+  /** The most publications accepted in one clock hour recently (PublicationHistory.peakHour). */
+  peakHour: () => Promise<number>;
+  /** Lower bound; default AUTO_FLOOR_MINIMUM_LAMPORTS. */
+  minimumLamports?: number;
+  /** How often the peak is read again; default 60 s. */
+  refreshMs?: number;
+}
+
 export interface BalanceGuardOptions {
   /** Reads the authority's balance in lamports (production: Connection.getBalance). */
   read: () => Promise<number>;
-  /** Floor; 0 turns deferral off (the balance is still polled for the metric). */
+  /** Floor; 0 turns deferral off (the balance is still polled for the metric). Ignored with `auto`. */
   minLamports: number;
+  /** Size the floor from the peak hour's publications instead of `minLamports`. */
+  auto?: AutoFloor;
   /**
    * The most one message costs (signature fee, Email rent, priority fee at
    * its cap: messageCostLamports in delivery/priority-fee.ts): a balance is
@@ -42,6 +63,9 @@ export class BalanceGuard {
   private readonly now: () => number;
   private readonly staleMs: number;
   private readonly log: Logger;
+  private autoFloor: number | undefined;
+  private peakReadAt = Number.NEGATIVE_INFINITY;
+  private peakMessages = 0;
 
   constructor(private readonly opts: BalanceGuardOptions) {
     this.now = opts.now ?? Date.now;
@@ -79,15 +103,28 @@ export class BalanceGuard {
     return this.inFlight;
   }
 
+  /** The floor itself: `minLamports`, or with `auto` an hour of peak spend (at least its minimum). */
+  get minLamports(): number {
+    const auto = this.opts.auto;
+    if (!auto) return this.opts.minLamports;
+    return this.autoFloor ?? auto.minimumLamports ?? AUTO_FLOOR_MINIMUM_LAMPORTS;
+  }
+
+  /** Publications in the busiest recent hour, as last read (auto floor only). */
+  get peakHourMessages(): number {
+    return this.peakMessages;
+  }
+
   /** What the balance must reach: the floor plus one message's cost (0 when deferral is off). */
   get floorLamports(): number {
-    if (this.opts.minLamports <= 0) return 0;
-    return this.opts.minLamports + (this.opts.perMessageLamports ?? 0);
+    const min = this.minLamports;
+    if (min <= 0) return 0;
+    return min + (this.opts.perMessageLamports ?? 0);
   }
 
   /** The cached verdict for a new transaction. */
   check(): BalanceCheck {
-    if (this.opts.minLamports <= 0 || this.lamports === undefined) return { ok: true };
+    if (this.minLamports <= 0 || this.lamports === undefined) return { ok: true };
     if (this.now() - this.readAt > this.staleMs) return { ok: true };
     if (this.lamports >= this.floorLamports) return { ok: true };
     return { ok: false, lamports: this.lamports, minLamports: this.floorLamports };
@@ -98,7 +135,29 @@ export class BalanceGuard {
     return this.lamports;
   }
 
+  private async readPeak(): Promise<void> {
+    const auto = this.opts.auto;
+    if (!auto || this.now() - this.peakReadAt < (auto.refreshMs ?? 60_000)) return;
+    try {
+      this.peakMessages = await auto.peakHour();
+      this.peakReadAt = this.now();
+    } catch (err) {
+      // Keep the last figure; the next poll tries again.
+      this.log.warn({ err: (err as Error).message }, 'could not read the peak hour of publications');
+      return;
+    }
+    const perMessage = this.opts.perMessageLamports ?? 0;
+    this.autoFloor = Math.max(
+      auto.minimumLamports ?? AUTO_FLOOR_MINIMUM_LAMPORTS,
+      this.peakMessages * perMessage,
+    );
+    this.opts.metrics?.floor.set(this.floorLamports);
+    this.opts.metrics?.peakHour.set(this.peakMessages);
+  }
+
   private async readOnce(): Promise<void> {
+    await this.readPeak();
+    this.opts.metrics?.floor.set(this.floorLamports);
     let lamports: number;
     try {
       lamports = await this.opts.read();
@@ -118,8 +177,9 @@ export class BalanceGuard {
         {
           alert: 'authority_balance_low',
           lamports,
-          min_authority_lamports: this.opts.minLamports,
+          min_authority_lamports: this.minLamports,
           floor_lamports: min,
+          ...(this.opts.auto ? { peak_hour_messages: this.peakMessages } : {}),
         },
         'ALERT: authority balance is below [chain] min_authority_lamports; the MX defers new mail with 451 until it is topped up',
       );
@@ -128,7 +188,7 @@ export class BalanceGuard {
         {
           alert: 'authority_balance_recovered',
           lamports,
-          min_authority_lamports: this.opts.minLamports,
+          min_authority_lamports: this.minLamports,
           floor_lamports: min,
         },
         'authority balance is back above [chain] min_authority_lamports; the MX accepts mail again',

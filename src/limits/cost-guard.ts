@@ -16,6 +16,7 @@ import type { Redis } from 'ioredis';
 import { isNormalizedAlias } from '../../chain/index.ts';
 import type { BalanceCheck, BalanceGuard } from './balance-guard.ts';
 import type { CostGuardMetrics } from './metrics.ts';
+import type { PublicationHistory } from './publication-history.ts';
 import {
   nullSenderPublicationWindowKey,
   overallPublicationWindowKey,
@@ -61,6 +62,8 @@ export interface CostGuardOptions {
   /** The wallet a local alias names, or null (the MX passes its cached chain view). */
   resolveAlias?: (normalizedAlias: string) => Promise<string | null>;
   balance?: BalanceGuard;
+  /** Counts accepted publications per hour (sizes an "auto" balance floor). */
+  history?: PublicationHistory;
   metrics?: CostGuardMetrics;
   now?: () => number;
 }
@@ -144,7 +147,10 @@ export class CostGuard {
     add(walletWindowKey(this.prefix, wallet, RECIPIENT_BUCKET), limits.recipient, 'recipient');
     add(overallPublicationWindowKey(this.prefix), limits.overall, 'overall');
     const taken = await this.limiter.take(windows);
-    if (taken.ok) return { ok: true, reservation: { windows: taken.windows } };
+    if (taken.ok) {
+      this.opts.history?.add(1);
+      return { ok: true, reservation: { windows: taken.windows } };
+    }
     const reason = reasons.get(taken.window.key) ?? 'overall';
     this.opts.metrics?.deferred.inc({ reason });
     return {
@@ -157,6 +163,7 @@ export class CostGuard {
 
   /** Gives back the units of a transaction that did not end in a 250. */
   async release(reservations: Reservation[]): Promise<void> {
+    this.opts.history?.add(-reservations.length);
     // A key reserved k times (the sender's, the overall one) gets k units back:
     // group keys by how often they were reserved, one script run per group.
     const counts = new Map<string, { window: WindowSpec; n: number }>();

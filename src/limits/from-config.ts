@@ -1,6 +1,7 @@
 // Builds the MX's cost guard from the config: the publication windows of
 // `[limits]` on the MX's Redis connection and the balance guard polling the
-// authority's balance against `[chain] min_authority_lamports`.
+// authority's balance against `[chain] min_authority_lamports` (a fixed
+// floor, or "auto": an hour of the peak spend the publication history saw).
 import type { Connection, PublicKey } from '@solana/web3.js';
 import type { Redis } from 'ioredis';
 import { messageCostLamports } from '../../delivery/priority-fee.ts';
@@ -9,6 +10,7 @@ import type { Logger } from '../log.ts';
 import { BalanceGuard } from './balance-guard.ts';
 import { CostGuard, publicationLimitsFromConfig } from './cost-guard.ts';
 import { costGuardMetrics, type MetricsRegistry } from './metrics.ts';
+import { PublicationHistory } from './publication-history.ts';
 
 export interface CostGuardParts {
   config: Config;
@@ -30,9 +32,12 @@ export interface RunningCostGuard {
 export async function startCostGuard(parts: CostGuardParts): Promise<RunningCostGuard> {
   const { config } = parts;
   const metrics = costGuardMetrics(parts.metrics);
+  const history = new PublicationHistory(parts.redis, config.redis.prefix, parts.logger);
+  const floor = config.chain.min_authority_lamports;
   const balance = new BalanceGuard({
     read: () => parts.connection.getBalance(parts.authority, config.chain.commitment),
-    minLamports: config.chain.min_authority_lamports,
+    minLamports: floor === 'auto' ? 0 : floor,
+    ...(floor === 'auto' ? { auto: { peakHour: () => history.peakHour() } } : {}),
     // The last message accepted above the floor can still be paid at the highest priority fee allowed.
     perMessageLamports: Number(
       messageCostLamports({ maxLamports: BigInt(config.chain.max_priority_fee_lamports ?? 0) }),
@@ -49,6 +54,7 @@ export async function startCostGuard(parts: CostGuardParts): Promise<RunningCost
     localDomains: config.smtp.local_domains,
     resolveAlias: parts.resolveAlias,
     balance,
+    history,
     metrics,
   });
   return { guard, balance, stop: () => balance.stop() };

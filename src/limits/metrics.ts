@@ -160,6 +160,14 @@ export function costGuardMetrics(registry: MetricsRegistry) {
       'sealpost_authority_balance_low',
       '1 while the authority balance is below [chain] min_authority_lamports (the MX defers new mail), else 0.',
     ),
+    floor: registry.gauge(
+      'sealpost_authority_floor_lamports',
+      'The balance below which the MX defers new mail: [chain] min_authority_lamports (or, with "auto", an hour of peak spend) plus one message\'s cost.',
+    ),
+    peakHour: registry.gauge(
+      'sealpost_publications_peak_hour',
+      'The most chain publications the MX accepted in one clock hour of the last week (sizes an "auto" balance floor).',
+    ),
     balanceReadErrors: registry.counter(
       'sealpost_authority_balance_read_errors_total',
       'Failed reads of the authority balance.',

@@ -103,3 +103,12 @@ export function ipBucketKey(prefix: string, ip: string, bucket: string): string 
 export function accountChangeChannel(prefix: string): string {
   return `${prefix}:api:account-changed`;
 }
+
+/**
+ * Chain publications the MX accepted in one clock hour (a counter, kept 8
+ * days; src/limits/publication-history.ts): `<prefix>:pubhist:<hour>`, the
+ * hour as whole hours since the Unix epoch. Deployment-wide, never swept.
+ */
+export function publicationHourKey(prefix: string, hour: number): string {
+  return `${prefix}:pubhist:${hour}`;
+}

@@ -21,6 +21,14 @@ const priorityFee = () => {
   return z.union([z.literal('auto', { error }), price], { error });
 };
 
+/** `"auto"` or a whole number of lamports (0 = never defer). */
+const authorityFloor = () => {
+  const error = 'expected "auto" or an integer >= 0 (lamports)';
+  return z.union([z.literal('auto', { error }), z.number({ error }).int({ error }).min(0, { error })], {
+    error,
+  });
+};
+
 /** The largest `max_rps` accepted. */
 export const MAX_RPS = 100_000;
 
@@ -31,7 +39,8 @@ export const chainSchema = z.strictObject({
   authority_key_file: filePath().optional(),
   delegate_key_file: filePath().optional(),
   commitment: oneOf(['processed', 'confirmed', 'finalized']).default('confirmed'),
-  min_authority_lamports: nonNegativeInt().default(10_000_000),
+  // "auto": an hour of peak spend (at least 0.05 SOL); a number: that floor; 0: no deferral.
+  min_authority_lamports: authorityFloor().default('auto'),
   pipeline_sendmail: bool().default(true),
   sendmail_batch_max: intBetween(1, 16).default(8),
   sendmail_batch_wait_ms: nonNegativeInt().default(5),
