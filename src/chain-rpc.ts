@@ -12,15 +12,21 @@
 // Confirmations poll (confirmSignature below): web3.js's confirmTransaction
 // learns of a landed transaction only over the WebSocket (it reads the
 // status once, after the subscription is set up), so a WebSocket a provider
-// does not serve made every confirmation "expire".
+// does not serve made every confirmation "expire". Given the signed bytes,
+// the poll re-sends them about every 2 s until the signature is seen
+// (chain/rebroadcast.ts: the first send asks the node for no retries of its
+// own), so a dropped send lands within its blockhash's lifetime.
 import {
   type Commitment,
+  ComputeBudgetProgram,
   Connection,
   type SignatureStatus,
   type Signer,
   Transaction,
   TransactionExpiredBlockheightExceededError,
 } from '@solana/web3.js';
+import { type PriorityFeePolicy, priceBudget } from '../chain/compute-budget.ts';
+import { REBROADCAST_MS } from '../chain/rebroadcast.ts';
 import { httpFetch } from './net/http-fetch.ts';
 import { type RpcLog, rpcDisciplinedFetch } from './net/rpc-discipline.ts';
 
@@ -82,7 +88,13 @@ export interface ConfirmOptions {
  */
 export async function confirmSignature(
   connection: Connection,
-  target: { signature: string; blockhash?: string; lastValidBlockHeight?: number },
+  target: {
+    signature: string;
+    blockhash?: string;
+    lastValidBlockHeight?: number;
+    /** The signed transaction: re-sent (skipPreflight) every REBROADCAST_MS while its status is unseen. */
+    wire?: Uint8Array;
+  },
   commitment: Commitment = connection.commitment ?? 'confirmed',
   opts: ConfirmOptions = {},
 ): Promise<SignatureStatus> {
@@ -90,6 +102,7 @@ export async function confirmSignature(
   const maxFailures = opts.maxFailures ?? 8;
   const { signature } = target;
   let failures = 0;
+  let sentAt = Date.now();
   // Nothing to judge expiry by: give up after about two blockhash lifetimes.
   const deadline =
     target.lastValidBlockHeight === undefined && target.blockhash === undefined ? Date.now() + 180_000 : null;
@@ -112,6 +125,13 @@ export async function confirmSignature(
       if (expired && !status) throw new TransactionExpiredBlockheightExceededError(signature);
       if (deadline !== null && Date.now() > deadline)
         throw new TransactionExpiredBlockheightExceededError(signature);
+      if (!status && target.wire && Date.now() - sentAt >= REBROADCAST_MS) {
+        sentAt = Date.now();
+        // The same bytes: harmless if the first send landed; a failure here is the next poll's to see.
+        await connection
+          .sendRawTransaction(target.wire, { skipPreflight: true, maxRetries: 0 })
+          .catch(() => undefined);
+      }
       await sleep(pollMs);
     } catch (err) {
       if (err instanceof TransactionExpiredBlockheightExceededError) throw err;
@@ -135,18 +155,31 @@ export async function sendAndConfirmPolled(
   connection: Connection,
   transaction: Transaction,
   signers: Signer[],
-  opts: { commitment?: Commitment; preflightCommitment?: Commitment } = {},
+  opts: {
+    commitment?: Commitment;
+    preflightCommitment?: Commitment;
+    /** Prepends SetComputeUnitLimit and SetComputeUnitPrice priced by this policy (chain/compute-budget.ts). */
+    priorityFee?: PriorityFeePolicy;
+  } = {},
 ): Promise<string> {
   const commitment = opts.commitment ?? connection.commitment ?? 'confirmed';
+  transaction.feePayer ??= signers[0]?.publicKey;
+  const payer = transaction.feePayer;
+  const budgeted = transaction.instructions.some((ix) => ix.programId.equals(ComputeBudgetProgram.programId));
+  if (opts.priorityFee && payer && !budgeted) {
+    const { budget } = await priceBudget(connection, opts.priorityFee, transaction.instructions, payer);
+    transaction.instructions = [...budget, ...transaction.instructions];
+  }
   const latest = await connection.getLatestBlockhash(commitment);
   transaction.recentBlockhash = latest.blockhash;
   transaction.lastValidBlockHeight = latest.lastValidBlockHeight;
-  transaction.feePayer ??= signers[0]?.publicKey;
   transaction.sign(...signers);
-  const signature = await connection.sendRawTransaction(transaction.serialize(), {
+  const wire = transaction.serialize();
+  const signature = await connection.sendRawTransaction(wire, {
     preflightCommitment: opts.preflightCommitment ?? commitment,
+    maxRetries: 0,
   });
-  const status = await confirmSignature(connection, { signature, ...latest }, commitment);
+  const status = await confirmSignature(connection, { signature, ...latest, wire }, commitment);
   if (status.err) throw failed(signature, status);
   return signature;
 }
@@ -164,10 +197,11 @@ export async function sendRawAndConfirmPolled(
   const blockhash = Transaction.from(wire).recentBlockhash ?? undefined;
   const signature = await connection.sendRawTransaction(wire, {
     preflightCommitment: opts.preflightCommitment ?? commitment,
+    maxRetries: 0,
   });
   const status = await confirmSignature(
     connection,
-    blockhash ? { signature, blockhash } : { signature },
+    blockhash ? { signature, blockhash, wire } : { signature, wire },
     commitment,
   );
   if (status.err) throw failed(signature, status);

@@ -4,7 +4,7 @@
 // chain. Plus every refusal: no delegate (503), missing, conflicting and
 // malformed records, a domain held by another authority or listed for sale,
 // bad names, resolver failures, and a delegate the postoffice does not know.
-import { Keypair } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -134,6 +134,19 @@ describe('domain onboarding', () => {
       rent_payer: r.delegate.publicKey.toBase58(),
       signature: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{80,90}$/),
     });
+    // CreateDomain goes behind a compute budget sized for it, not the 200,000-unit default.
+    const landed = await r.chain.connection.getTransaction(created.body.signature, {
+      commitment: 'confirmed',
+      maxSupportedTransactionVersion: 0,
+    });
+    const message = landed?.transaction.message;
+    const budget = (message?.compiledInstructions ?? [])
+      .filter((ix) => message?.staticAccountKeys[ix.programIdIndex]?.equals(ComputeBudgetProgram.programId))
+      .map((ix) => Buffer.from(ix.data));
+    const limit = budget.find((d) => d[0] === 2)?.readUInt32LE(1);
+    expect(limit).toBeGreaterThan(0);
+    expect(limit).toBeLessThan(50_000);
+    expect(budget.some((d) => d[0] === 3)).toBe(true);
     const onChain = await getDomain(r.chain.connection, r.chain.programId, 'example.org');
     expect(onChain?.authority.toBase58()).toBe(key);
     expect(onChain?.isActive).toBe(true);

@@ -142,14 +142,28 @@ export function loadCliConfig(
   const line = configChoiceLine(choice);
   if (line) (ctx.stderr ?? process.stderr).write(`${line}\n`);
   const config = loadConfig(choice.file, { dataDirOverride: opts.dataDir, env });
+  if (config.chain.max_rps !== undefined)
+    configuredRps = { rpcUrl: config.chain.rpc_url, maxRps: config.chain.max_rps };
   return { config, configFile: choice.file };
 }
+
+// `[chain] max_rps` of the config file this CLI run loaded, for its `rpc_url`
+// (a one-shot process loads one config): cliConnection keeps to it.
+let configuredRps: { rpcUrl: string; maxRps: number } | null = null;
 
 /**
  * The CLI's chain connection: each RPC call fails after 60 s instead of
  * hanging, and a public RPC's HTTP 429 is waited out (by its Retry-After)
  * and retried for up to a minute, silently (src/net/rpc-discipline.ts).
+ * Calls per second: the loaded config's `[chain] max_rps` when `rpc` is its
+ * `rpc_url`, else the default (none for a node on this host, 10 for others).
  */
 export function cliConnection(rpc: string): Connection {
-  return createConnection(rpc, { timeoutMs: 60_000, maxWaitMs: 60_000 });
+  // The config's max_rps holds for the node it names; another --rpc gets the default for its host.
+  const maxRps = configuredRps && configuredRps.rpcUrl === rpc ? configuredRps.maxRps : undefined;
+  return createConnection(rpc, {
+    timeoutMs: 60_000,
+    maxWaitMs: 60_000,
+    ...(maxRps !== undefined ? { maxRps } : {}),
+  });
 }

@@ -3,7 +3,9 @@
 // repeated request for the same authority is answered without a second
 // transaction, and a domain held by another authority is refused before
 // anything is sent.
+
 import { type Commitment, type Connection, type Keypair, Transaction } from '@solana/web3.js';
+import type { PriorityFeePolicy } from '../../chain/compute-budget.ts';
 import {
   createDomainInstruction,
   domainAddress,
@@ -20,6 +22,8 @@ export interface ChainDeps {
   connection: Connection;
   programId: string;
   commitment?: Commitment;
+  /** The compute budget of the transactions domaind signs (`[chain] priority_fee`…); none when unset. */
+  priorityFee?: PriorityFeePolicy;
 }
 
 export interface MailDomainFacts {
@@ -128,6 +132,7 @@ export async function authorizeDomain(
   try {
     signature = await sendAndConfirmPolled(chain.connection, new Transaction().add(ix), [delegate], {
       commitment: chain.commitment ?? 'confirmed',
+      ...(chain.priorityFee ? { priorityFee: chain.priorityFee } : {}),
     });
   } catch (err) {
     const programError = parseMailProgramError(err, chain.programId);

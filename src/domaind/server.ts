@@ -3,10 +3,12 @@
 // the MTA-STS policy and the autoconfig/autodiscover documents, plus
 // GET /health (alive) and GET /ready: the chain RPC's state (503 when it is
 // down) and the start-up check of the local domains on chain.
+
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Commitment, type Connection, Keypair, PublicKey } from '@solana/web3.js';
 import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import { priorityFeePolicyOf } from '../../chain/compute-budget.ts';
 import { createConnection } from '../chain-rpc.ts';
 import type { Config } from '../config/index.ts';
 import { normalizeDomainName } from '../dns/name.ts';
@@ -88,6 +90,7 @@ export async function buildDomaind(deps: DomaindDeps): Promise<Domaind> {
     connection,
     programId: config.chain.program_id,
     commitment: config.chain.commitment as Commitment,
+    priorityFee: priorityFeePolicyOf(config.chain),
   };
 
   const tls =

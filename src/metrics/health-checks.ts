@@ -8,6 +8,7 @@ import { access } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import type { Config } from '../config/types.ts';
+import { defaultMaxRps, gateFor, parseRetryAfter } from '../net/rpc-discipline.ts';
 import type { Database } from '../store/types.ts';
 import type { DependencyCheck } from './health.ts';
 
@@ -76,20 +77,53 @@ async function httpCheck(url: string, init: RequestInit, signal: AbortSignal): P
   return res;
 }
 
-/** The chain's JSON-RPC node: `getHealth` must answer "ok" (a node that is behind answers an error). */
-export function chainRpcCheck(rpcUrl: string): DependencyCheck {
+/**
+ * The chain's JSON-RPC node: `getHealth` must answer "ok" (a node that is
+ * behind answers an error). The call counts against the process's
+ * `[chain] max_rps` like every other (src/net/rpc-discipline.ts); while a
+ * 429's Retry-After holds, the node answered moments ago and is not asked
+ * again (a rate-limited provider is reachable: the pipeline waits it out).
+ */
+export function chainRpcCheck(rpcUrl: string, maxRps?: number): DependencyCheck {
   return {
     name: 'chain_rpc',
     async run(signal) {
-      const res = await httpCheck(
-        rpcUrl,
-        {
+      const gate = gateFor(rpcUrl.split('#')[0] as string, maxRps ?? defaultMaxRps(rpcUrl));
+      if (gate.closedUntil > Date.now()) return;
+      const aborted = new Promise<never>((_, reject) => {
+        signal.addEventListener('abort', () => reject(new Error('waiting for the RPC rate limit')), {
+          once: true,
+        });
+      });
+      aborted.catch(() => undefined);
+      const acquiring = gate.acquire(1);
+      const release = await Promise.race([acquiring, aborted]).catch((err: unknown) => {
+        // The slot, once granted, is handed straight back.
+        void acquiring.then((r) => r());
+        throw err;
+      });
+      let res: Response;
+      try {
+        res = await fetch(rpcUrl, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getHealth' }),
-        },
-        signal,
-      );
+          signal,
+        });
+      } finally {
+        release();
+      }
+      if (res.status === 429) {
+        // Reachable, and asking us to slow down: every caller in this process waits it out.
+        const retryAt = parseRetryAfter(res.headers.get('retry-after'), Date.now());
+        gate.close(retryAt ?? Date.now() + 1000);
+        await res.body?.cancel();
+        return;
+      }
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new Error(`HTTP ${res.status}`);
+      }
       const body = (await res.json()) as { result?: unknown; error?: { message?: unknown } };
       if (body.result === 'ok') return;
       throw new Error(
@@ -146,7 +180,7 @@ export function pipelineChecks(deps: {
   return [
     redisCheck(deps.redis),
     storeCheck(deps.db),
-    chainRpcCheck(deps.config.chain.rpc_url),
+    chainRpcCheck(deps.config.chain.rpc_url, deps.config.chain.max_rps),
     operatorPinCheck(deps.config.ipfs),
   ];
 }

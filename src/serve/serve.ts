@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { priorityFeePolicyOf } from '../../chain/compute-budget.ts';
 import { DELIVERY_ATTEMPTS } from '../../delivery/backoff.ts';
 import type { PipelineDeps } from '../../delivery/pipeline.ts';
+import { rentRecoveryMetrics, rentRecoveryPolicyOf } from '../../delivery/rent-recovery.ts';
 import { type InboundWorkers, startInboundWorkers } from '../../delivery/worker.ts';
 import { createOperatorPinner } from '../../pinning/operator.ts';
 import type { Pinner } from '../../pinning/types.ts';
@@ -233,7 +234,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     const readinessChecks = () => [
       ...(metricsRedis ? [redisCheck(metricsRedis)] : []),
       storeCheck(store.db),
-      chainRpcCheck(config.chain.rpc_url),
+      chainRpcCheck(config.chain.rpc_url, config.chain.max_rps),
       ...(runWorkers ? [operatorPinCheck(config.ipfs)] : []),
     ];
     // The pin client posts every sealed message: the lean fetch (src/net/http-fetch.ts) keeps that cheap.
@@ -269,6 +270,9 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         recipientPinTimeoutMs: config.ipfs.recipient_pin_timeout_secs * 1000,
         afterStore: dmarcIngestHook(config, store, blobs, log),
         readerKeys: readerPublicKeys(store.db),
+        // [chain] rent_recovery_days & co.: the opt-in sweep (delivery/rent-recovery.ts).
+        rentRecovery: rentRecoveryPolicyOf(config.chain),
+        rentRecoveryMetrics: rentRecoveryMetrics(metrics),
       });
       const w = workers;
       closers.push(() => w.close());

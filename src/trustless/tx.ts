@@ -20,6 +20,7 @@ import {
   priceBudget,
 } from '../../chain/compute-budget.ts';
 import { type MailProgramError, parseMailProgramError } from '../../chain/errors.ts';
+import { REBROADCAST_MS } from '../../chain/rebroadcast.ts';
 
 /**
  * A wallet's transactions (the webmail): the 75th percentile of recent
@@ -90,6 +91,12 @@ export interface PollOptions {
   now?: () => number;
   /** Called once the transaction is submitted, before polling starts. */
   onSubmitted?: (signature: string) => void;
+  /**
+   * The signed bytes, when the caller holds them (a key file, not a browser
+   * wallet that broadcasts itself): re-sent about every 2 s while the
+   * signature is unseen (chain/rebroadcast.ts).
+   */
+  wire?: Uint8Array;
 }
 
 export interface SendOptions extends PollOptions {
@@ -113,6 +120,7 @@ export async function pollSignature(
   const sleep = opts.sleep ?? defaultSleep;
   const deadline = now() + budget;
   let failures = 0;
+  let sentAt = now();
   for (;;) {
     let st: Awaited<ReturnType<Connection['getSignatureStatuses']>>['value'][number];
     try {
@@ -138,6 +146,11 @@ export async function pollSignature(
       return { status: 'confirmed', signature };
     }
     if (now() >= deadline) return { status: 'pending', signature };
+    if (!st && opts.wire && now() - sentAt >= REBROADCAST_MS) {
+      sentAt = now();
+      // The same bytes again: one signature lands at most once.
+      await conn.sendRawTransaction(opts.wire, { skipPreflight: true, maxRetries: 0 }).catch(() => undefined);
+    }
     await sleep(interval);
   }
 }

@@ -48,9 +48,10 @@ export async function signAndConfirm(
   const budget = await budgetInstructions(conn, [ix], payer);
   const tx = new Transaction({ feePayer: payer, ...latest }).add(...budget.instructions);
   tx.sign(...signers);
-  const signature = await conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
-  // Polled at slot cadence, never over the WebSocket alone.
-  const value = await confirmSignature(conn, { signature, ...latest }, 'confirmed');
+  const wire = tx.serialize();
+  const signature = await conn.sendRawTransaction(wire, { preflightCommitment: 'confirmed', maxRetries: 0 });
+  // Polled at slot cadence, never over the WebSocket alone; the same bytes re-sent every 2 s while unseen.
+  const value = await confirmSignature(conn, { signature, ...latest, wire }, 'confirmed');
   if (value.err) throw value;
   return signature;
 }

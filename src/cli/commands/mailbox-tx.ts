@@ -380,14 +380,15 @@ async function sendAndReport(
 ): Promise<void> {
   let signature: string;
   try {
-    signature = await s.conn.sendRawTransaction(wire, { preflightCommitment: 'confirmed' });
+    signature = await s.conn.sendRawTransaction(wire, { preflightCommitment: 'confirmed', maxRetries: 0 });
   } catch (err) {
     throw refused(err, hints, '; nothing was sent');
   }
   process.stderr.write(`submitted ${signature}, waiting for confirmation\n`);
   let status: string;
   try {
-    status = (await pollSignature(s.conn, signature, { budgetMs: s.opts.waitSecs * 1000 })).status;
+    // The same bytes re-sent every 2 s while unseen (a dropped send still lands in its blockhash's lifetime).
+    status = (await pollSignature(s.conn, signature, { budgetMs: s.opts.waitSecs * 1000, wire })).status;
   } catch (err) {
     throw refused(err, hints, ` (transaction ${signature})`);
   }
