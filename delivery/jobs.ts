@@ -133,6 +133,12 @@ export interface DeleteMailJobData {
    * retry settles it (delivery/cleanup.ts) before signing another.
    */
   sent?: { signature: string; lastValidBlockHeight: number; tx: string; round: number };
+  /**
+   * Queued by the rent-recovery sweep (delivery/rent-recovery.ts): once the
+   * account is closed the copy's row records it (rent_recovered_at), and the
+   * account's lamports as the sweep read them are counted as recovered.
+   */
+  rentRecovery?: { lamports: number };
 }
 
 /** A message waiting for the outbound spooler (DSNs from the pipeline, submitted mail). */

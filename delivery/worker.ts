@@ -1,5 +1,6 @@
 // The BullMQ workers of the inbound side: deliveries, spool cleanup, the
-// recipients' own pins, operator pin releases and DeleteMail. One call
+// recipients' own pins, operator pin releases, DeleteMail and the opt-in
+// rent-recovery sweep (./rent-recovery.ts). One call
 // starts them all; `close()` stops taking jobs and waits for running ones.
 import type { Connection, Keypair } from '@solana/web3.js';
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
@@ -29,6 +30,13 @@ import {
 } from './jobs.ts';
 import { type PipelineDeps, processDeliverJob } from './pipeline.ts';
 import { pinForRecipient } from './recipient-pin.ts';
+import {
+  type RentRecoveryMetrics,
+  type RentRecoveryPolicy,
+  type RentRecoveryRunner,
+  settleRentRecovery,
+  startRentRecovery,
+} from './rent-recovery.ts';
 import type { ReaderKey } from './stages/seal.ts';
 import { SendMailBatcher } from './stages/sendmail-batch.ts';
 import { SignatureWatch } from './stages/signature-watch.ts';
@@ -70,6 +78,13 @@ export interface InboundWorkerOptions {
   expiryGapMs?: number;
   maxResigns?: number;
   proofRetryMs?: number;
+  /**
+   * `[chain] rent_recovery_*` (rentRecoveryPolicyOf): the sweep's scheduler
+   * and worker (delivery/rent-recovery.ts); days 0 removes the scheduler.
+   * Absent: the schedule is left as it is.
+   */
+  rentRecovery?: RentRecoveryPolicy;
+  rentRecoveryMetrics?: RentRecoveryMetrics;
 }
 
 export interface InboundWorkers {
@@ -204,8 +219,8 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
   );
   const deleteMail = new Worker<DeleteMailJobData>(
     QUEUE_DELETE_MAIL,
-    (job) =>
-      closeEmailAccount(
+    async (job) => {
+      const outcome = await closeEmailAccount(
         {
           connection: opts.connection,
           programId: opts.programId,
@@ -215,7 +230,15 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
         },
         job.data,
         (sent) => job.updateData({ ...job.data, sent }),
-      ),
+      );
+      // Rent recovery's jobs: the copy's row records the close (delivery/rent-recovery.ts).
+      await settleRentRecovery(
+        { messages: opts.messages, metrics: opts.rentRecoveryMetrics },
+        job.data,
+        outcome,
+      );
+      return outcome;
+    },
     { ...common, connection: conn(), concurrency: 4 },
   );
   const workers = [deliver, spool, recipient, unpin, deleteMail];
@@ -223,10 +246,24 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     w.on('error', (err) => log.warn({ queue: w.name, err: err.message }, 'worker error'));
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));
+  const rentRecovery: RentRecoveryRunner | undefined = opts.rentRecovery
+    ? await startRentRecovery({
+        redis: opts.redis,
+        prefix: opts.prefix,
+        messages: opts.messages,
+        connection: opts.connection,
+        programId: opts.programId,
+        authority: opts.authority.publicKey,
+        policy: opts.rentRecovery,
+        logger: log,
+        metrics: opts.rentRecoveryMetrics,
+      })
+    : undefined;
 
   return {
     deliver,
     async close() {
+      await rentRecovery?.close();
       await Promise.all(workers.map((w) => w.close()));
       batcher?.close();
       watch.close();

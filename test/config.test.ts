@@ -227,6 +227,9 @@ describe('config defaults', () => {
       max_priority_fee_lamports: 100_000,
       max_rps: 0,
       rpc_max_wait_secs: 30,
+      rent_recovery_days: 0,
+      rent_recovery_batch: 500,
+      rent_recovery_interval_secs: 3600,
     });
     expect(c.limits).toMatchObject({
       sender_messages: 1000,

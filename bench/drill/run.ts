@@ -1,7 +1,7 @@
 // `npm run drill`: the fault drills, one after another, each over real
 // processes on loopback with a bounded run time and one PASS/FAIL line.
 //
-//   npm run drill -- [--only worker-kill,redis-restart,rpc-down,pin-down,provider-hang,disk-full,smtp-fuzz]
+//   npm run drill -- [--only worker-kill,redis-restart,rpc-down,pin-down,provider-hang,disk-full,smtp-fuzz,rent-recovery]
 //
 // Exit code 1 when any drill failed. What each proves: docs/operations.md.
 import { parseArgs } from 'node:util';
@@ -10,11 +10,21 @@ import { diskFull } from './drills/disk-full.ts';
 import { pinDown } from './drills/pin-down.ts';
 import { providerHang } from './drills/provider-hang.ts';
 import { redisRestart } from './drills/redis-restart.ts';
+import { rentRecovery } from './drills/rent-recovery.ts';
 import { rpcDown } from './drills/rpc-down.ts';
 import { smtpFuzz } from './drills/smtp-fuzz.ts';
 import { workerKill } from './drills/worker-kill.ts';
 
-const ALL: Drill[] = [workerKill, redisRestart, rpcDown, pinDown, providerHang, diskFull, smtpFuzz];
+const ALL: Drill[] = [
+  workerKill,
+  redisRestart,
+  rpcDown,
+  pinDown,
+  providerHang,
+  diskFull,
+  smtpFuzz,
+  rentRecovery,
+];
 const { values } = parseArgs({ options: { only: { type: 'string' } } });
 const wanted = values.only ? new Set(values.only.split(',')) : null;
 const unknown = [...(wanted ?? [])].filter((n) => !ALL.some((d) => d.name === n));

@@ -168,6 +168,12 @@ export interface ChainConfig {
   max_rps: number;
   /** How long one RPC call waits out 429s and provider errors before failing as retryable. */
   rpc_max_wait_secs: number;
+  /** Rent recovery: close the Email accounts we published of stored mail older than this many days; 0 = off. */
+  rent_recovery_days: number;
+  /** Email accounts one rent-recovery sweep queues DeleteMail for at most. */
+  rent_recovery_batch: number;
+  /** Seconds between two rent-recovery sweeps. */
+  rent_recovery_interval_secs: number;
 }
 
 export interface IpfsConfig {

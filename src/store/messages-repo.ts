@@ -36,6 +36,8 @@ export interface StoredMessage {
   publishedByUs: boolean;
   flags: string[];
   deletedAt: number | null;
+  /** When its Email account's rent was recovered (closed on chain; delivery/rent-recovery.ts), or null. */
+  rentRecoveredAt: number | null;
 }
 
 export interface DeliveredCopy {
@@ -91,6 +93,10 @@ export function toMessage(row: Selectable<MessagesTable>): StoredMessage {
     publishedByUs: toBool(row.published_by_us),
     flags: JSON.parse(row.flags) as string[],
     deletedAt: row.deleted_at === null ? null : Number(row.deleted_at),
+    rentRecoveredAt:
+      row.rent_recovered_at === null || row.rent_recovered_at === undefined
+        ? null
+        : Number(row.rent_recovered_at),
   };
 }
 
@@ -274,6 +280,7 @@ export class MessagesRepo {
       flags: '[]',
       modseq: Number(bumped.highest_modseq),
       deleted_at: null,
+      rent_recovered_at: null,
     } as const;
     await trx.insertInto('messages').values(row).execute();
     for (const w of copy.wraps ?? []) {
@@ -346,6 +353,66 @@ export class MessagesRepo {
       await writeFlagsIn(trx, row.wallet, [{ id, flags }]);
       return true;
     });
+  }
+
+  /**
+   * The rent-recovery sweep's candidates (delivery/rent-recovery.ts): copies
+   * whose Email account this deployment published, received before `before`
+   * (Unix ms) and not yet recorded as recovered, oldest first; keyset paging
+   * with `after` (the last row's received_at and id).
+   */
+  async listRentRecoverable(
+    before: number,
+    opts: { after?: { receivedAt: number; id: string }; limit?: number } = {},
+  ): Promise<StoredMessage[]> {
+    const limit = Math.min(Math.max(opts.limit ?? 100, 1), 5000);
+    let q = this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('rent_recovered_at', 'is', null)
+      .where('received_at', '<', before)
+      .where('published_by_us', '=', 1)
+      .where('email_address', 'is not', null)
+      .orderBy('received_at')
+      .orderBy('id')
+      .limit(limit);
+    const after = opts.after;
+    if (after !== undefined)
+      q = q.where((eb) =>
+        eb.or([
+          eb('received_at', '>', after.receivedAt),
+          eb.and([eb('received_at', '=', after.receivedAt), eb('id', '>', after.id)]),
+        ]),
+      );
+    return (await q.execute()).map(toMessage);
+  }
+
+  /**
+   * Records that the Email account `emailAddress` of copy `id` is closed (its
+   * rent recovered) at `at`. False when it already was, or the copy is gone
+   * (deleted meanwhile): the caller counts a recovery only once.
+   */
+  async markRentRecovered(id: string, emailAddress: string, at: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('messages')
+      .set({ rent_recovered_at: at })
+      .where('id', '=', id)
+      .where('email_address', '=', emailAddress)
+      .where('rent_recovered_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Of the copies `ids`, those that still exist and are not recorded as rent-recovered. */
+  async rentUnrecovered(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db
+      .selectFrom('messages')
+      .select('id')
+      .where('id', 'in', ids)
+      .where('rent_recovered_at', 'is', null)
+      .execute();
+    return new Set(rows.map((r) => r.id));
   }
 
   /** Removes one copy and its wraps; returns the removed row (for unpin/DeleteMail follow-ups). */

@@ -87,6 +87,8 @@ export interface MessagesTable {
   /** RFC 7162 MODSEQ: the mailbox's highest_modseq when this message last changed. */
   modseq: ColumnType<number, number | undefined, number>;
   deleted_at: number | null;
+  /** When the Email account's rent was recovered (closed on chain, migration 0011); null: still open or never ours. */
+  rent_recovered_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ReaderWrapsTable {

@@ -51,6 +51,12 @@ export const chainSchema = z.strictObject({
   max_rps: intBetween(0, MAX_RPS).optional(),
   // How long one RPC call waits out HTTP 429s and provider errors before failing as retryable.
   rpc_max_wait_secs: intBetween(1, 600).default(30),
+  // Rent recovery (delivery/rent-recovery.ts): close our Email accounts of mail older than this many days; 0 = off.
+  rent_recovery_days: intBetween(0, 36_500).default(0),
+  // Email accounts one sweep queues DeleteMail for at most.
+  rent_recovery_batch: intBetween(1, 10_000).default(500),
+  // Seconds between two sweeps.
+  rent_recovery_interval_secs: intBetween(10, 604_800).default(3600),
 });
 
 export type ChainInput = z.output<typeof chainSchema>;

@@ -11,6 +11,7 @@ import * as m0007 from './0007-reader-keys.ts';
 import * as m0008 from './0008-modseq.ts';
 import * as m0009 from './0009-pop3-dele.ts';
 import * as m0010 from './0010-program-index.ts';
+import * as m0011 from './0011-rent-recovery.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-accounts': m0001,
@@ -22,6 +23,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008-modseq': m0008,
   '0009-pop3-dele': m0009,
   '0010-program-index': m0010,
+  '0011-rent-recovery': m0011,
 };
 
 export class MigrationError extends Error {
