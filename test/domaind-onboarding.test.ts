@@ -135,7 +135,7 @@ describe('domain onboarding', () => {
       signature: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{80,90}$/),
     });
     // CreateDomain goes behind a compute budget sized for it, not the 200,000-unit default.
-    const landed = await r.chain.connection.getTransaction(created.body.signature, {
+    const landed = await r.chain.connection.getTransaction(String(created.body.signature), {
       commitment: 'confirmed',
       maxSupportedTransactionVersion: 0,
     });

@@ -16,13 +16,13 @@
 // FsBlockstore, reads take the block path directly (one readFile per block).
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsBlockstore } from 'blockstore-fs';
 import { NextToLast } from 'blockstore-fs/sharding';
 import type { WritableStorage } from 'ipfs-unixfs-importer';
 import { CID } from 'multiformats/cid';
-import { finishDurable, openNew, syncDir } from '../../src/blobs/durable-file.ts';
+import { finishDurable, makeDirs, openNew, syncDir } from '../../src/blobs/durable-file.ts';
 import { importUnixfs } from '../cid.ts';
 
 export interface PinRecord {
@@ -75,7 +75,7 @@ export class PindStore {
 
   static async open(dataDir: string, opts: { now?: () => Date } = {}): Promise<PindStore> {
     const store = new PindStore(dataDir, opts.now ?? (() => new Date()));
-    await mkdir(store.pinsDir, { recursive: true });
+    await makeDirs(store.pinsDir);
     await store.blocks.open();
     return store;
   }
@@ -109,7 +109,7 @@ export class PindStore {
       // Asked directly, not through the thread pool: a cached directory lookup
       // takes microseconds, a pool round trip several times that in CPU.
       if (existsSync(file)) return false;
-      if (!dirDurable) await mkdir(dir, { recursive: true });
+      if (!dirDurable) await makeDirs(dir);
       try {
         await writeDurable(file, bytes);
       } catch (err) {
@@ -117,7 +117,7 @@ export class PindStore {
         // The directory went away under the daemon: made again, and its parent synced.
         this.durableDirs.delete(dir);
         touched.add(this.blocksDir);
-        await mkdir(dir, { recursive: true });
+        await makeDirs(dir);
         await writeDurable(file, bytes);
       }
       return true;
@@ -166,7 +166,7 @@ export class PindStore {
     const existing = existsSync(file) ? await this.getPin(record.cid) : null;
     if (existing) return { record: existing, created: false };
     const made = async () => {
-      await mkdir(dir, { recursive: true });
+      await makeDirs(dir);
       await syncDir(this.pinsDir);
       this.durableDirs.add(dir);
     };

@@ -29,13 +29,14 @@ import {
   unlink as unlinkCallback,
   unlinkSync,
 } from 'node:fs';
-import { mkdir, open, readdir, rm, stat, utimes } from 'node:fs/promises';
+import { open, readdir, rm, stat, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import {
   discardTemp,
   finishDurable,
+  makeDirs,
   openNew,
   syncDir,
   writeChunks,
@@ -217,7 +218,7 @@ export class BlobStore {
   /** A new spool temp file, making `spool/` first (once) and again if it was removed. */
   private async openSpoolFd(dir: string, tmp: string): Promise<number> {
     if (!this.spoolDirMade) {
-      await mkdir(dir, { recursive: true });
+      await makeDirs(dir);
       this.spoolDirMade = true;
     }
     try {
@@ -225,7 +226,7 @@ export class BlobStore {
     } catch (err) {
       // The directory was removed under us: make it again, once.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      await mkdir(dir, { recursive: true });
+      await makeDirs(dir);
       return await openNew(tmp, 0o600);
     }
   }
@@ -352,7 +353,7 @@ export class BlobStore {
 
   /** Makes a shard directory; the entries of the directories it made are fsynced in their parents. */
   private async makeContentDir(dir: string): Promise<void> {
-    const first = await mkdir(dir, { recursive: true });
+    const first = await makeDirs(dir);
     if (first) {
       for (let at = dir; at !== dirname(first); ) {
         at = dirname(at);

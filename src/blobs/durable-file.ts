@@ -21,6 +21,8 @@ import {
   writev as writevCallback,
   writevSync,
 } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 
 const openAsync = promisify(openCallback);
@@ -110,5 +112,40 @@ export async function syncDir(dir: string): Promise<void> {
     await fsyncAsync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * `mkdir -p`, resolving like `mkdir(dir, { recursive: true })` to the first
+ * directory it made (undefined when all existed), but failing with the real
+ * error: Node's recursive mkdir reports ENOENT for a directory it could not
+ * make for another reason (ENOSPC on a full disk, EDQUOT, EROFS), so on
+ * ENOENT each missing level is made one by one, and the first refusal is
+ * what the caller sees.
+ */
+export async function makeDirs(dir: string): Promise<string | undefined> {
+  try {
+    return await mkdir(dir, { recursive: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const missing: string[] = [];
+    for (let at = dir; ; at = dirname(at)) {
+      try {
+        await stat(at);
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        missing.unshift(at);
+      }
+      if (dirname(at) === at) break;
+    }
+    for (const at of missing) {
+      try {
+        await mkdir(at);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+    }
+    return missing[0];
   }
 }

@@ -27,6 +27,10 @@ export interface SmtpConfig {
   postmaster_wallet?: string;
   sender_auth: 'spf' | 'dmarc-lite' | 'none';
   max_connections_per_ip: number;
+  /** Connections at once per SMTP listener across all addresses (421 beyond); 0: no cap. */
+  max_connections: number;
+  /** Total seconds one SMTP session may last (421 4.4.2 at the end); 0: unlimited. */
+  max_session_secs: number;
   /** New MX connections one client IP may open per minute (token bucket in Redis); 0: no limit. */
   connections_per_ip_per_minute: number;
   /** CA whose client certificates identify peer Sealpost servers (SASL EXTERNAL on submission). */

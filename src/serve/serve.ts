@@ -395,6 +395,8 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           maxMessageBytes: config.smtp.max_message_bytes,
           maxRecipients: config.smtp.max_recipients,
           maxConnectionsPerIp: config.smtp.max_connections_per_ip,
+          maxConnections: config.smtp.max_connections,
+          maxSessionMs: config.smtp.max_session_secs * 1000,
           socketTimeoutMs: config.smtp.timeouts.socket_timeout_secs * 1000,
           tls:
             l.tls === 'starttls'

@@ -49,6 +49,58 @@ export interface AcceptDeps {
   commit?: GroupCommit;
 }
 
+/**
+ * The client's data stream failed before the end of DATA (the connection
+ * went away mid-message): there is nobody to answer and nothing was kept.
+ * Not a storage failure, and never logged as one.
+ */
+export class ClientGoneError extends Error {
+  constructor(cause: unknown) {
+    super(`the client's data stream ended early: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+    this.name = 'ClientGoneError';
+  }
+}
+
+/**
+ * A 452 for a spool write that failed, keeping the filesystem's error (its
+ * errno code, e.g. ENOSPC or EIO, and the call) for the log line.
+ */
+export class StorageFailedReply extends SmtpReply {
+  readonly code: string | undefined;
+  readonly syscall: string | undefined;
+  constructor(readonly failure: unknown) {
+    const r = replies.storageFailed();
+    super(r.responseCode, r.enhanced, r.message.slice(r.enhanced.length + 1), r.reason);
+    let e = failure as NodeJS.ErrnoException | undefined;
+    // A group commit failure wraps the filesystem's error.
+    if (e && !e.code && e.cause instanceof Error) e = e.cause as NodeJS.ErrnoException;
+    this.code = e?.code;
+    this.syscall = e?.syscall;
+  }
+}
+
+/** Errors thrown while pulling the next chunk from `source` become ClientGoneError. */
+async function* fromClient(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  const it = source[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await it.next();
+      } catch (err) {
+        if (err instanceof SmtpReply) throw err;
+        throw new ClientGoneError(err);
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    await it.return?.();
+  }
+}
+
 const sharedCommits = new WeakMap<FlowProducer, GroupCommit>();
 
 /** One group commit per FlowProducer: the MX and submission listeners of a process share it. */
@@ -65,11 +117,11 @@ function groupCommitOf(deps: AcceptDeps): GroupCommit {
 export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promise<{ size: number }> {
   let draft: SpoolDraft;
   try {
-    draft = await deps.blobs.receiveSpool(input.msgid, input.source, input.maxBytes);
+    draft = await deps.blobs.receiveSpool(input.msgid, fromClient(input.source), input.maxBytes);
   } catch (err) {
     if (err instanceof BlobTooLargeError) throw replies.tooBig(input.maxBytes);
-    if (err instanceof SmtpReply) throw err;
-    throw replies.storageFailed();
+    if (err instanceof SmtpReply || err instanceof ClientGoneError) throw err;
+    throw new StorageFailedReply(err);
   }
   // A large message already has its own spool file; a small one is only in memory until its batch.
   const dropDraft = async () => {
@@ -144,7 +196,7 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
     await groupCommitOf(deps).commit({ blobs: deps.blobs, id: input.msgid, draft, flows });
   } catch (err) {
     throw err instanceof GroupCommitError && err.step === 'spool'
-      ? replies.storageFailed()
+      ? new StorageFailedReply(err)
       : replies.queueUnavailable();
   }
   return { size };

@@ -11,7 +11,7 @@ import type { Logger } from '../log.ts';
 import { newMessageId, withContext } from '../log.ts';
 import { noAuthResults } from '../mail/trace.ts';
 import type { SmtpMetrics, SmtpPhase } from '../metrics/types.ts';
-import { type AcceptDeps, acceptMessage } from './accept.ts';
+import { type AcceptDeps, acceptMessage, ClientGoneError, StorageFailedReply } from './accept.ts';
 import type { ChainView } from './chain-view.ts';
 import { refuseDsnParams } from './dsn-params.ts';
 import { type ErrorLimits, NO_ERROR_LIMITS, SessionErrors } from './error-limit.ts';
@@ -20,6 +20,7 @@ import { checkedChunks } from './message-checks.ts';
 import { postageGate, type RecipientPolicy, type ResolvedRecipient, resolveRecipient } from './recipients.ts';
 import type { ReverseNameLookup } from './reverse-name.ts';
 import type { SenderAuth, SenderEvaluation, SpfOutcome } from './sender-auth.ts';
+import { SessionClock } from './session-limits.ts';
 import { sessionTrace } from './session-trace.ts';
 import { replies, SmtpReply, toSmtpReply } from './smtp-error.ts';
 
@@ -31,6 +32,10 @@ export interface MxOptions {
   maxMessageBytes: number;
   maxRecipients: number;
   maxConnectionsPerIp: number;
+  /** Connections at once across all addresses (`[smtp] max_connections`); 0 or absent = no cap. */
+  maxConnections?: number;
+  /** Total time one session may last (`[smtp] max_session_secs`); 0 or absent = unlimited. */
+  maxSessionMs?: number;
   socketTimeoutMs: number;
   tls?: { certFile: string; keyFile: string };
   chain: ChainView;
@@ -93,6 +98,11 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
     ? { key: readFileSync(opts.tls.keyFile), cert: readFileSync(opts.tls.certFile) }
     : undefined;
 
+  const clock = new SessionClock({
+    maxSessionMs: opts.maxSessionMs ?? 0,
+    logger: log,
+    hostname: opts.hostname,
+  });
   const server = new SMTPServer({
     name: opts.hostname,
     banner: 'Sealpost ESMTP',
@@ -105,6 +115,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
     disableReverseLookup: true,
     socketTimeout: opts.socketTimeoutMs,
     closeTimeout: 5000,
+    ...(opts.maxConnections ? { maxClients: opts.maxConnections } : {}),
     logger: false,
 
     onConnect(session, done) {
@@ -120,6 +131,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
       if (count > opts.maxConnectionsPerIp) return callback(replies.tooManyConnections());
       perIp.set(ip, count);
       counted.add(session);
+      clock.start(session);
       const rate = opts.connectionRate;
       if (!rate || rate.perMinute <= 0) return callback();
       rate.limiter
@@ -130,6 +142,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
     },
 
     onClose(session) {
+      clock.stop(session);
       // Only sessions that were counted at connect give their place back.
       if (counted.delete(session)) {
         const ip = session.remoteAddress;
@@ -265,13 +278,25 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
           // Drain whatever the client still sends so the reply lands after DATA ends.
           stream.resume();
           releaseReservations(s);
+          if (err instanceof ClientGoneError) {
+            // Nobody to answer, nothing kept: a disconnect, not a storage problem.
+            mlog.info({ from, rcpts: s.recipients.length }, 'client disconnected during DATA; nothing kept');
+            return;
+          }
           const reply = toSmtpReply(err);
-          mlog.warn({ code: reply.responseCode, reason: reply.reason ?? reply.message }, 'message refused');
+          if (err instanceof StorageFailedReply) {
+            mlog.error(
+              { code: reply.responseCode, reason: reply.message, errno: err.code, syscall: err.syscall },
+              `message refused: the spool write failed${err.code ? ` (${err.code})` : ''}`,
+            );
+          } else
+            mlog.warn({ code: reply.responseCode, reason: reply.reason ?? reply.message }, 'message refused');
           if (stream.readableEnded) callback(reply);
           else stream.once('end', () => callback(reply));
         });
     },
   });
+  clock.attach(server);
 
   /** Counts a reply (none: the 250 the callback sends) by its phase and code, and passes it on. */
   function tally(phase: SmtpPhase, reply: SmtpReply | undefined): SmtpReply | undefined {

@@ -96,6 +96,8 @@ export function submissionOptionsFromConfig(
     tls: { certFile: config.smtp.tls_cert_file, keyFile: config.smtp.tls_key_file },
     peerCaFile: config.smtp.peer_ca_file,
     maxConnectionsPerIp: config.smtp.max_connections_per_ip,
+    maxConnections: config.smtp.max_connections,
+    maxSessionMs: config.smtp.max_session_secs * 1000,
     socketTimeoutMs: config.smtp.timeouts.socket_timeout_secs * 1000,
     errorLimits: errorLimitsFromConfig(config.smtp),
     metrics: parts.metrics,

@@ -21,6 +21,7 @@ import {
 } from '../smtp/error-limit.ts';
 import { closeSmtp, listenSmtp } from '../smtp/listen.ts';
 import { checkedChunks } from '../smtp/message-checks.ts';
+import { SessionClock } from '../smtp/session-limits.ts';
 import { replies, SmtpReply, toSmtpReply } from '../smtp/smtp-error.ts';
 import { type AuthBackoff, authReplies, PasswordAuth } from './password-auth.ts';
 import { type PeerCertificate, peerCertificateOf, peerSubmitter } from './peer-certificate.ts';
@@ -42,6 +43,10 @@ export interface SubmissionOptions {
   /** CA of peer Sealpost servers' client certificates; absent: no SASL EXTERNAL. */
   peerCaFile?: string;
   maxConnectionsPerIp: number;
+  /** Connections at once across all addresses (`[smtp] max_connections`); 0 or absent = no cap. */
+  maxConnections?: number;
+  /** Total time one session may last (`[smtp] max_session_secs`); 0 or absent = unlimited. */
+  maxSessionMs?: number;
   socketTimeoutMs: number;
   /** `[smtp]` error limits (src/smtp/error-limit.ts); absent: none. */
   errorLimits?: ErrorLimits;
@@ -111,6 +116,13 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
   const perIp = new Map<string, number>();
   const state = new Map<string, SessionState>();
   let closing = false;
+  // Sessions counted against their address at connect (a refused one gives back nothing at close).
+  const counted = new Set<string>();
+  const clock = new SessionClock({
+    maxSessionMs: opts.maxSessionMs ?? 0,
+    logger: log,
+    hostname: opts.hostname,
+  });
 
   const server = new SMTPServer({
     name: opts.hostname,
@@ -130,6 +142,7 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
     disableReverseLookup: true,
     socketTimeout: opts.socketTimeoutMs,
     closeTimeout: 5000,
+    ...(opts.maxConnections ? { maxClients: opts.maxConnections } : {}),
     logger: false,
 
     onConnect(session, callback) {
@@ -138,6 +151,8 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
       const count = (perIp.get(ip) ?? 0) + 1;
       if (count > opts.maxConnectionsPerIp) return callback(replies.tooManyConnections());
       perIp.set(ip, count);
+      counted.add(session.id);
+      clock.start(session);
       callback();
     },
 
@@ -147,10 +162,13 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
     },
 
     onClose(session) {
-      const ip = session.remoteAddress;
-      const count = (perIp.get(ip) ?? 1) - 1;
-      if (count <= 0) perIp.delete(ip);
-      else perIp.set(ip, count);
+      clock.stop(session);
+      if (counted.delete(session.id)) {
+        const ip = session.remoteAddress;
+        const count = (perIp.get(ip) ?? 1) - 1;
+        if (count <= 0) perIp.delete(ip);
+        else perIp.set(ip, count);
+      }
       state.delete(session.id);
       errors.closed(session);
     },
@@ -238,6 +256,7 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
         });
     },
   });
+  clock.attach(server);
 
   async function mailFrom(submitter: Submitter, address: string): Promise<void> {
     if (address === '' && submitter.kind !== 'peer') {

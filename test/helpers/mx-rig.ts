@@ -18,7 +18,7 @@ import { SealpostMetrics } from '../../src/metrics/index.ts';
 import { ChainView } from '../../src/smtp/chain-view.ts';
 import type { ErrorLimits } from '../../src/smtp/error-limit.ts';
 import type { GroupCommit } from '../../src/smtp/group-commit.ts';
-import { startMx } from '../../src/smtp/mx-server.ts';
+import { type MxOptions, startMx } from '../../src/smtp/mx-server.ts';
 import { startTestChain } from './devnet.ts';
 import { prepareMailChain } from './mail-chain.ts';
 import { tempDir } from './temp-dir.ts';
@@ -66,6 +66,12 @@ export async function startMxRig(
     limits?: Partial<PublicationLimits>;
     /** The group commit acceptance joins (default: the FlowProducer's shared one). */
     commit?: (flow: FlowProducer) => GroupCommit;
+    /** More MX options (session limits and the like). */
+    mx?: Partial<
+      Pick<MxOptions, 'maxConnections' | 'maxSessionMs' | 'maxConnectionsPerIp' | 'socketTimeoutMs'>
+    >;
+    /** The blob store's directory (default a new temp dir). */
+    blobDir?: string;
   } = {},
 ): Promise<MxRig> {
   const chain = await startTestChain();
@@ -80,7 +86,7 @@ export async function startMxRig(
   });
   flowRedis.on('error', () => {});
   const flow = new FlowProducer({ connection: flowRedis, prefix });
-  const blobs = new BlobStore(join(tempDir(), 'blobs'));
+  const blobs = new BlobStore(opts.blobDir ?? join(tempDir(), 'blobs'));
   const off = { limit: 0, windowMs: 3_600_000 };
   const guard = new CostGuard({
     redis,
@@ -105,6 +111,7 @@ export async function startMxRig(
     errorLimits: opts.errorLimits,
     metrics,
     logger: pino({ level: opts.logLevel ?? 'info' }, logs.stream),
+    ...opts.mx,
   });
   cleanups.push(async () => {
     await mx.close(100);

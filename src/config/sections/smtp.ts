@@ -61,6 +61,10 @@ export const smtpSchema = z
     postmaster_wallet: pubkey().optional(),
     sender_auth: oneOf(['spf', 'dmarc-lite', 'none']).default('spf'),
     max_connections_per_ip: positiveInt().default(20),
+    // Connections at once per listener across all addresses (421 beyond); 0 = no cap.
+    max_connections: nonNegativeInt().default(1000),
+    // Total length of one SMTP session, however active (421 4.4.2 at the end); 0 = unlimited.
+    max_session_secs: nonNegativeInt().default(900),
     connections_per_ip_per_minute: nonNegativeInt().default(120),
     peer_ca_file: filePath().optional(),
     submission_max_per_hour: nonNegativeInt().default(100),
