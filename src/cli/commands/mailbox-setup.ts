@@ -316,11 +316,14 @@ export function registerSetup(mailbox: Command): void {
     mailbox
       .command('create')
       .description("create the wallet's mailbox on chain")
-      .option(
-        '--postage <lamports>',
-        'default postage a first-contact sender pays per message (0 = open)',
-        lamportsOption,
-        0n,
+      .addOption(
+        new Option(
+          '--postage <lamports>',
+          'default postage a first-contact sender pays per message (0 = open)',
+        )
+          .argParser(lamportsOption)
+          // A bigint default with its own text: help would JSON.stringify it otherwise.
+          .default(0n, '0'),
       )
       .option('--domain <name>', 'the mail domain the mailbox belongs to (an active MailDomain on chain)'),
   ).action((opts: CreateOptions) => create(opts));

@@ -3,7 +3,7 @@
 // authority) and `sealpost program set-authority` (hand the upgrade
 // authority to another key, or revoke it for good).
 import { PublicKey } from '@solana/web3.js';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { initPostofficeInstruction, POSTOFFICE_SIZE, postofficeAddress } from '../../../chain/index.ts';
 import { setAuthority } from '../../../chain/program/loader.ts';
 import { DeployError, readProgram } from '../../program-deploy/onchain.ts';
@@ -185,12 +185,16 @@ export function registerProgramAdmin(cmd: Command): void {
       "the domain service's key (signs CreateDomain)",
       addressOption('address'),
     )
-    .option('--stamp-fee <lamports>', 'protocol fee per stamp', lamportsOption, DEFAULT_STAMP_FEE)
-    .option(
-      '--surcharge <lamports>',
-      'settlement surcharge per spent stamp',
-      lamportsOption,
-      DEFAULT_SURCHARGE,
+    // bigint defaults carry their own text: help would JSON.stringify them otherwise.
+    .addOption(
+      new Option('--stamp-fee <lamports>', 'protocol fee per stamp')
+        .argParser(lamportsOption)
+        .default(DEFAULT_STAMP_FEE, String(DEFAULT_STAMP_FEE)),
+    )
+    .addOption(
+      new Option('--surcharge <lamports>', 'settlement surcharge per spent stamp')
+        .argParser(lamportsOption)
+        .default(DEFAULT_SURCHARGE, String(DEFAULT_SURCHARGE)),
     )
     .option(
       '--root-ksk <hex>',
