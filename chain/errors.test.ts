@@ -74,6 +74,25 @@ describe('mail program errors', () => {
     });
   });
 
+  it("does not take another program's custom error for the mail program's", () => {
+    const system = {
+      err: { InstructionError: [0, { Custom: 1 }] },
+      logs: [
+        'Program 11111111111111111111111111111111 invoke [1]',
+        'Transfer: insufficient lamports 995000, need 2000000000',
+        'Program 11111111111111111111111111111111 failed: custom program error: 0x1',
+      ],
+    };
+    expect(parseMailProgramError(system)).toBeNull();
+    expect(parseMailProgramError(system, DEFAULT_PROGRAM_ID)).toBeNull();
+    expect(parseMailProgramError({ value: system }, DEFAULT_PROGRAM_ID)).toBeNull();
+    const ours = {
+      err: { InstructionError: [1, { Custom: 17 }] },
+      logs: [`Program ${DEFAULT_PROGRAM_ID} failed: custom program error: 0x11`],
+    };
+    expect(parseMailProgramError(ours, DEFAULT_PROGRAM_ID)).toEqual({ code: 17, name: 'DomainInactive' });
+  });
+
   it('returns null for anything else', () => {
     expect(parseMailProgramError(new Error('socket hang up'))).toBeNull();
     expect(parseMailProgramError(null)).toBeNull();

@@ -92,6 +92,14 @@ function fromLogs(logs: readonly string[], programId?: string): MailProgramError
   return null;
 }
 
+/** Programs whose custom errors are never the mail program's (System, Compute Budget, SPL Token, ATA). */
+const BUILTIN_PROGRAMS = new Set([
+  '11111111111111111111111111111111',
+  'ComputeBudget111111111111111111111111111111',
+  'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+  'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL',
+]);
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
 }
@@ -118,6 +126,20 @@ export function parseMailProgramError(err: unknown, programId?: string): MailPro
   if (Array.isArray(err) && err.every((l) => typeof l === 'string')) return fromLogs(err, programId);
   if (!isRecord(err)) {
     return typeof err === 'string' ? fromMessage(err) : null;
+  }
+  // Logs say which program failed: a custom error of another program (the
+  // System program's "insufficient lamports" is custom error 1) is not ours.
+  const ownLogs = Array.isArray(err.logs)
+    ? err.logs
+    : Array.isArray(err.transactionLogs)
+      ? err.transactionLogs
+      : null;
+  const failed = ownLogs
+    ?.map((l) => (typeof l === 'string' ? LOG_RE.exec(l) : null))
+    .find((m): m is RegExpExecArray => m !== null);
+  if (failed) {
+    const ours = programId ? failed[1] === programId : !BUILTIN_PROGRAMS.has(failed[1] as string);
+    return ours ? fromCode(Number.parseInt(failed[2] as string, 16)) : null;
   }
   const direct = fromTransactionError(err);
   if (direct) return direct;

@@ -259,6 +259,37 @@ function refusalMessage(err: unknown, hints: Record<string, string> = {}): strin
   return message.split('\n')[0] as string;
 }
 
+/**
+ * Why a simulation failed, in words: the mail program's refusal by name, or
+ * else the runtime's error (`InsufficientFundsForRent`, an instruction's
+ * custom error, …) with the last error line the programs logged.
+ */
+export function simulationFailure(
+  value: { err: unknown; logs?: string[] | null },
+  hints: Record<string, string> = {},
+  programId?: string,
+): string {
+  // A custom error code is the mail program's only when its logs say the mail program failed.
+  if (parseMailProgramError(value, programId)) return refusalMessage(value, hints);
+  const err = value.err;
+  let what: string;
+  if (typeof err === 'string') what = err;
+  else if (err && typeof err === 'object' && 'InstructionError' in err) {
+    const [index, inner] = (err as { InstructionError: [number, unknown] }).InstructionError;
+    const detail =
+      typeof inner === 'string'
+        ? inner
+        : inner && typeof inner === 'object' && 'Custom' in inner
+          ? `custom error ${(inner as { Custom: number }).Custom}`
+          : JSON.stringify(inner);
+    what = `instruction ${index} failed: ${detail}`;
+  } else what = JSON.stringify(err);
+  const logged = [...(value.logs ?? [])]
+    .reverse()
+    .find((l) => /error|insufficient|failed/i.test(l) && !/^Program \S+ failed: /.test(l));
+  return logged ? `${what} (${logged.replace(/^Program log: /, '')})` : what;
+}
+
 function budgetLine(c: Cost): string {
   return `compute budget: ${c.unitLimit} compute units at ${c.microLamportsPerCu} µlamports each (priority fee ${sol(c.priority)} SOL)`;
 }
@@ -283,7 +314,7 @@ export async function runTx(s: TxSession, plan: TxPlan, hints: Record<string, st
     const sim = await chainRead(rpc, 'a simulation', () =>
       conn.simulateTransaction(new VersionedTransaction(tx.compileMessage()), { sigVerify: false }),
     );
-    const simErr = sim.value.err ? refusalMessage(sim.value, hints) : null;
+    const simErr = sim.value.err ? simulationFailure(sim.value, hints, s.programId) : null;
     if (opts.json) {
       out(
         `${JSON.stringify(
