@@ -22,7 +22,7 @@ import { measureEndToEnd } from './harness/end-to-end.ts';
 import { measureFloor } from './harness/floor.ts';
 import { installPeers } from './harness/install-peers.ts';
 import { measureMxAccept } from './harness/mx-accept.ts';
-import { pipelineRows } from './harness/pipeline-load.ts';
+import { perMessageOf, pipelineRows } from './harness/pipeline-load.ts';
 import { measureSoak } from './harness/soak.ts';
 import { type Cell, formatTable, type Row } from './harness/table.ts';
 import { measureWorkersScale } from './harness/workers-scale.ts';
@@ -127,6 +127,7 @@ if (only.has('e2e')) {
         value: e.perSecond,
         note: `p50 ${e.p50Ms} ms, p99 ${e.p99Ms} ms, ${e.undelivered} undelivered`,
       },
+      perMessage: perMessageOf(e),
       fromFloor: true,
     });
     const stages = Object.entries(e.stages)
@@ -264,6 +265,9 @@ const legend = [
   'Sealpost ÷ peer: above 1 Sealpost is faster. floor ÷ Sealpost: how many times the floor (one core sealing,',
   'computing the CID and blake3 of each message, nothing else) outruns that path. Every system ran on this',
   "machine in this run, one after another; Sealpost's MX answers 250 only after the spool fsync and the jobs in Redis.",
+  'RPC calls/msg: JSON-RPC calls devnet received from the stack during the measured window (a batch counts each',
+  "call) ÷ messages delivered. lamports/msg: the domain authority's balance before − after ÷ delivered; fees are the",
+  'meta.fee of its transactions in the window (failed ones too), rent what they moved out besides (Email accounts).',
 ].join('\n');
 process.stdout.write(
   `\nSealpost benchmark, ${started.toISOString()}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), Node ${process.version}\n\n${table}\n\n${legend}\n`,

@@ -11,18 +11,29 @@
 // The stack is started by `startPipelineStack` only, so it can be switched
 // to separate processes (serve --workers N, devnet and pind on their own)
 // in one place. Devnet runs at its default 400 ms slots.
+// What a delivered message costs on chain is measured over the same window
+// (`chain` in the result): the JSON-RPC calls devnet received from the stack
+// (counted at a proxy in front of it, bench/harness/stack.ts
+// startRpcCounter; SEALPOST_BENCH_COUNT_CHAIN=0 leaves it out), and the
+// lamports the domain authority paid (its balance before − after), split
+// into fees (meta.fee of each of its transactions in the window, base and
+// priority) and rent (what those transactions moved out besides the fee:
+// the Email accounts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection, PublicKey } from '@solana/web3.js';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { QUEUE_DELIVER } from '../../delivery/jobs.ts';
+import { readKeypairFile } from '../../src/keys/keypair-file.ts';
 import { startDrillStack } from '../drill/rig.ts';
 import { processCpuMs, treePids } from './proc-tree.ts';
 import { deliverJobCount, type SealpostMx, type SealpostMxOptions, startSealpostMx } from './sealpost-mx.ts';
 import { SmtpLoad } from './smtp-load.ts';
-import type { Row } from './table.ts';
+import { type RpcCount, type RpcCounter, rpcCountSince, startRpcCounter } from './stack.ts';
+import type { PerMessage, Row } from './table.ts';
 
 /**
  * SEALPOST_BENCH_SERVE_PROCESSES=N: `serve --workers N` for the pipeline rows
@@ -131,6 +142,141 @@ export interface LoadResult {
   cpuMsByProcess: Record<string, number>;
   /** Mean ms per pipeline stage (the stack's /metrics histograms). */
   stages: Record<string, { count: number; meanMs: number }>;
+  /** RPC calls and lamports over the load (absent when not counted; `chainError` says why). */
+  chain?: ChainCost;
+  chainError?: string;
+}
+
+/** What the load cost on chain, over the measured window. */
+export interface ChainCost {
+  /** JSON-RPC calls devnet received from the stack (a batch counts each call), by method. */
+  rpc: RpcCount;
+  rpcCallsPerMessage: number;
+  /** The domain authority's balance before − after. */
+  lamports: number;
+  lamportsPerMessage: number;
+  /** Σ meta.fee of the authority's transactions in the window (failed ones too). */
+  feeLamports: number;
+  /** Of which above the 5,000 lamports per signature. */
+  priorityFeeLamports: number;
+  /** What those transactions moved out of the authority besides their fee (the Email accounts' rent). */
+  rentLamports: number;
+  /** lamports − fees − rent: moved by anything else (0 when the transactions account for all of it). */
+  otherLamports: number;
+  feesPerMessage: number;
+  rentPerMessage: number;
+  /** The authority's transactions in the window, and how many of them failed on chain. */
+  transactions: number;
+  failedTransactions: number;
+}
+
+/** The table's per-message columns for a load result. */
+export function perMessageOf(r: LoadResult): PerMessage | undefined {
+  if (!r.chain) return undefined;
+  return {
+    rpcCalls: r.chain.rpcCallsPerMessage,
+    lamports: r.chain.lamportsPerMessage,
+    rent: r.chain.rentPerMessage,
+    fees: r.chain.feesPerMessage,
+  };
+}
+
+/** SEALPOST_BENCH_COUNT_CHAIN=0: no counting proxy (to see what it costs the load). */
+const countChain = process.env.SEALPOST_BENCH_COUNT_CHAIN !== '0';
+
+interface ChainMark {
+  rpc: RpcCount;
+  balance: number;
+  /** The authority's newest signature before the window. */
+  newest: string | undefined;
+}
+
+interface ChainView {
+  counter: RpcCounter;
+  connection: Connection;
+  authority: PublicKey;
+}
+
+function chainView(counter: RpcCounter | undefined): ChainView | undefined {
+  if (!counter?.target || !counter.keysDir) return undefined;
+  return {
+    counter,
+    // Straight to devnet: the harness's own reads are not the stack's calls.
+    connection: new Connection(counter.target, 'confirmed'),
+    authority: new PublicKey(readKeypairFile(join(counter.keysDir, 'authority.json')).address),
+  };
+}
+
+async function chainMark(v: ChainView): Promise<ChainMark> {
+  const rpc = await v.counter.count();
+  const [balance, newest] = await Promise.all([
+    v.connection.getBalance(v.authority, 'confirmed'),
+    v.connection.getSignaturesForAddress(v.authority, { limit: 1 }, 'confirmed'),
+  ]);
+  return { rpc, balance, newest: newest[0]?.signature };
+}
+
+async function chainCost(
+  v: ChainView,
+  before: ChainMark,
+  rpcAfter: RpcCount,
+  delivered: number,
+): Promise<ChainCost> {
+  const balance = await v.connection.getBalance(v.authority, 'confirmed');
+  // Every transaction of the authority's since the window opened, newest first.
+  const signatures: string[] = [];
+  for (let page: string | undefined; ; ) {
+    const rows = await v.connection.getSignaturesForAddress(
+      v.authority,
+      { limit: 1000, ...(before.newest ? { until: before.newest } : {}), ...(page ? { before: page } : {}) },
+      'confirmed',
+    );
+    signatures.push(...rows.map((r) => r.signature));
+    if (rows.length < 1000) break;
+    page = rows.at(-1)?.signature;
+  }
+  let feeLamports = 0;
+  let priorityFeeLamports = 0;
+  let rentLamports = 0;
+  let transactions = 0;
+  let failedTransactions = 0;
+  for (let i = 0; i < signatures.length; i += 100) {
+    const txs = await v.connection.getTransactions(signatures.slice(i, i + 100), {
+      commitment: 'confirmed',
+      maxSupportedTransactionVersion: 0,
+    });
+    for (const tx of txs) {
+      if (!tx?.meta) throw new Error('a transaction of the window has no meta');
+      const keys = tx.transaction.message.staticAccountKeys;
+      const at = keys.findIndex((k) => k.equals(v.authority));
+      if (at < 0) continue;
+      transactions++;
+      if (tx.meta.err) failedTransactions++;
+      const out = (tx.meta.preBalances[at] ?? 0) - (tx.meta.postBalances[at] ?? 0);
+      if (at === 0) {
+        feeLamports += tx.meta.fee;
+        priorityFeeLamports += tx.meta.fee - 5000 * tx.transaction.signatures.length;
+        rentLamports += out - tx.meta.fee;
+      } else rentLamports += out;
+    }
+  }
+  const lamports = before.balance - balance;
+  const rpc = rpcCountSince(before.rpc, rpcAfter);
+  const per = (n: number) => n / Math.max(1, delivered);
+  return {
+    rpc,
+    rpcCallsPerMessage: per(rpc.calls),
+    lamports,
+    lamportsPerMessage: per(lamports),
+    feeLamports,
+    priorityFeeLamports,
+    rentLamports,
+    otherLamports: lamports - feeLamports - rentLamports,
+    feesPerMessage: per(feeLamports),
+    rentPerMessage: per(rentLamports),
+    transactions,
+    failedTransactions,
+  };
 }
 
 export interface LoadOptions {
@@ -157,12 +303,18 @@ export async function measurePipelineLoad(
   load: LoadOptions,
   warmup?: LoadOptions,
 ): Promise<LoadResult> {
-  const stack = await startPipelineStack({ workers: true, ...stackOpts });
+  // Taken by the stack's config (writeStackConfig): the servers' rpc_url.
+  const counter = countChain ? await startRpcCounter() : undefined;
   try {
-    if (warmup) await runLoad(stack, warmup);
-    return await runLoad(stack, load);
+    const stack = await startPipelineStack({ workers: true, ...stackOpts });
+    try {
+      if (warmup) await runLoad(stack, warmup);
+      return await runLoad(stack, load, counter);
+    } finally {
+      await stack.stop();
+    }
   } finally {
-    await stack.stop();
+    await counter?.close();
   }
 }
 
@@ -177,7 +329,11 @@ function stagesSince(before: LoadResult['stages'], after: LoadResult['stages']):
   return out;
 }
 
-export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<LoadResult> {
+export async function runLoad(
+  stack: SealpostMx,
+  load: LoadOptions,
+  counter?: RpcCounter,
+): Promise<LoadResult> {
   const connection = new Redis(stack.redisUrl, { maxRetriesPerRequest: null });
   const rcpts = load.rcpts ? load.rcpts(stack.rcpts) : stack.rcpts;
   const body = `${'0123456789abcdef'.repeat(4)}\r\n`.repeat(Math.ceil(load.bytes / 66));
@@ -219,6 +375,8 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
   }
   try {
     const stages0 = await stack.stageMeans();
+    const view = chainView(counter);
+    const mark0 = view ? await chainMark(view) : undefined;
     const cpu0 = process.cpuUsage();
     const stackCpu0 = stack.cpuMs?.() ?? {};
     const t0 = Date.now();
@@ -243,6 +401,7 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
     const acceptSecs = (Date.now() - t0) / 1000;
     const deadline = Date.now() + 20 * 60_000;
     while (finished.size + failed < load.messages && Date.now() < deadline) await sleep(100);
+    const rpcAfter = await counter?.count();
     const cpu = process.cpuUsage(cpu0);
     // CPU ms by process: this one (the load, or the whole stack in process) and the stack's own.
     const cpuParts: Record<string, number> = {
@@ -268,6 +427,15 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
       if (end.signature) signatures.add(end.signature);
     }
     latencies.sort((a, b) => a - b);
+    let chain: ChainCost | undefined;
+    let chainError: string | undefined;
+    if (view && mark0 && rpcAfter) {
+      try {
+        chain = await chainCost(view, mark0, rpcAfter, latencies.length);
+      } catch (err) {
+        chainError = err instanceof Error ? err.message : String(err);
+      }
+    } else chainError = countChain ? 'no RPC counter in front of this stack' : 'SEALPOST_BENCH_COUNT_CHAIN=0';
     return {
       messages: load.messages,
       perSecond: latencies.length / ((last - t0) / 1000),
@@ -281,6 +449,8 @@ export async function runLoad(stack: SealpostMx, load: LoadOptions): Promise<Loa
         Object.entries(cpuParts).map(([name, ms]) => [name, ms / Math.max(1, latencies.length)]),
       ),
       stages: stagesSince(stages0, await stack.stageMeans()),
+      ...(chain ? { chain } : {}),
+      ...(chainError ? { chainError } : {}),
     };
   } finally {
     profiler?.disconnect();
@@ -368,6 +538,7 @@ export async function pipelineRows(opts: {
           name,
           unit: 'msg/s',
           sealpost: { value: now.perSecond, note: `warm stack; ${loadNote(now)}` },
+          perMessage: perMessageOf(now),
           fromFloor: true,
         },
         {
@@ -379,11 +550,13 @@ export async function pipelineRows(opts: {
           name: `  cold stack: its first ${messages} msgs`,
           unit: 'msg/s',
           sealpost: { value: cold.perSecond, note: loadNote(cold) },
+          perMessage: perMessageOf(cold),
         },
         {
           name: `  before: one SendMail per tx, confirmed (${before} msgs)`,
           unit: 'msg/s',
           sealpost: { value: old.perSecond, note: loadNote(old) },
+          perMessage: perMessageOf(old),
         },
       ];
     });
@@ -400,7 +573,13 @@ export async function pipelineRows(opts: {
       );
       out.results.many = r;
       return [
-        { name, unit: 'msg/s', sealpost: { value: r.perSecond, note: loadNote(r) }, fromFloor: true },
+        {
+          name,
+          unit: 'msg/s',
+          sealpost: { value: r.perSecond, note: loadNote(r) },
+          perMessage: perMessageOf(r),
+          fromFloor: true,
+        },
         {
           name: '  where a delivery spends its time (mean ms)',
           unit: 'ms',
@@ -429,6 +608,7 @@ export async function pipelineRows(opts: {
             value: r.p99Ms,
             note: `p50 ${r.p50Ms} ms, delivered ${r.perSecond.toFixed(0)} msg/s, ${r.undelivered} undelivered`,
           },
+          perMessage: perMessageOf(r),
         },
       ];
     });

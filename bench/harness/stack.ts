@@ -7,8 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { Connection } from '@solana/web3.js';
 import { Redis } from 'ioredis';
+import { deriveWsUrl } from '../../src/config/sections/chain.ts';
 import { createCredentialKeyFile } from '../../src/crypto/credential-seal.ts';
 import { bootstrapChain } from '../../src/dev/bootstrap-chain.ts';
 import {
@@ -89,8 +91,17 @@ export interface StackConfigInput {
   chain?: Record<string, string | number | boolean>;
 }
 
-/** Writes dir/sealpost.toml and returns its path. */
+/**
+ * Writes dir/sealpost.toml and returns its path. An RPC counter started in
+ * this process and not yet placed (startRpcCounter) takes this stack: the
+ * config's `rpc_url` is the counter, which forwards to `c.rpcUrl` (and
+ * `ws_url` the chain's own PubSub port).
+ */
 export function writeStackConfig(c: StackConfigInput): string {
+  const counter = placeRpcCounter(c);
+  const rpcLines = counter
+    ? `rpc_url = "${counter.url}"\nws_url = "${deriveWsUrl(c.rpcUrl)}"`
+    : `rpc_url = "${c.rpcUrl}"`;
   const toml = `# Written by the benchmark harness / fault drills (bench/harness/stack.ts).
 [smtp]
 hostname = "mx.${STACK_DOMAIN}"
@@ -106,7 +117,7 @@ port = ${c.mxPort}
 tls = "none"
 
 [chain]
-rpc_url = "${c.rpcUrl}"
+${rpcLines}
 program_id = "${c.programId}"
 authority_key_file = "${join(c.keysDir, 'authority.json')}"
 delegate_key_file = "${join(c.keysDir, 'delegate.json')}"
@@ -174,4 +185,170 @@ export async function dropRedisPrefix(url: string, prefix: string): Promise<void
 
 export function randomPrefix(kind: string): string {
   return `sealpost-${kind}-${randomBytes(5).toString('hex')}`;
+}
+
+// ── The stack's JSON-RPC calls, counted ──────────────────────────────────
+// The stack's servers run as processes of their own (or in this one) and
+// talk to devnet over HTTP; an HTTP proxy between them and devnet counts
+// what the chain node receives: each POST and the JSON-RPC calls in it (a
+// batch counts each call, as providers count), by method. The harness's
+// own set-up and its reads of the results go to devnet directly and are not
+// counted. The pipeline uses no PubSub (it polls), so ws_url bypasses it.
+
+export interface RpcCount {
+  /** HTTP POSTs. */
+  requests: number;
+  /** JSON-RPC calls in them. */
+  calls: number;
+  /** Calls by method. */
+  methods: Record<string, number>;
+}
+
+export interface RpcCounter {
+  /** The URL the stack's config names as `rpc_url`. */
+  readonly url: string;
+  /** The chain node it forwards to (set when a stack config is written with it). */
+  readonly target: string | undefined;
+  /** That stack's keys directory (authority.json). */
+  readonly keysDir: string | undefined;
+  /** The counts so far (a copy). */
+  count(): Promise<RpcCount>;
+  close(): Promise<void>;
+}
+
+/** Calls counted between two snapshots. */
+export function rpcCountSince(before: RpcCount, after: RpcCount): RpcCount {
+  const methods: Record<string, number> = {};
+  for (const [m, n] of Object.entries(after.methods)) {
+    const d = n - (before.methods[m] ?? 0);
+    if (d > 0) methods[m] = d;
+  }
+  return { requests: after.requests - before.requests, calls: after.calls - before.calls, methods };
+}
+
+interface CounterState {
+  url: string;
+  target: string | undefined;
+  keysDir: string | undefined;
+  /** Tells the proxy where to forward. */
+  onTarget(url: string): void;
+}
+/** Counters started in this process that no stack config has taken yet. */
+const unplaced: CounterState[] = [];
+
+function placeRpcCounter(c: StackConfigInput): CounterState | undefined {
+  const counter = unplaced.shift();
+  if (!counter) return undefined;
+  counter.target = c.rpcUrl;
+  counter.keysDir = c.keysDir;
+  counter.onTarget(c.rpcUrl);
+  return counter;
+}
+
+/**
+ * The proxy, in a thread of its own (so the load generator's event loop, busy
+ * with the SMTP sessions, does not delay the stack's RPC calls): counts each
+ * POST and its calls by method, forwards to its target once it has one.
+ */
+const PROXY_THREAD = `
+const { parentPort } = require('node:worker_threads');
+const http = require('node:http');
+const counts = { requests: 0, calls: 0, methods: {} };
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+let target;
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks);
+    if (req.method === 'POST') {
+      counts.requests++;
+      let calls;
+      try {
+        const parsed = JSON.parse(body.toString('utf8'));
+        calls = Array.isArray(parsed) ? parsed : [parsed];
+      } catch {
+        calls = [{ method: '(not JSON)' }];
+      }
+      counts.calls += calls.length;
+      for (const call of calls) {
+        const m = call && typeof call.method === 'string' ? call.method : '(none)';
+        counts.methods[m] = (counts.methods[m] || 0) + 1;
+      }
+    }
+    if (!target) return res.writeHead(503).end('no chain behind this counter yet');
+    const up = http.request(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, agent,
+        headers: { ...req.headers, host: target.host, 'content-length': String(body.length) } },
+      (answer) => { res.writeHead(answer.statusCode || 502, answer.headers); answer.pipe(res); },
+    );
+    up.on('error', (err) => { if (!res.headersSent) res.writeHead(502); res.end(String(err)); });
+    up.end(body);
+  });
+});
+server.keepAliveTimeout = 60000;
+parentPort.on('message', (m) => {
+  if (m.type === 'target') { target = new URL(m.url); parentPort.postMessage({ type: 'ok', id: m.id }); }
+  else if (m.type === 'count') parentPort.postMessage({ type: 'count', id: m.id, counts });
+  else if (m.type === 'close') { server.closeAllConnections(); server.close(() => { agent.destroy(); parentPort.postMessage({ type: 'ok', id: m.id }); }); }
+});
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ type: 'listening', port: server.address().port }));
+`;
+
+/**
+ * A counting proxy on a loopback port; the next stack config written in this
+ * process (writeStackConfig) points its servers at it and it at that stack's
+ * chain. Requests before then are answered 503.
+ */
+export async function startRpcCounter(): Promise<RpcCounter> {
+  const thread = new Worker(PROXY_THREAD, { eval: true });
+  let next = 0;
+  const ask = <T>(type: string, extra: Record<string, unknown> = {}): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const id = ++next;
+      const onMessage = (m: { id?: number } & T) => {
+        if (m.id !== id) return;
+        thread.off('message', onMessage);
+        thread.off('error', reject);
+        resolve(m);
+      };
+      thread.on('message', onMessage);
+      thread.once('error', reject);
+      thread.postMessage({ type, id, ...extra });
+    });
+  const port = await new Promise<number>((resolve, reject) => {
+    thread.once('error', reject);
+    thread.once('message', (m: { port: number }) => resolve(m.port));
+  });
+  const state: CounterState = {
+    url: `http://127.0.0.1:${port}`,
+    target: undefined,
+    keysDir: undefined,
+    onTarget: (url) => void ask('target', { url }),
+  };
+  unplaced.push(state);
+  let closed = false;
+  return {
+    get url() {
+      return state.url;
+    },
+    get target() {
+      return state.target;
+    },
+    get keysDir() {
+      return state.keysDir;
+    },
+    count: async () => {
+      const { counts } = await ask<{ counts: RpcCount }>('count');
+      return { ...counts, methods: { ...counts.methods } };
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      const i = unplaced.indexOf(state);
+      if (i >= 0) unplaced.splice(i, 1);
+      await ask('close');
+      await thread.terminate();
+    },
+  };
 }

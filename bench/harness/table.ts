@@ -3,9 +3,23 @@
 // floor (seal + CID + blake3). A missing peer shows as `missing: why`. The
 // bare column is the library Sealpost builds on, with nothing of Sealpost's:
 // where it is shown beside Postfix, its own ratio to Postfix is the most a
-// Sealpost ratio could be under that load.
+// Sealpost ratio could be under that load. End-to-end rows also show what
+// a delivered message cost on chain: JSON-RPC calls devnet received and
+// lamports the domain authority paid (rent + fees), per message.
 
 export type Cell = { value: number; note?: string } | { missing: string } | { text: string };
+
+/** Per delivered message, over a row's measured window (bench/harness/pipeline-load.ts ChainCost). */
+export interface PerMessage {
+  /** JSON-RPC calls the chain node received (a batch counts each call). */
+  rpcCalls: number;
+  /** Lamports the domain authority paid: its balance before − after. */
+  lamports: number;
+  /** Of which rent (the Email accounts) … */
+  rent: number;
+  /** … and transaction fees (base + priority, failed transactions too). */
+  fees: number;
+}
 
 export interface Row {
   name: string;
@@ -17,6 +31,19 @@ export interface Row {
   bare?: Cell;
   /** A path that ends in sealing each message: show how far it is from the floor. */
   fromFloor?: boolean;
+  /** End to end: what a delivered message cost on chain. */
+  perMessage?: PerMessage;
+}
+
+const lamportText = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/** The two per-message columns' cells. */
+export function perMessageCells(p: PerMessage | undefined): [string, string] {
+  if (!p) return ['—', '—'];
+  return [
+    p.rpcCalls.toFixed(1),
+    `${lamportText(p.lamports)} (rent ${lamportText(p.rent)} + fees ${lamportText(p.fees)})`,
+  ];
 }
 
 function show(cell: Cell | undefined, unit: string): string {
@@ -42,6 +69,8 @@ export function formatTable(rows: Row[], floorPerSecond?: number): string {
     'bare library (Fastify / smtp-server)',
     'Sealpost ÷ peer',
     'floor ÷ Sealpost',
+    'RPC calls/msg',
+    'lamports/msg (authority)',
   ];
   const lines = rows.map((r) => {
     const ratios = [
@@ -66,6 +95,7 @@ export function formatTable(rows: Row[], floorPerSecond?: number): string {
       show(r.bare, r.unit),
       ratios || '—',
       fromFloor,
+      ...perMessageCells(r.perMessage),
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));

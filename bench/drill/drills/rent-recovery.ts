@@ -91,7 +91,7 @@ export const rentRecovery: Drill = {
       }
       const heldTotal = [...held.values()].reduce((s, v) => s + v, 0);
       const balanceBefore = await stack.connection.getBalance(authority, 'confirmed');
-      const rpcBefore = counter.count();
+      const rpcBefore = await counter.count();
       const t0 = Date.now();
       // Age every stored copy by two days: now older than rent_recovery_days = 1.
       for (const r of rows) {
@@ -117,7 +117,7 @@ export const rentRecovery: Drill = {
       const seconds = (Date.now() - t0) / 1000;
       // Let any stray job finish before the counts are read.
       await sleep(3000);
-      const rpc = rpcCountSince(rpcBefore, counter.count());
+      const rpc = rpcCountSince(rpcBefore, await counter.count());
       const balanceAfter = await stack.connection.getBalance(authority, 'confirmed');
       log(`recovered: ${marked} of ${rows.length} rows marked in ${seconds.toFixed(0)} s`);
 

@@ -1,0 +1,252 @@
+// Issue 30 part 6, the batched path (the single send is
+// test/delivery-unconfirmed-failure.test.ts): one message to three wallets
+// makes three delivery jobs whose SendMails go out in one batched
+// transaction; devnet fidelity drops every send (dropRate 1), so that
+// transaction never confirms. Each job of the batch runs out of attempts, is
+// proven not landed (its own search for its CID) and fails for good exactly
+// as a single send does: one component=delivery line per job, the metric
+// counted once per job, nobody left awaiting the proof, a 5.4.7 DSN per
+// copy to the envelope sender, each listed by `sealpost queue list --failed`
+// with the batch's signature. `sealpost queue retry` with drops off then
+// delivers each message once (one Email account per CID) and sends no
+// second DSN. Real devnet, Redis (random prefix), pind, child CLI processes.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { FlowProducer, type Job, Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { listInbox } from '../chain/index.ts';
+import {
+  type DeliverJobData,
+  type OutboundJobData,
+  QUEUE_DELIVER,
+  QUEUE_OUTBOUND,
+} from '../delivery/jobs.ts';
+import { startInboundWorkers } from '../delivery/worker.ts';
+import { createOperatorPinner } from '../pinning/operator.ts';
+import { startPind } from '../pinning/pind/server.ts';
+import { BlobStore } from '../src/blobs/blob-store.ts';
+import type { IpfsConfig } from '../src/config/types.ts';
+import { newMessageId } from '../src/log.ts';
+import { SealpostMetrics } from '../src/metrics/index.ts';
+import { acceptMessage } from '../src/smtp/accept.ts';
+import { AccountsRepo, MessagesRepo, openStore } from '../src/store/index.ts';
+import { startTestChain } from './helpers/devnet.ts';
+import { prepareMailChain } from './helpers/mail-chain.ts';
+import { LogLines } from './helpers/mx-rig.ts';
+import { eventually, REDIS_URL } from './helpers/spooler-rig.ts';
+import { tempDir } from './helpers/temp-dir.ts';
+
+const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
+});
+
+function sealpost(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd, env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 },
+      (err, stdout, stderr) =>
+        done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('deliveries whose batched SendMail never confirmed', { timeout: 240_000 }, () => {
+  it('each job of the batch fails loudly after its proof, bounces 5.4.7, is listed, and is retried into one delivery', async () => {
+    const chain = await startTestChain({ fidelity: { dropRate: 0 } });
+    const mail = await prepareMailChain(chain, 'mail.test');
+    const owners = [await mail.mailbox(), await mail.mailbox(), await mail.mailbox()];
+    const wallets = owners.map((o) => o.publicKey.toBase58());
+    const dir = tempDir('sealpost-unconfirmed-batch-');
+    const pind = await startPind({
+      dataDir: join(dir, 'pind'),
+      pin: { host: '127.0.0.1', port: 0 },
+      maxPinBytes: 1 << 24,
+      logger: pino({ level: 'silent' }),
+    });
+    cleanups.push(() => pind.close());
+    const store = await openStore({ url: 'sqlite:sealpost.sqlite', dataDir: dir });
+    cleanups.push(() => store.close());
+    const prefix = `sptest-unconfb-${randomBytes(6).toString('hex')}`;
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    cleanups.push(async () => {
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    });
+    const blobs = new BlobStore(join(dir, 'blobs'));
+    const logs = new LogLines();
+    const metrics = new SealpostMetrics({ processMetrics: false });
+    const startWorkers = (opts: { maxResigns?: number }) =>
+      startInboundWorkers({
+        redis: () => new Redis(REDIS_URL, { maxRetriesPerRequest: null }),
+        prefix,
+        connection: chain.connection,
+        programId: chain.programId,
+        authority: mail.authority,
+        blobs,
+        operatorPin: createOperatorPinner({
+          operator: 'pind',
+          pind_url: pind.pinUrl,
+          max_pin_bytes: 1 << 24,
+        } as IpfsConfig),
+        messages: new MessagesRepo(store.db),
+        accounts: new AccountsRepo(store.db),
+        credentialKey: new Uint8Array(32),
+        localDomains: ['mail.test'],
+        hostname: 'mx.mail.test',
+        logger: pino({ level: 'info' }, logs.stream),
+        metrics,
+        // Batched: the three copies reach SendMail within the wait and share a transaction.
+        sendMailBatch: { max: 4, waitMs: 250 },
+        confirmTimeoutMs: 30_000,
+        expiryGapMs: 300,
+        maxResigns: opts.maxResigns,
+        proofRetryMs: 500,
+      });
+    // No re-sign within an attempt: the one batched transaction is what each job ends with.
+    const first = await startWorkers({ maxResigns: 0 });
+    cleanups.push(() => first.close());
+    chain.devnet.setFidelity({ dropRate: 1 });
+
+    const flow = new FlowProducer({ connection: redis, prefix });
+    const msgid = newMessageId();
+    const to = wallets.map((w) => `<${w}@mail.test>`).join(', ');
+    const raw = `From: <ann@remote.test>\r\nTo: ${to}\r\nSubject: lost ${msgid}\r\n\r\nhi\r\n`;
+    await acceptMessage(
+      { blobs, flow, attempts: 1, backoffMs: 200 },
+      {
+        msgid,
+        from: 'ann@remote.test',
+        recipients: wallets.map((wallet) => ({
+          address: `${wallet}@mail.test`,
+          wallet,
+          form: 'wallet' as const,
+          exempt: false,
+        })),
+        remoteIp: '127.0.0.9',
+        receivedAt: Date.now(),
+        source: (async function* () {
+          yield Buffer.from(raw);
+        })(),
+        maxBytes: 1 << 20,
+      },
+    );
+    await flow.close();
+    const deliver = new Queue<DeliverJobData>(QUEUE_DELIVER, { connection: redis, prefix });
+    const outbound = new Queue<OutboundJobData>(QUEUE_OUTBOUND, { connection: redis, prefix });
+    cleanups.push(() => Promise.all([deliver.close(), outbound.close()]));
+    const jobOf = async (wallet: string): Promise<Job<DeliverJobData>> => {
+      const all = await deliver.getJobs(['waiting', 'active', 'delayed', 'failed', 'completed']);
+      const job = all.find((j) => j?.data.wallet === wallet);
+      if (!job) throw new Error(`no delivery job for ${wallet}`);
+      return job;
+    };
+
+    const failed = await eventually(async () => {
+      const jobs = await Promise.all(wallets.map(jobOf));
+      const states = await Promise.all(jobs.map((j) => j.isFailed()));
+      return states.every(Boolean) ? jobs : undefined;
+    }, 150_000);
+    const ids = failed.map((j) => j.id as string);
+    expect(new Set(ids).size).toBe(3);
+    // One transaction carried all three: the same signature at positions 0, 1, 2 of a batch of 3.
+    const sig = failed[0]?.data.stages.submit?.signature ?? '';
+    expect(sig).not.toBe('');
+    for (const job of failed) {
+      const submit = job.data.stages.submit;
+      expect(submit?.signature).toBe(sig);
+      expect(submit?.confirmed).toBeFalsy();
+      expect(submit?.batch?.size).toBe(3);
+      // Each resolved on its own, the same way: proven expired, its DSN queued, nothing awaiting.
+      expect(job.data.finalFailure).toMatchObject({ reason: 'expired', signature: sig, dsn: 'queued' });
+      expect(job.data.exhausted).toBeUndefined();
+    }
+    expect(failed.map((j) => j.data.stages.submit?.batch?.position).sort()).toEqual([0, 1, 2]);
+    // Three different CIDs (each copy sealed for its own recipient), none on chain.
+    const cids = failed.map((j) => j.data.stages.pin?.cid as string);
+    expect(new Set(cids).size).toBe(3);
+    for (const owner of owners)
+      expect(await listInbox(chain.connection, chain.programId, owner.publicKey)).toEqual([]);
+    expect(chain.devnet.fidelityStats().dropped).toBeGreaterThan(0);
+
+    for (const [i, job] of failed.entries()) {
+      const lines = logs.lines.filter((l) => l.component === 'delivery' && l.job === job.id);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ wallet: wallets[i], sig, reason: 'expired', level: 50 });
+      expect(String(lines[0]?.msg)).toContain(
+        `delivery failed for good with an unconfirmed SendMail: job=${job.id}`,
+      );
+    }
+    const rendered = await metrics.render();
+    expect(rendered).toMatch(/sealpost_delivery_unconfirmed_failures_total\{reason="expired"\} 3/);
+    expect(rendered).toMatch(/sealpost_delivery_awaiting_expiry_proof 0/);
+
+    // One DSN per failed copy, to the envelope sender, each naming its own recipient.
+    const dsns = (await outbound.getJobs(['waiting', 'delayed', 'prioritized'])).map((j) => j.data);
+    expect(dsns).toHaveLength(3);
+    const texts: string[] = [];
+    for (const d of dsns) {
+      expect(d).toMatchObject({ from: '', to: ['ann@remote.test'], kind: 'dsn' });
+      const text = (await blobs.read(d.blobKey)).toString();
+      expect(text).toMatch(/Status: 5\.4\.7/);
+      expect(text).toContain('delivery time expired, the message was not recorded');
+      texts.push(text);
+    }
+    for (const w of wallets)
+      expect(texts.filter((t) => t.includes(`Final-Recipient: rfc822; ${w}@mail.test`))).toHaveLength(1);
+
+    // The CLI, as an operator runs it.
+    writeFileSync(
+      join(dir, 'sealpost.toml'),
+      `[redis]\nurl = "${REDIS_URL}"\nprefix = "${prefix}"\n\n[store]\ndata_dir = "."\n`,
+    );
+    const list = await sealpost(['queue', 'list', '--failed', '--json'], dir);
+    expect(list.code, list.stderr).toBe(0);
+    const rows = JSON.parse(list.stdout) as Record<string, unknown>[];
+    expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
+    for (const row of rows) {
+      expect(row).toMatchObject({ state: 'failed', signature: sig, unconfirmed: true });
+      expect(String(row.reason)).toContain(`expired: SendMail ${sig} never confirmed; DSN 5.4.7 sent`);
+    }
+
+    // The workers restarted with the default re-signs, drops off, and the operator retries each job.
+    await first.close();
+    const second = await startWorkers({});
+    cleanups.push(() => second.close());
+    chain.devnet.setFidelity({ dropRate: 0 });
+    for (const id of ids) {
+      const retry = await sealpost(['queue', 'retry', id], dir);
+      expect(retry.code, retry.stderr).toBe(0);
+      expect(retry.stdout).toBe(`${id}: retried, runs now\n`);
+    }
+    const done = await eventually(async () => {
+      const jobs = await Promise.all(ids.map((id) => deliver.getJob(id)));
+      for (const job of jobs)
+        if (job && (await job.isFailed()) && job.attemptsMade > 0)
+          throw new Error(`failed: ${job.failedReason}`);
+      const completed = await Promise.all(jobs.map((j) => j?.isCompleted()));
+      return completed.every(Boolean) ? (jobs as Job<DeliverJobData>[]) : undefined;
+    }, 120_000);
+    // Each message once, in its own recipient's inbox, at the index its job recorded.
+    for (const [i, job] of done.entries()) {
+      const owner = owners[i];
+      if (!owner) throw new Error('no owner');
+      const inbox = await listInbox(chain.connection, chain.programId, owner.publicKey);
+      expect(inbox.map((e) => e.email.cid)).toEqual([cids[i]]);
+      expect(job.data.wallet).toBe(wallets[i]);
+    }
+    // No second DSN for the retried jobs, and no further failure counted.
+    expect(await outbound.count()).toBe(3);
+    expect(await metrics.render()).toMatch(
+      /sealpost_delivery_unconfirmed_failures_total\{reason="expired"\} 3/,
+    );
+  });
+});
