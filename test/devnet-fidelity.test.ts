@@ -11,7 +11,8 @@ import {
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { formatFidelitySpec, parseFidelitySpec } from '../chain/devnet/fidelity.ts';
+import { Bank } from '../chain/devnet/bank.ts';
+import { Fidelity, formatFidelitySpec, parseFidelitySpec } from '../chain/devnet/fidelity.ts';
 import { MAINNET_FIDELITY, startDevnet } from '../chain/devnet/server.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 
@@ -275,6 +276,56 @@ describe('fidelity switches', () => {
     expect(stats.requestsInRetryAfter).toBe(3);
     devnet.setFidelity({ maxRps: 0 });
     expect((await post(devnet.rpcUrl, batch)).status).toBe(200);
+  });
+
+  it('peakCallsPerSecond is the most calls within any one second (sliding), 429s included; reset zeroes it', () => {
+    const bank = Bank.open({});
+    try {
+      let t = 10_000;
+      const fidelity = new Fidelity(bank, { maxRps: 5 }, () => t);
+      fidelity.admit(3); // t = 10.0 s
+      t += 600;
+      fidelity.admit(4); // 10.6 s: 7 within a second (the last 4 over the bucket: 429'd, still counted)
+      expect(fidelity.stats.peakCallsPerSecond).toBe(7);
+      t += 500;
+      fidelity.admit(1); // 11.1 s: the 3 at 10.0 s left the window, 5 within it
+      t += 1000;
+      fidelity.admit(2); // 12.1 s: 2
+      expect(fidelity.stats.peakCallsPerSecond).toBe(7);
+      expect(fidelity.stats.calls).toBe(10);
+      fidelity.resetStats();
+      expect(fidelity.stats.peakCallsPerSecond).toBe(0);
+      t += 100;
+      fidelity.admit(1); // the 2 at 12.1 s are forgotten with the reset
+      expect(fidelity.stats.peakCallsPerSecond).toBe(1);
+      fidelity.checkCall('getSlot', []);
+      fidelity.checkCall('getSlot', []);
+      fidelity.checkCall('getEpochInfo', []);
+      expect(fidelity.stats.methods).toEqual({ getSlot: 2, getEpochInfo: 1 });
+    } finally {
+      bank.close();
+    }
+  });
+
+  it('retryAfterLatestArrivalMs: how long after the latest 429 a request arrived inside its Retry-After', () => {
+    const bank = Bank.open({});
+    try {
+      let t = 5_000;
+      const fidelity = new Fidelity(bank, { maxRps: 2, retryAfterSecs: 1 }, () => t);
+      expect(fidelity.admit(2)).toBeNull();
+      expect(fidelity.admit(1)).toBe(1); // the 429: a window until 6.0 s
+      t += 3;
+      fidelity.admit(1); // 3 ms on: on its way already (and 429'd, the window now until 6.003 s)
+      expect(fidelity.stats.retryAfterLatestArrivalMs).toBe(3);
+      t += 400;
+      fidelity.admit(1); // 400 ms after the latest 429: a client ignoring Retry-After
+      expect(fidelity.stats).toMatchObject({ requestsInRetryAfter: 2, retryAfterLatestArrivalMs: 400 });
+      t += 2000;
+      fidelity.admit(1); // after the window: not counted
+      expect(fidelity.stats).toMatchObject({ requestsInRetryAfter: 2, retryAfterLatestArrivalMs: 400 });
+    } finally {
+      bank.close();
+    }
   });
 
   it('programAccounts refuses with -32010 or answers slowly', async () => {

@@ -136,6 +136,8 @@ export interface InboxEntry {
   subject: string;
   wallet: string;
   cid: string;
+  /** The Email account's lamports (its rent). */
+  lamports: number;
 }
 
 /** Every Email account of these wallets, opened: subject per account ('?' when it does not open). */
@@ -158,7 +160,7 @@ export async function readInboxes(
       } catch {
         // stays '?': counted as unreadable
       }
-      out.push({ subject, wallet: w.address, cid: entry.email.cid });
+      out.push({ subject, wallet: w.address, cid: entry.email.cid, lamports: entry.lamports });
     }
   }
   return out;

@@ -4,13 +4,24 @@
 // against Redis (the machine's, under a random prefix, or a private
 // redis-server). Every process can be killed and started again with the
 // same arguments, ports and data.
+//
+// With `fidelity` the chain is not a `sealpost devnet` process but a devnet
+// started in this process (the same ports, data directory and slot time), so
+// a drill can switch its fidelity mode, read its counters and roll slots
+// back; the switches are applied once the stack is up (mailboxes made, every
+// process ready) and the counters zeroed then.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@solana/web3.js';
-import { faucetKeypairPath } from '../../chain/devnet/server.ts';
+import {
+  type Devnet,
+  type FidelityOptions,
+  faucetKeypairPath,
+  startDevnet,
+} from '../../chain/devnet/server.ts';
 import type { Keypair } from '../../src/keys/keypair-file.ts';
 import { dropSchema } from '../../test/helpers/postgres.ts';
 import { canListen, freePort } from '../harness/net.ts';
@@ -34,6 +45,12 @@ export interface DrillStackOptions {
   serveArgs?: string[];
   /** Default: REDIS_URL or the machine's Redis on 6379 (keys under a random prefix). */
   redisUrl?: string;
+  /**
+   * `[redis]` keys written instead of `url` (e.g. `sentinels` and `name`,
+   * test/helpers/redis-sentinel.ts); `redisUrl` is then only where close()
+   * drops the prefix.
+   */
+  redisToml?: string;
   /** `[store] url`: a PostgreSQL URL (a schema of its own is made and dropped); default SQLite in the stack's directory. */
   postgresUrl?: string;
   /** Called with the blob store's directory before serve starts (e.g. to mount a tmpfs there). */
@@ -42,6 +59,12 @@ export interface DrillStackOptions {
   manyWallets?: number;
   /** More `[chain]` keys for the stack's config (bench/harness/stack.ts writeStackConfig). */
   chain?: Record<string, string | number | boolean>;
+  /**
+   * Run the chain in this process (startDevnet) instead of a `sealpost
+   * devnet` process, and turn these fidelity switches on (setFidelity) once
+   * the stack is ready; the DrillStack's `devnet` is then its handle.
+   */
+  fidelity?: FidelityOptions;
   label: string;
 }
 
@@ -57,6 +80,8 @@ export interface DrillStack {
   programId: string;
   blobDir: string;
   wallets: Keypair[];
+  /** The domain authority: signs and pays for every SendMail. */
+  authority: Keypair;
   adminToken: string;
   connection: Connection;
   devnet: Proc;
@@ -67,6 +92,12 @@ export interface DrillStack {
   close(): Promise<void>;
 }
 
+/** A drill stack whose chain runs in this process in fidelity mode (`startDrillStack({fidelity})`). */
+export interface FidelityDrillStack extends Omit<DrillStack, 'devnet'> {
+  /** The in-process devnet: setFidelity, fidelityStats, resetFidelityStats, rollbackSlots, bank. */
+  devnet: Devnet;
+}
+
 /** A port P with P + 1 free too (devnet's WebSocket is the next port). */
 async function pairPort(): Promise<number> {
   for (;;) {
@@ -75,7 +106,11 @@ async function pairPort(): Promise<number> {
   }
 }
 
-export async function startDrillStack(opts: DrillStackOptions): Promise<DrillStack> {
+export function startDrillStack(
+  opts: DrillStackOptions & { fidelity: FidelityOptions },
+): Promise<FidelityDrillStack>;
+export function startDrillStack(opts: DrillStackOptions): Promise<DrillStack>;
+export async function startDrillStack(opts: DrillStackOptions): Promise<DrillStack | FidelityDrillStack> {
   const dir = mkdtempSync(join(tmpdir(), `sealpost-drill-${opts.label}-`));
   const redisUrl = opts.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = randomPrefix(`drill-${opts.label}`);
@@ -91,10 +126,12 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
   const blobDir = join(dataDir, 'blobs');
   mkdirSync(blobDir, { recursive: true });
   let closed = false;
+  let inProcess: Devnet | null = null;
   const close = async () => {
     if (closed) return;
     closed = true;
     for (const p of procs.slice().reverse()) await p.stop('SIGTERM').catch(() => undefined);
+    await inProcess?.close().catch(() => undefined);
     await dropRedisPrefix(redisUrl, prefix);
     if (opts.postgresUrl) await dropSchema(schema, opts.postgresUrl).catch(() => undefined);
     try {
@@ -105,14 +142,29 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const devnet = Proc.sealpost(
-      'devnet',
-      ['devnet', '--data-dir', join(dir, 'chain'), '--listen', `127.0.0.1:${rpcPort}`, '--slot-ms', '400'],
-      /program id\s+(\S+)/,
-    );
-    procs.push(devnet);
-    const out = await devnet.start();
-    const programId = /program id\s+(\S+)/.exec(out)?.[1] as string;
+    let devnet: Proc | Devnet;
+    let programId: string;
+    if (opts.fidelity) {
+      // What `sealpost devnet --data-dir <dir>/chain` runs: state under <data-dir>/devnet.
+      inProcess = await startDevnet({
+        dataDir: join(dir, 'chain', 'devnet'),
+        host: '127.0.0.1',
+        port: rpcPort,
+        slotMs: 400,
+      });
+      devnet = inProcess;
+      programId = inProcess.programId;
+    } else {
+      const proc = Proc.sealpost(
+        'devnet',
+        ['devnet', '--data-dir', join(dir, 'chain'), '--listen', `127.0.0.1:${rpcPort}`, '--slot-ms', '400'],
+        /program id\s+(\S+)/,
+      );
+      procs.push(proc);
+      const out = await proc.start();
+      devnet = proc;
+      programId = /program id\s+(\S+)/.exec(out)?.[1] as string;
+    }
     const keys = await prepareChain({
       dir,
       rpcUrl,
@@ -144,6 +196,12 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
       storeUrl,
       chain: opts.chain,
     });
+    if (opts.redisToml) {
+      const text = readFileSync(configFile, 'utf8');
+      const urlLine = `[redis]\nurl = "${redisUrl}"\n`;
+      if (!text.includes(urlLine)) throw new Error('no [redis] url line in the stack config to replace');
+      writeFileSync(configFile, text.replace(urlLine, `[redis]\n${opts.redisToml}\n`));
+    }
     const pind = Proc.sealpost(
       'pind',
       ['pind', '--config', configFile, '--data-dir', join(dir, 'pind'), '--listen', `127.0.0.1:${pindPort}`],
@@ -170,7 +228,11 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
     );
     procs.push(...workers);
     await Promise.all(workers.map((w) => w.start()));
-    return {
+    if (inProcess && opts.fidelity) {
+      inProcess.setFidelity(opts.fidelity);
+      inProcess.resetFidelityStats();
+    }
+    const stack = {
       dir,
       configFile,
       prefix,
@@ -182,15 +244,16 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
       programId,
       blobDir,
       wallets: keys.wallets,
+      authority: keys.authority,
       adminToken: keys.adminToken,
       connection: new Connection(rpcUrl, 'confirmed'),
-      devnet,
       pind,
       serve,
       workers,
       addresses: () => [...keys.wallets.map((w) => w.address), ...more].map((w) => `${w}@${STACK_DOMAIN}`),
       close,
     };
+    return inProcess ? { ...stack, devnet: inProcess } : { ...stack, devnet: devnet as Proc };
   } catch (err) {
     await close();
     throw err;

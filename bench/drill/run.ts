@@ -1,11 +1,23 @@
 // `npm run drill`: the fault drills, one after another, each over real
 // processes on loopback with a bounded run time and one PASS/FAIL line.
 //
-//   npm run drill -- [--only worker-kill,redis-restart,rpc-down,pin-down,provider-hang,disk-full,smtp-fuzz,rent-recovery]
+//   npm run drill -- [--only worker-kill,redis-restart,sentinel-failover,rpc-down,pin-down,provider-hang,disk-full,smtp-fuzz,
+//                             rent-recovery,chain-lag,chain-drops,chain-congestion,chain-429,chain-rollback]
+//
+// The chain-* drills run the devnet in this process in fidelity mode
+// (docs/devnet.md "Fidelity mode": lagging status reads, dropped sends, a
+// minimum priority fee, HTTP 429s, rolled-back slots) and report, besides
+// lost and doubled mail, RPC calls per message, the peak calls/s at the node
+// and the lamports the authority paid per message (rent and fees).
 //
 // Exit code 1 when any drill failed. What each proves: docs/operations.md.
 import { parseArgs } from 'node:util';
 import type { Drill, DrillResult } from './drill.ts';
+import { chain429 } from './drills/chain-429.ts';
+import { chainCongestion } from './drills/chain-congestion.ts';
+import { chainDrops } from './drills/chain-drops.ts';
+import { chainLag } from './drills/chain-lag.ts';
+import { chainRollback } from './drills/chain-rollback.ts';
 import { diskFull } from './drills/disk-full.ts';
 import { pinDown } from './drills/pin-down.ts';
 import { providerHang } from './drills/provider-hang.ts';
@@ -24,6 +36,11 @@ const ALL: Drill[] = [
   diskFull,
   smtpFuzz,
   rentRecovery,
+  chainLag,
+  chainDrops,
+  chainCongestion,
+  chain429,
+  chainRollback,
 ];
 const { values } = parseArgs({ options: { only: { type: 'string' } } });
 const wanted = values.only ? new Set(values.only.split(',')) : null;
@@ -67,7 +84,7 @@ const failed = results.filter((r) => !r.result.pass);
 process.stdout.write('drill summary\n');
 for (const r of results)
   process.stdout.write(
-    `  ${r.result.pass ? 'PASS' : 'FAIL'}  ${r.drill.name.padEnd(14)} ${r.seconds.toFixed(0).padStart(4)} s\n`,
+    `  ${r.result.pass ? 'PASS' : 'FAIL'}  ${r.drill.name.padEnd(16)} ${r.seconds.toFixed(0).padStart(4)} s\n`,
   );
 process.stdout.write(`drills: ${results.length - failed.length} passed, ${failed.length} failed\n`);
 process.exit(failed.length ? 1 : 0);

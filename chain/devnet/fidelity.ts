@@ -88,6 +88,17 @@ export interface FidelityStats {
   programAccountsDelayed: number;
   /** Requests refused by agaveLimits (413 bodies, deprecated commitments, too many keys). */
   agaveRefused: number;
+  /** The most JSON-RPC calls that arrived within any one second (a sliding window; 429'd calls included). */
+  peakCallsPerSecond: number;
+  /**
+   * Of the requests counted in requestsInRetryAfter, the longest time (ms)
+   * between the most recent 429 and such a request's arrival: a few ms for
+   * requests already on their way when the 429 was answered, up to the
+   * Retry-After for a client that ignores it (0: none arrived in a window).
+   */
+  retryAfterLatestArrivalMs: number;
+  /** The calls served (not answered 429), by method. */
+  methods: Record<string, number>;
 }
 
 /** Block height = slot − this in commitment-true mode (slots below twice this: half the slot). */
@@ -149,7 +160,42 @@ export const emptyFidelityStats = (): FidelityStats => ({
   programAccountsRefused: 0,
   programAccountsDelayed: 0,
   agaveRefused: 0,
+  peakCallsPerSecond: 0,
+  retryAfterLatestArrivalMs: 0,
+  methods: {},
 });
+
+/** The calls of the last second (a sliding window) and the most ever seen in one. */
+class CallRate {
+  private times: number[] = [];
+  private counts: number[] = [];
+  private head = 0;
+  private inWindow = 0;
+
+  /** Adds `calls` arriving at `t` (ms); the calls within the second up to t. */
+  add(t: number, calls: number): number {
+    while (this.head < this.times.length && (this.times[this.head] as number) <= t - 1000) {
+      this.inWindow -= this.counts[this.head] as number;
+      this.head++;
+    }
+    if (this.head > 1024) {
+      this.times = this.times.slice(this.head);
+      this.counts = this.counts.slice(this.head);
+      this.head = 0;
+    }
+    this.times.push(t);
+    this.counts.push(calls);
+    this.inWindow += calls;
+    return this.inWindow;
+  }
+
+  reset(): void {
+    this.times = [];
+    this.counts = [];
+    this.head = 0;
+    this.inWindow = 0;
+  }
+}
 
 /** The live fidelity state of one devnet: its switches, draws, token bucket and counters. */
 export class Fidelity {
@@ -160,6 +206,8 @@ export class Fidelity {
   private tokens = 0;
   private refilledAt = 0;
   private retryAfterUntil = 0;
+  private last429At = 0;
+  private readonly rate = new CallRate();
   stats: FidelityStats = emptyFidelityStats();
 
   constructor(
@@ -196,6 +244,7 @@ export class Fidelity {
 
   resetStats(): void {
     this.stats = emptyFidelityStats();
+    this.rate.reset();
   }
 
   get commitmentTrue(): boolean {
@@ -213,7 +262,14 @@ export class Fidelity {
     const t = this.now();
     this.stats.requests++;
     this.stats.calls += calls;
-    if (t < this.retryAfterUntil) this.stats.requestsInRetryAfter++;
+    this.stats.peakCallsPerSecond = Math.max(this.stats.peakCallsPerSecond, this.rate.add(t, calls));
+    if (t < this.retryAfterUntil) {
+      this.stats.requestsInRetryAfter++;
+      this.stats.retryAfterLatestArrivalMs = Math.max(
+        this.stats.retryAfterLatestArrivalMs,
+        Math.round(t - this.last429At),
+      );
+    }
     const rps = this.opts.maxRps ?? 0;
     if (rps <= 0) return null;
     this.tokens = Math.min(rps, this.tokens + ((t - this.refilledAt) / 1000) * rps);
@@ -222,6 +278,7 @@ export class Fidelity {
     if (this.tokens < Math.min(calls, rps)) {
       const retryAfter = this.opts.retryAfterSecs ?? DEFAULT_RETRY_AFTER_SECS;
       this.stats.rateLimited++;
+      this.last429At = t;
       this.retryAfterUntil = Math.max(this.retryAfterUntil, t + retryAfter * 1000);
       return retryAfter;
     }
@@ -243,8 +300,13 @@ export class Fidelity {
 
   // ── per call ─────────────────────────────────────────────────────────
 
-  /** agaveLimits: refuses a deprecated commitment anywhere in a call's config objects. */
+  /**
+   * Every call served: counted by method; getProgramAccounts refused under
+   * 'refuse'; agaveLimits: refuses a deprecated commitment anywhere in a
+   * call's config objects.
+   */
   checkCall(method: string, params: unknown[]): void {
+    this.stats.methods[method] = (this.stats.methods[method] ?? 0) + 1;
     if (method === 'getProgramAccounts' && this.opts.programAccounts === 'refuse') {
       this.stats.programAccountsRefused++;
       const key = typeof params[0] === 'string' ? params[0] : 'program id';

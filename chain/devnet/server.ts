@@ -259,7 +259,10 @@ export async function startDevnet(opts: DevnetOptions): Promise<Devnet> {
       logger.info({ fidelity: ctx.fidelity.options }, 'devnet fidelity changed');
     },
     fidelity: () => ctx.fidelity?.options ?? {},
-    fidelityStats: () => ({ ...(ctx.fidelity?.stats ?? emptyFidelityStats()) }),
+    fidelityStats: () => {
+      const stats = ctx.fidelity?.stats ?? emptyFidelityStats();
+      return { ...stats, methods: { ...stats.methods } };
+    },
     resetFidelityStats: () => ctx.fidelity?.resetStats(),
     rollbackSlots: (n) => bank.rollbackSlots(n),
     close: () => {
