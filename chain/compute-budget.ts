@@ -292,6 +292,8 @@ export interface PriorityFeePolicy {
   percentile?: number;
   /** The cap on one transaction's priority fee, in lamports. */
   maxLamports: bigint;
+  /** Told when the price wanted (after the round's raise) was cut to the cap: the market is above what the cap pays. */
+  onCapped?: (wanted: bigint, cap: bigint, unitLimit: number) => void;
 }
 
 export const DEFAULT_PRIORITY_FEE_PERCENTILE = 75;
@@ -399,7 +401,9 @@ export async function resolvePriorityFee(
   }
   price = raiseForRound(price, round);
   const cap = maxPriceFor(unitLimit, policy.maxLamports);
-  return price > cap ? cap : price;
+  if (price <= cap) return price;
+  policy.onCapped?.(price, cap, unitLimit);
+  return cap;
 }
 
 /** The largest fixed price accepted: 10^12 µlamports/CU (1,000 lamports per CU). */

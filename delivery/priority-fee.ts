@@ -16,6 +16,8 @@ import {
   resolvePriorityFee,
   writableKeysOf,
 } from '../chain/compute-budget.ts';
+import type { MetricsRegistry } from '../src/limits/metrics.ts';
+import type { Logger } from '../src/log.ts';
 
 /** Without `[chain]` settings: auto (the 75th percentile of recent fees), at most 100,000 lamports per transaction. */
 export const DEFAULT_PRIORITY_FEE: PriorityFeePolicy = {
@@ -112,4 +114,45 @@ export function messageCostLamports(policy: Pick<PriorityFeePolicy, 'maxLamports
     rentExemptLamports(emailSize('x'.repeat(LONGEST_PIPELINE_CID))) +
     policy.maxLamports
   );
+}
+
+/**
+ * `policy` with a report of prices cut to the cap: a counter
+ * (`sealpost_priority_fee_capped_total`) and a warning at most once a
+ * minute naming what the cluster asks and what the cap allows, so an
+ * operator sees why sends keep expiring under congestion before the DSNs.
+ */
+export function reportingCaps(
+  policy: PriorityFeePolicy,
+  logger: Logger,
+  registry?: MetricsRegistry,
+): PriorityFeePolicy {
+  const counter = registry?.counter(
+    'sealpost_priority_fee_capped_total',
+    'Transactions priced at the [chain] max_priority_fee_lamports cap because the price wanted was above it.',
+  );
+  let lastLog = Number.NEGATIVE_INFINITY;
+  let since = 0;
+  return {
+    ...policy,
+    onCapped: (wanted, cap, unitLimit) => {
+      counter?.inc();
+      since++;
+      const now = Date.now();
+      if (now - lastLog < 60_000) return;
+      lastLog = now;
+      logger.warn(
+        {
+          wanted_micro_lamports_per_cu: wanted.toString(),
+          cap_micro_lamports_per_cu: cap.toString(),
+          unit_limit: unitLimit,
+          wanted_lamports: priorityFeeLamports(unitLimit, wanted).toString(),
+          max_priority_fee_lamports: policy.maxLamports.toString(),
+          capped_since_last_line: since,
+        },
+        'priority fee capped: the cluster asks more than [chain] max_priority_fee_lamports allows; sends may not land under congestion',
+      );
+      since = 0;
+    },
+  };
 }

@@ -84,10 +84,26 @@ export function stateOf(
   return { kind: 'expired', heightSlot: view.heightSlot, passedSlot };
 }
 
+/** The longest pause between two polls: about one slot of a real cluster. */
+export const QUIET_MAX_MS = 400;
+
+/**
+ * The poll interval after `quiet` rounds in a row that answered nobody: the
+ * base doubled each time, at most QUIET_MAX_MS. While transactions land the
+ * base holds (devnet confirms in tens of milliseconds); while everyone waits
+ * for a dropped send's rebroadcast or for congestion to pass, polling settles
+ * at slot cadence instead of a hundred calls a second.
+ */
+export function quietInterval(baseMs: number, quiet: number): number {
+  return Math.min(QUIET_MAX_MS, Math.max(baseMs, baseMs * 2 ** Math.min(quiet, 10)));
+}
+
 export class SignatureWatch {
   private readonly waiters = new Set<Waiter>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
+  /** Rounds in a row in which no waiter was answered: the interval doubles with each, up to QUIET_MAX_MS. */
+  private quiet = 0;
   /** Re-sends the signed bytes of waiters that gave them (chain/rebroadcast.ts). */
   readonly rebroadcast: Rebroadcaster;
 
@@ -161,6 +177,8 @@ export class SignatureWatch {
         },
       };
       this.waiters.add(waiter);
+      // A new signature is worth a fast look again.
+      this.quiet = 0;
       this.schedule(0);
     });
   }
@@ -195,20 +213,23 @@ export class SignatureWatch {
           statuses.set(s, { status: answer.statuses[j] ?? null, view: answer });
         });
       }
+      let answered = false;
       for (const w of waiters) {
         const seen = statuses.get(w.signature);
         // Confirmed or final: no more re-sends (a processed one may still be dropped with its fork).
         if (seen?.status && seen.status.confirmationStatus !== 'processed')
           this.rebroadcast.untrack(w.signature);
-        w.accept(stateOf(seen?.status ?? null, seen?.view, w.lastValidBlockHeight));
+        if (w.accept(stateOf(seen?.status ?? null, seen?.view, w.lastValidBlockHeight))) answered = true;
       }
+      this.quiet = answered ? 0 : this.quiet + 1;
       await this.rebroadcast.tick(height);
     } catch {
-      // RPC trouble: waiters keep waiting until their own timeout.
+      // RPC trouble: waiters keep waiting until their own timeout, polled less often meanwhile.
+      this.quiet++;
     } finally {
       this.polling = false;
       const fast = [...this.waiters].some((w) => w.fast);
-      this.schedule(fast ? this.intervals.fastMs : this.intervals.slowMs);
+      this.schedule(quietInterval(fast ? this.intervals.fastMs : this.intervals.slowMs, this.quiet));
     }
   }
 

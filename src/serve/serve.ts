@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { priorityFeePolicyOf } from '../../chain/compute-budget.ts';
 import { DELIVERY_ATTEMPTS } from '../../delivery/backoff.ts';
 import type { PipelineDeps } from '../../delivery/pipeline.ts';
+import { reportingCaps } from '../../delivery/priority-fee.ts';
 import { rentRecoveryMetrics, rentRecoveryPolicyOf } from '../../delivery/rent-recovery.ts';
 import { type InboundWorkers, startInboundWorkers } from '../../delivery/worker.ts';
 import { createOperatorPinner } from '../../pinning/operator.ts';
@@ -265,7 +266,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           waitMs: config.chain.sendmail_batch_wait_ms,
         },
         // [chain] priority_fee, priority_fee_percentile, max_priority_fee_lamports.
-        priorityFee: priorityFeePolicyOf(config.chain),
+        priorityFee: reportingCaps(priorityFeePolicyOf(config.chain), log, metrics),
         metrics: prometheus,
         recipientPinTimeoutMs: config.ipfs.recipient_pin_timeout_secs * 1000,
         afterStore: dmarcIngestHook(config, store, blobs, log),
