@@ -26,7 +26,7 @@ export interface AutoFloor {
   peakHour: () => Promise<number>;
   /** Lower bound; default AUTO_FLOOR_MINIMUM_LAMPORTS. */
   minimumLamports?: number;
-  /** How often the peak is read again; default 60 s. */
+  /** How often the peak is read again; default with every balance read (one MGET of the week's hours). */
   refreshMs?: number;
 }
 
@@ -137,7 +137,7 @@ export class BalanceGuard {
 
   private async readPeak(): Promise<void> {
     const auto = this.opts.auto;
-    if (!auto || this.now() - this.peakReadAt < (auto.refreshMs ?? 60_000)) return;
+    if (!auto || this.now() - this.peakReadAt < (auto.refreshMs ?? 0)) return;
     try {
       this.peakMessages = await auto.peakHour();
       this.peakReadAt = this.now();
