@@ -8,7 +8,13 @@
 // the DNS double serving the signed zones, and `reclaim submit` drives the route.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Keypair, type PublicKey, SystemProgram, type Transaction } from '@solana/web3.js';
+import {
+  ComputeBudgetProgram,
+  Keypair,
+  type PublicKey,
+  SystemProgram,
+  type Transaction,
+} from '@solana/web3.js';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -180,6 +186,65 @@ describe('POST /domain/reclaim', () => {
       const same = await r.claim(r.holder);
       expect(same.status).toBe(200);
       expect(same.body).toMatchObject({ status: 'already_authorized', authority: wallet(r.holder) });
+    },
+    TEST_MS,
+  );
+
+  it(
+    'takes RequestReclaim behind a compute budget sized for it, up to the priority fee the delegate pays',
+    async () => {
+      const r = await rig();
+      const next = Keypair.generate();
+      const proof = b64(r.proof([wallet(next)]));
+      const priced = async (
+        microLamportsPerCu: bigint,
+        build: (tx: Transaction) => Transaction = (t) => t,
+      ) => {
+        const { blockhash } = await r.chain.connection.getLatestBlockhash('confirmed');
+        const tx = build(
+          reclaimTransaction({
+            programId: r.chain.programId,
+            delegate: r.delegate.publicKey,
+            newAuthority: next.publicKey,
+            domain: DOMAIN,
+            recentBlockhash: blockhash,
+            microLamportsPerCu,
+          }),
+        );
+        tx.partialSign(next);
+        return r.post({
+          domain: DOMAIN,
+          proof,
+          transaction: b64(tx.serialize({ requireAllSignatures: false })),
+        });
+      };
+      // 10^9 µlamports/CU: a priority fee far past the default 100,000-lamport cap.
+      const dear = await priced(1_000_000_000n);
+      expect(dear.status).toBe(422);
+      expect(dear.body).toMatchObject({
+        error: 'priority_fee_too_high',
+        max_priority_fee_lamports: '100000',
+      });
+      // Another unit limit than the one sized for RequestReclaim is not that transaction.
+      const padded = await priced(1000n, (tx) => {
+        tx.instructions[0] = ComputeBudgetProgram.setComputeUnitLimit({ units: 1_400_000 });
+        return tx;
+      });
+      expect(padded.body).toMatchObject({ error: 'transaction_mismatch' });
+      await nothingOnChain(r);
+
+      const ok = await priced(1000n);
+      expect(ok.status).toBe(201);
+      const landed = await r.chain.connection.getTransaction(String(ok.body.signature), {
+        commitment: 'confirmed',
+        maxSupportedTransactionVersion: 0,
+      });
+      const message = landed?.transaction.message;
+      const budget = (message?.compiledInstructions ?? []).filter((ix) =>
+        message?.staticAccountKeys[ix.programIdIndex]?.equals(ComputeBudgetProgram.programId),
+      );
+      expect(budget.map((ix) => Buffer.from(ix.data)[0])).toEqual([2, 3]);
+      expect(Buffer.from(budget[0]?.data ?? []).readUInt32LE(1)).toBeLessThan(50_000);
     },
     TEST_MS,
   );

@@ -23,6 +23,7 @@ export type DomaindErrorCode =
   | 'root_ksk_not_set'
   | 'authority_mismatch'
   | 'transaction_mismatch'
+  | 'priority_fee_too_high'
   | 'authority_signature_invalid'
   | 'domain_inactive'
   | 'reclaim_pending'
@@ -48,6 +49,7 @@ const STATUS: Record<DomaindErrorCode, number> = {
   root_ksk_not_set: 503,
   authority_mismatch: 422,
   transaction_mismatch: 422,
+  priority_fee_too_high: 422,
   authority_signature_invalid: 422,
   domain_inactive: 409,
   reclaim_pending: 409,

@@ -11,7 +11,22 @@
 // challenge: its recent blockhash makes the new authority's signature fresh
 // and single-use, and nothing but that instruction can ride along.
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { type Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import {
+  ComputeBudgetProgram,
+  type Connection,
+  type Keypair,
+  PublicKey,
+  Transaction,
+  type TransactionInstruction,
+} from '@solana/web3.js';
+import {
+  budgetedUnitLimit,
+  computeBudgetInstructions,
+  DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
+  type PriorityFeePolicy,
+  priceBudget,
+  priorityFeeLamports,
+} from '../../chain/compute-budget.ts';
 import {
   getPendingReclaim,
   getPostoffice,
@@ -42,18 +57,56 @@ export interface ReclaimTransactionParams {
   newAuthority: PublicKey;
   domain: string;
   recentBlockhash: string;
+  /**
+   * The price of its compute budget (µlamports per CU); absent: no budget
+   * instructions. The limit is always the one sized for RequestReclaim
+   * (chain/compute-budget.ts), so the price is the only free choice.
+   */
+  microLamportsPerCu?: bigint;
 }
 
-/** The one transaction a reclaim start may be: RequestReclaim alone, paid by the delegate. */
+/** RequestReclaim for these parameters. */
+function reclaimInstruction(p: Omit<ReclaimTransactionParams, 'recentBlockhash'>): TransactionInstruction {
+  return requestReclaimInstruction({
+    programId: p.programId,
+    delegate: p.delegate,
+    newAuthority: p.newAuthority,
+    domain: p.domain,
+  });
+}
+
+/**
+ * The one transaction a reclaim start may be: RequestReclaim, paid by the
+ * delegate, behind SetComputeUnitLimit (sized for it) and
+ * SetComputeUnitPrice when a price is given.
+ */
 export function reclaimTransaction(p: ReclaimTransactionParams): Transaction {
-  return new Transaction({ feePayer: p.delegate, recentBlockhash: p.recentBlockhash }).add(
-    requestReclaimInstruction({
-      programId: p.programId,
-      delegate: p.delegate,
-      newAuthority: p.newAuthority,
-      domain: p.domain,
-    }),
-  );
+  const ix = reclaimInstruction(p);
+  const tx = new Transaction({ feePayer: p.delegate, recentBlockhash: p.recentBlockhash });
+  if (p.microLamportsPerCu !== undefined) {
+    const unitLimit = budgetedUnitLimit([ix], p.microLamportsPerCu);
+    tx.add(...computeBudgetInstructions({ unitLimit, microLamportsPerCu: p.microLamportsPerCu }));
+  }
+  return tx.add(ix);
+}
+
+/** The price a client offers for the delegate's RequestReclaim: `policy` resolved now for its writable keys. */
+export async function reclaimPrice(
+  connection: Connection,
+  policy: PriorityFeePolicy,
+  p: Omit<ReclaimTransactionParams, 'recentBlockhash' | 'microLamportsPerCu'>,
+): Promise<bigint> {
+  const ix = reclaimInstruction(p);
+  return (await priceBudget(connection, policy, [ix], p.delegate)).microLamportsPerCu;
+}
+
+/** The SetComputeUnitPrice of a transaction's leading compute-budget instructions, if any. */
+function offeredPrice(tx: Transaction): bigint | undefined {
+  for (const ix of tx.instructions) {
+    if (!ix.programId.equals(ComputeBudgetProgram.programId)) break;
+    if (ix.data[0] === 3 && ix.data.length === 9) return ix.data.readBigUInt64LE(1);
+  }
+  return undefined;
 }
 
 export interface ReclaimResult {
@@ -147,7 +200,9 @@ function parseTransaction(bytes: Uint8Array): Transaction {
 /** The transaction must be the expected RequestReclaim, validly signed by the proven authority. */
 function checkTransaction(
   tx: Transaction,
-  expected: Omit<ReclaimTransactionParams, 'recentBlockhash'>,
+  expected: Omit<ReclaimTransactionParams, 'recentBlockhash' | 'microLamportsPerCu'>,
+  /** The most priority fee the delegate pays for it (`[chain] max_priority_fee_lamports`). */
+  maxPriorityLamports: bigint,
 ): void {
   const signers = tx.signatures.map((s) => s.publicKey.toBase58());
   const claimed = expected.newAuthority.toBase58();
@@ -159,13 +214,32 @@ function checkTransaction(
       { domain: expected.domain, proven_authority: claimed, transaction_signers: others },
     );
   }
-  const want = reclaimTransaction({ ...expected, recentBlockhash: tx.recentBlockhash ?? '' });
+  const price = offeredPrice(tx);
+  const want = reclaimTransaction({
+    ...expected,
+    recentBlockhash: tx.recentBlockhash ?? '',
+    ...(price !== undefined ? { microLamportsPerCu: price } : {}),
+  });
   if (!tx.recentBlockhash || !want.serializeMessage().equals(tx.serializeMessage())) {
     throw new DomaindError(
       'transaction_mismatch',
-      `the transaction must be exactly one RequestReclaim of ${expected.domain} for ${claimed}, paid by the delegate ${expected.delegate.toBase58()}`,
+      `the transaction must be exactly one RequestReclaim of ${expected.domain} for ${claimed}, paid by the delegate ${expected.delegate.toBase58()}, optionally behind SetComputeUnitLimit ${budgetedUnitLimit([reclaimInstruction(expected)], 1n)} and SetComputeUnitPrice`,
       { domain: expected.domain },
     );
+  }
+  if (price !== undefined) {
+    const fee = priorityFeeLamports(budgetedUnitLimit([reclaimInstruction(expected)], price), price);
+    if (fee > maxPriorityLamports) {
+      throw new DomaindError(
+        'priority_fee_too_high',
+        `the transaction asks the delegate to pay a priority fee of ${fee} lamports; this service pays at most ${maxPriorityLamports} ([chain] max_priority_fee_lamports)`,
+        {
+          domain: expected.domain,
+          priority_fee_lamports: fee.toString(),
+          max_priority_fee_lamports: maxPriorityLamports.toString(),
+        },
+      );
+    }
   }
   const own = tx.signatures.find((s) => s.publicKey.equals(expected.newAuthority))?.signature;
   if (!own || !ed25519.verify(own, tx.serializeMessage(), expected.newAuthority.toBytes())) {
@@ -209,7 +283,11 @@ export async function startReclaim(
     );
   }
   const tx = parseTransaction(input.transaction);
-  checkTransaction(tx, { programId: chain.programId, delegate: delegate.publicKey, newAuthority, domain });
+  checkTransaction(
+    tx,
+    { programId: chain.programId, delegate: delegate.publicKey, newAuthority, domain },
+    chain.priorityFee?.maxLamports ?? DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
+  );
 
   const mailDomain = await readDomain(chain, domain);
   if (!mailDomain) {

@@ -2,6 +2,7 @@
 // ("Timelocks"): closing a mailbox, deactivating a domain, reclaiming a
 // domain for a new authority. Each request prints when its window ends;
 // cancel and complete send the matching instruction; status reads the record.
+
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Connection, Keypair, TransactionInstruction } from '@solana/web3.js';
 import type { Command } from 'commander';
@@ -12,6 +13,7 @@ import {
   rentExemptLamports,
 } from '../../../chain/accounts/index.ts';
 import { getDomain, getPostoffice } from '../../../chain/client.ts';
+import { priorityFeePolicyOf } from '../../../chain/compute-budget.ts';
 import { parseMailProgramError } from '../../../chain/errors.ts';
 import { normalizeDomain } from '../../../chain/hash.ts';
 import {
@@ -41,7 +43,7 @@ import {
 import { collectTxtChain } from '../../dns/dnssec-proof.ts';
 import { parseDnsServer } from '../../dns/resolver.ts';
 import { authorityRecordName } from '../../domaind/authority-record.ts';
-import { reclaimTransaction } from '../../domaind/reclaim.ts';
+import { reclaimPrice, reclaimTransaction } from '../../domaind/reclaim.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import {
   addPriorityFeeOptions,
@@ -431,13 +433,17 @@ async function submitReclaim(opts: Opts): Promise<void> {
   const { blockhash } = await chainRead(ctx.rpc, 'a recent blockhash', () =>
     ctx.conn.getLatestBlockhash('confirmed'),
   );
-  const tx = reclaimTransaction({
+  const params = {
     programId: ctx.programId,
     delegate: postoffice.delegateAddress,
     newAuthority: next.publicKey,
     domain,
-    recentBlockhash: blockhash,
-  });
+  };
+  // The delegate pays: priced by the config's [chain] priority fee policy; domaind caps it again with its own.
+  const microLamportsPerCu = await chainRead(ctx.rpc, 'recent priority fees', () =>
+    reclaimPrice(ctx.conn, priorityFeePolicyOf(config.chain), params),
+  );
+  const tx = reclaimTransaction({ ...params, recentBlockhash: blockhash, microLamportsPerCu });
   tx.partialSign(next);
   const body = JSON.stringify({
     domain,
