@@ -38,7 +38,12 @@ function paths(cmd: Command, prefix: string[] = []): string[][] {
 /** `sealpost <path> --help` in this process: the exit code main.ts would set, and what was printed. */
 async function help(modules: CommandModule[], path: string[]): Promise<{ code: number; out: string }> {
   let out = '';
-  const sink = { write: (s: string) => ((out += s), true) };
+  const sink = {
+    write: (s: string) => {
+      out += s;
+      return true;
+    },
+  };
   const program = buildProgram(modules, (p) =>
     p.configureOutput({ writeOut: (s) => void (out += s), writeErr: (s) => void (out += s) }),
   );
