@@ -21,11 +21,11 @@ import { parseArgs } from 'node:util';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
 import Fastify from 'fastify';
-import { Redis } from 'ioredis';
 import { buildApi } from '../src/api/server.ts';
 import { parseConfig } from '../src/config/index.ts';
 import { createCredentialKeyFile } from '../src/crypto/credential-seal.ts';
 import { generateKeypair } from '../src/keys/keypair-file.ts';
+import { createRedis } from '../src/redis/client.ts';
 import { openStore } from '../src/store/index.ts';
 
 interface AutocannonResult {
@@ -76,7 +76,7 @@ async function serve(): Promise<void> {
   ].join('\n');
   const config = parseConfig(toml, { configDir: dir, dataDirOverride: dir });
   const store = await openStore({ url: config.store.url, dataDir: config.store.data_dir });
-  const redis = new Redis(config.redis.url);
+  const redis = createRedis(config.redis);
   const api = await buildApi({ config, store, redis });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const bare = Fastify();

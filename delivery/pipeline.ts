@@ -11,6 +11,12 @@
 // the recipient pin (queued under a job id of its own) with the job's
 // completion. So a delivery writes its job twice: after seal, and with
 // SendMail's record before the transaction goes out.
+// With SendMail's record the same stages go to the store too (the copy's
+// intent, src/store/intents-repo.ts), before the transaction goes out: a job
+// that starts without a confirmed record (rebuilt from the spool after Redis
+// lost it, or rolled back with Redis's AOF) loads it and settles that
+// transaction (the exactly-once proof in ./stages/submit.ts) with the SAME
+// sealed body and CID before anything is signed again.
 import type { Connection, Keypair } from '@solana/web3.js';
 import type { Queue } from 'bullmq';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
@@ -20,7 +26,7 @@ import type { Pinner } from '../pinning/types.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { Logger } from '../src/log.ts';
 import { type PipelineMetrics, timeStage } from '../src/metrics/types.ts';
-import type { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
+import type { AccountsRepo, IntentsRepo, MessagesRepo } from '../src/store/index.ts';
 import { bounce } from './bounce.ts';
 import { PendingError, PermanentDeliveryError, UnprovenExpiryError } from './errors.ts';
 import type { Gate } from './gate.ts';
@@ -74,6 +80,8 @@ export interface PipelineDeps {
   proofRetryMs?: number;
   /** Where final failures with an unconfirmed SendMail are logged (`component=delivery`); default `logger`. */
   deliveryLogger?: Logger;
+  /** SendMail intents in the store (see the header); absent: Redis's job data is the only record. */
+  intents?: IntentsRepo;
 }
 
 export interface DeliverResult {
@@ -106,7 +114,38 @@ export async function runDelivery(
     throw err;
   }
 
+  /**
+   * The copy's intent from the store, when it is newer than what the job
+   * holds (no SendMail record, or one of an earlier signing round): its
+   * stages replace the job's, so the recorded transaction is settled and its
+   * sealed body reused.
+   */
+  async function adoptIntent(intents: IntentsRepo): Promise<void> {
+    const intent = await intents.get(copyId);
+    const rec = intent?.record;
+    if (!rec?.submit || !rec.seal || !rec.pin) return;
+    const recorded = rec.submit as unknown as NonNullable<StageResults['submit']>;
+    const mine = stages.submit;
+    if (mine && (mine.signature === recorded.signature || (recorded.round ?? 1) < (mine.round ?? 1))) return;
+    if (rec.resolve) stages.resolve = rec.resolve as StageResults['resolve'];
+    stages.seal = rec.seal;
+    stages.pin = rec.pin;
+    stages.submit = recorded;
+    keptSubmit = recorded;
+    unsaved = true;
+    log.warn(
+      {
+        wallet: data.wallet,
+        cid: rec.pin.cid,
+        sig: recorded.signature,
+        since: recorded.since ?? recorded.index,
+      },
+      `SendMail record of ${copyId} recovered from the store (the job had ${mine ? 'an older one' : 'none'}); settling it before any new signing`,
+    );
+  }
+
   async function runStages(): Promise<DeliverResult> {
+    if (deps.intents && !stages.submit?.confirmed) await adoptIntent(deps.intents);
     if (!stages.resolve) {
       // Written with seal's result.
       stages.resolve = await timeStage(deps.metrics, 'resolve', () => resolveStage(deps, data.wallet));
@@ -147,6 +186,7 @@ export async function runDelivery(
     }
     if (!stages.submit?.confirmed) {
       const cid = stages.pin.cid;
+      const intents = deps.intents;
       stages.submit = await timeStage(deps.metrics, 'submit', () =>
         submitSendMail(
           {
@@ -162,6 +202,7 @@ export async function runDelivery(
             priorityFee: deps.priorityFee,
             expiryGapMs: deps.expiryGapMs,
             maxResigns: deps.maxResigns,
+            batchRecorded: intents ? (signature) => intents.countWithSignature(signature) : undefined,
           },
           {
             wallet: data.wallet,
@@ -172,7 +213,14 @@ export async function runDelivery(
             previous: stages.submit,
             checkpoint: async (submit) => {
               stages.submit = submit;
-              await checkpoint();
+              // Redis's job and the store's intent, both before the transaction goes out.
+              const intent = deps.intents?.record(copyId, data.wallet, {
+                resolve: stages.resolve,
+                seal: stages.seal,
+                pin: stages.pin,
+                submit,
+              });
+              await Promise.all([checkpoint(), intent]);
               keptSubmit = submit;
             },
           },
@@ -371,6 +419,10 @@ export async function processDeliverJob(
         },
         `inbound delivery to=<${job.data.envelope.to}> status=bounced (${message})`,
       );
+      // Finished for good: the reconcile step never queues this copy again.
+      await deps.intents
+        ?.markFinished(copyId, 'bounced')
+        .catch((e: Error) => log.warn({ err: e.message }, 'bounced copy not marked finished in the store'));
       // Its DSN has the header section it needed: the job's own spool file goes (a parent removes the others').
       if (job.data.removesSpool) await removeOwnSpool(deps, job.data, log);
       if (!permanent) throw new UnrecoverableError(message);

@@ -10,7 +10,7 @@ import type { Pinner } from '../pinning/types.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { Logger } from '../src/log.ts';
 import type { PipelineMetrics } from '../src/metrics/types.ts';
-import type { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
+import type { AccountsRepo, IntentsRepo, MessagesRepo } from '../src/store/index.ts';
 import { deliveryBackoff } from './backoff.ts';
 import { closeEmailAccount, releaseOperatorPin, removeSpool } from './cleanup.ts';
 import { Gate } from './gate.ts';
@@ -85,6 +85,8 @@ export interface InboundWorkerOptions {
    */
   rentRecovery?: RentRecoveryPolicy;
   rentRecoveryMetrics?: RentRecoveryMetrics;
+  /** SendMail intents in the store (delivery/pipeline.ts): a job that lost its Redis state settles its own send. */
+  intents?: IntentsRepo;
 }
 
 export interface InboundWorkers {
@@ -154,6 +156,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     maxResigns: opts.maxResigns,
     proofRetryMs: opts.proofRetryMs,
     deliveryLogger: opts.logger.child({ component: 'delivery' }),
+    intents: opts.intents,
   };
   // A crashed worker's jobs are picked up again within seconds, and however
   // often a job is interrupted it is retried (stages resume), never failed

@@ -1,6 +1,8 @@
 // The orphan blob sweep on a real SQLite store and a real blob directory:
-// only old, unreferenced sealed blobs, old spool files and old temp files go;
-// anything a message row names, anything young and anything stored again stays.
+// only old, unreferenced sealed blobs and old temp files go; anything a
+// message row names, anything young, anything stored again and any spool
+// entry without a finished record (here one written without an index, as
+// before the spool manifest: test/spool-sweep.test.ts has the indexed ones) stays.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,7 +46,7 @@ function age(blobs: BlobStore, key: string, days: number): void {
 }
 
 describe('orphan blob sweep', () => {
-  it('removes old unreferenced sealed blobs, old spool and temp files, and nothing else', async () => {
+  it('removes old unreferenced sealed blobs and temp files, keeps unfinished spool entries', async () => {
     const dir = tempDir();
     const store = await openStore({ url: `sqlite:${join(dir, 'store.sqlite')}`, dataDir: dir });
     stores.push(store);
@@ -82,9 +84,16 @@ describe('orphan blob sweep', () => {
     await blobs.putContent(Buffer.from('stored twice'));
 
     const summary = await sweepOrphanBlobs({ db: store.db, blobs, graceMs: 7 * DAY }, Date.now());
-    expect(summary).toMatchObject({ removed: 1, removedBytes: 700, spoolRemoved: 1, tempRemoved: 1 });
+    expect(summary).toMatchObject({
+      removed: 1,
+      removedBytes: 700,
+      spoolRemoved: 0,
+      spoolKept: 1,
+      tempRemoved: 1,
+    });
     expect(await blobs.exists(orphan.key)).toBe(false);
-    expect(await blobs.exists(oldSpool.key)).toBe(false);
+    // No finished record says its mail is done: the spool entry stays, however old.
+    expect(await blobs.exists(oldSpool.key)).toBe(true);
     expect(await blobs.mtime(tempKey).catch(() => 'gone')).toBe('gone');
     for (const key of [referenced.key, young.key, reused.key, newSpool.key]) {
       expect(await blobs.exists(key)).toBe(true);

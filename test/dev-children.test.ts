@@ -6,10 +6,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.ts';
 import type { DevSummary } from '../src/dev/dev-stack.ts';
+import { createRedis } from '../src/redis/client.ts';
 import { alive, describeProc, parentOf } from './helpers/procs.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
@@ -39,7 +39,7 @@ afterEach(async () => {
   for (const pid of leftPids.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL');
   for (const file of configFiles.splice(0)) {
     const { redis } = loadConfig(file);
-    const client = new Redis(redis.url);
+    const client = createRedis(redis);
     const keys = await client.keys(`${redis.prefix}:*`);
     if (keys.length) await client.del(...keys);
     client.disconnect();

@@ -5,7 +5,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Keypair } from '@solana/web3.js';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getPostoffice } from '../chain/index.ts';
@@ -13,6 +12,7 @@ import { loadConfig } from '../src/config/index.ts';
 import { bootstrapChain } from '../src/dev/bootstrap-chain.ts';
 import { DEV_DOMAIN, DEV_POSTAGE_LAMPORTS, startDevStack } from '../src/dev/dev-stack.ts';
 import { readKeypairFile } from '../src/keys/keypair-file.ts';
+import { createRedis } from '../src/redis/client.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
@@ -25,7 +25,7 @@ afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
   for (const file of configFiles.splice(0)) {
     const { redis } = loadConfig(file);
-    const client = new Redis(redis.url);
+    const client = createRedis(redis);
     let cursor = '0';
     do {
       const [next, keys] = await client.scan(cursor, 'MATCH', `${redis.prefix}:*`, 'COUNT', 1000);

@@ -8,7 +8,6 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection, PublicKey } from '@solana/web3.js';
 import { XMLParser } from 'fast-xml-parser';
-import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -18,6 +17,7 @@ import { ensureDevConfig, writeDevConfig } from '../src/dev/dev-config.ts';
 import { type DevSummary, readDevSummary } from '../src/dev/dev-stack.ts';
 import type { DnsRecordsResult } from '../src/domaind/dns-records.ts';
 import { readKeypairFile } from '../src/keys/keypair-file.ts';
+import { createRedis } from '../src/redis/client.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 import { withoutTrace } from './helpers/trace.ts';
 
@@ -30,7 +30,7 @@ const configFiles: string[] = [];
 /** The stack's queues live under the prefix its generated config names: remove them. */
 async function dropQueues(configFile: string): Promise<void> {
   const { redis } = loadConfig(configFile);
-  const client = new Redis(redis.url);
+  const client = createRedis(redis);
   let cursor = '0';
   do {
     const [next, keys] = await client.scan(cursor, 'MATCH', `${redis.prefix}:*`, 'COUNT', 1000);

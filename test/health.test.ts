@@ -9,7 +9,6 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Pind, startPind } from '../pinning/pind/server.ts';
@@ -18,6 +17,7 @@ import { type Config, parseConfig } from '../src/config/index.ts';
 import { createCredentialKeyFile } from '../src/crypto/credential-seal.ts';
 import { startDomaind } from '../src/domaind/server.ts';
 import { createLogger } from '../src/log.ts';
+import { createRedis } from '../src/redis/client.ts';
 import { startServe } from '../src/serve/serve.ts';
 import { openStore, type Store } from '../src/store/index.ts';
 import { startTestChain } from './helpers/devnet.ts';
@@ -106,7 +106,7 @@ rate_limit_ip_per_min = ${opts.rateLimit ?? 600}
   writeFileSync(join(dir, 'sealpost.toml'), toml);
   const config = parseConfig(toml, { configDir: dir, dataDirOverride: dir, source: 'health test' });
   const store = await openStore({ url: config.store.url, dataDir: config.store.data_dir });
-  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null, retryStrategy: () => 200 });
+  const redis = createRedis(config.redis, { maxRetriesPerRequest: null, retryStrategy: () => 200 });
   redis.on('error', () => {});
   const lines = opts.log;
   const logger = lines
@@ -138,7 +138,13 @@ describe('health and readiness', () => {
     const rig = await startServeRig();
     const apiUrl = rig.serving.apiUrl as string;
     expect(await get(`${apiUrl}/health`)).toEqual({ status: 200, body: { status: 'ok' } });
-    expectAllUp(await get(`${apiUrl}/ready`), ['redis', 'store', 'chain_rpc', 'operator_pin']);
+    expectAllUp(await get(`${apiUrl}/ready`), [
+      'redis',
+      'spool_reconcile',
+      'store',
+      'chain_rpc',
+      'operator_pin',
+    ]);
 
     const worker = await startServe({
       config: rig.config,
@@ -148,7 +154,13 @@ describe('health and readiness', () => {
     });
     cleanups.push(() => worker.close());
     expect(await get(`${worker.metricsUrl}/health`)).toEqual({ status: 200, body: { status: 'ok' } });
-    expectAllUp(await get(`${worker.metricsUrl}/ready`), ['redis', 'store', 'chain_rpc', 'operator_pin']);
+    expectAllUp(await get(`${worker.metricsUrl}/ready`), [
+      'redis',
+      'spool_reconcile',
+      'store',
+      'chain_rpc',
+      'operator_pin',
+    ]);
 
     // The rig's pind (one listener, both roles) answers too, without its token.
     expect(await get(`${rig.pinUrl}/health`)).toEqual({ status: 200, body: { status: 'ok' } });
@@ -236,7 +248,13 @@ level = "silent"
     expect(await get(`${proc.metricsUrl}/health`)).toEqual({ status: 200, body: { status: 'ok' } });
     const ready = await get(`${proc.metricsUrl}/ready`);
     expectDown(ready, 'redis', ['store', 'chain_rpc']);
-    expect(Object.keys(ready.body.dependencies).sort()).toEqual(['chain_rpc', 'redis', 'store']);
+    // The spool reconcile's figures live in Redis too: unreadable with it.
+    expect(Object.keys(ready.body.dependencies).sort()).toEqual([
+      'chain_rpc',
+      'redis',
+      'spool_reconcile',
+      'store',
+    ]);
   }, 60_000);
 
   it('domaind: /health, /ready with the chain RPC up, 503 naming it when down', async () => {

@@ -6,11 +6,11 @@
 // on SQLite and PostgreSQL.
 
 import { ImapFlow } from 'imapflow';
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { sweepAccount } from '../src/api/account-sweep.ts';
 import { CredentialSealer, credentialAad } from '../src/crypto/credential-seal.ts';
 import { getReaderKey, openReaderKey, unlockSecret } from '../src/reader-keys/index.ts';
+import { createRedis } from '../src/redis/client.ts';
 import { DIALECTS, newWallet, startRig } from './api-rig.ts';
 import type { ServeRig } from './helpers/serve-rig.ts';
 import {
@@ -104,7 +104,7 @@ describe('reader keys', () => {
     expect(await subjects(rig, u3)).toEqual(['after the reset']);
 
     // The admin sweep removes the reader key and every wrap with the account.
-    const redis = new Redis(rig.config.redis.url);
+    const redis = createRedis(rig.config.redis);
     try {
       const swept = await sweepAccount(
         { db: rig.serving.store.db, redis, prefix: rig.prefix, localDomains: rig.config.smtp.local_domains },

@@ -207,7 +207,7 @@ describe('docker-compose.yml', () => {
     expect(probe('worker')).toContain(`127.0.0.1:${metricsPort}/ready`);
     // URLs of the backing services name compose services at their ports.
     const at = (url: string) => new URL(url);
-    expect(at(config.redis.url).hostname).toBe('redis');
+    expect(at(config.redis.url ?? '').hostname).toBe('redis');
     expect(at(config.store.url).hostname).toBe('postgres');
     expect(at(config.store.url).password, 'the store password comes from PGPASSWORD').toBe('');
     expect(service('serve').environment?.PGPASSWORD).toBeTruthy();

@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Keypair, PublicKey } from '@solana/web3.js';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
 import {
@@ -31,6 +30,7 @@ import {
 import { readChainRetention } from '../pinning/pind/retention.ts';
 import { MemoryIndexState } from '../src/api/program-index.ts';
 import { BlobStore } from '../src/blobs/blob-store.ts';
+import { createRedis } from '../src/redis/client.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
 import { MessagesRepo, type StoredMessage } from '../src/store/index.ts';
 import { waitForChainTime } from './helpers/devnet.ts';
@@ -322,7 +322,7 @@ describe('rent recovery', () => {
     const runner = (p: RentRecoveryPolicy) =>
       startRentRecovery({
         ...sweepDeps(rig, p),
-        redis: () => new Redis(rig.config.redis.url, { maxRetriesPerRequest: null }),
+        redis: () => createRedis(rig.config.redis, { maxRetriesPerRequest: null }),
       });
     // Two "processes" each upsert the schedule and run a sweep worker.
     const one = await runner(policy);

@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { setMailPassword } from '../src/api/mail-password.ts';
 import { parseConfig } from '../src/config/index.ts';
 import { CredentialSealer, createCredentialKeyFile } from '../src/crypto/credential-seal.ts';
 import { keypairFromSeed, writeKeypairFile } from '../src/keys/keypair-file.ts';
+import { createRedis } from '../src/redis/client.ts';
 import { type Serving, startServe } from '../src/serve/serve.ts';
 import { AccountsRepo } from '../src/store/index.ts';
 import { createSelfSignedCert } from '../src/tls/self-signed.ts';
@@ -64,7 +64,7 @@ level = "silent"
   const configFile = join(dataDir, 'sealpost.toml');
   writeFileSync(configFile, toml);
   const config = parseConfig(toml, { dataDirOverride: dataDir, source: configFile });
-  const redis = new Redis(config.redis.url);
+  const redis = createRedis(config.redis);
   cleanups.push(async () => {
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);

@@ -12,7 +12,7 @@ import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { FlowProducer, Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { QUEUE_DELIVER } from '../delivery/jobs.ts';
@@ -21,6 +21,7 @@ import { buildApi } from '../src/api/server.ts';
 import { BlobStore } from '../src/blobs/blob-store.ts';
 import { type Config, parseConfig } from '../src/config/index.ts';
 import { createCredentialKeyFile } from '../src/crypto/credential-seal.ts';
+import { createRedis } from '../src/redis/client.ts';
 import {
   openSealed,
   sealMessage,
@@ -78,7 +79,7 @@ async function startRig(
     source: join(dir, 'sealpost.toml'),
   });
   const store = await openStore({ url: config.store.url, dataDir: config.store.data_dir });
-  const redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
+  const redis = createRedis(config.redis, { maxRetriesPerRequest: null });
   const blobs = new BlobStore(join(dir, 'blobs'));
   const messages = new MessagesRepo(store.db);
   const base = { config, store, redis, prefix, dir, blobs, messages };

@@ -21,15 +21,19 @@ import { chainRollback } from './drills/chain-rollback.ts';
 import { diskFull } from './drills/disk-full.ts';
 import { pinDown } from './drills/pin-down.ts';
 import { providerHang } from './drills/provider-hang.ts';
+import { redisEverysecCrash } from './drills/redis-everysec-crash.ts';
+import { redisFlush } from './drills/redis-flush.ts';
 import { redisRestart } from './drills/redis-restart.ts';
 import { rentRecovery } from './drills/rent-recovery.ts';
 import { rpcDown } from './drills/rpc-down.ts';
+import { sentinelFailover } from './drills/sentinel-failover.ts';
 import { smtpFuzz } from './drills/smtp-fuzz.ts';
 import { workerKill } from './drills/worker-kill.ts';
 
 const ALL: Drill[] = [
   workerKill,
   redisRestart,
+  sentinelFailover,
   rpcDown,
   pinDown,
   providerHang,
@@ -41,6 +45,8 @@ const ALL: Drill[] = [
   chainCongestion,
   chain429,
   chainRollback,
+  redisFlush,
+  redisEverysecCrash,
 ];
 const { values } = parseArgs({ options: { only: { type: 'string' } } });
 const wanted = values.only ? new Set(values.only.split(',')) : null;

@@ -83,6 +83,12 @@ export interface SubmitDeps {
   maxResigns?: number;
   /** `[chain] priority_fee` & co. (delivery/priority-fee.ts; auto, 100,000 lamports at most, when absent). */
   priorityFee?: PriorityFeePolicy;
+  /**
+   * How many copies' intents in the store name this signature (delivery/pipeline.ts):
+   * a batch every one of whose jobs recorded it durably may have been sent
+   * even when its `sent` mark is gone from Redis, so it is resent, never abandoned.
+   */
+  batchRecorded?: (signature: string) => Promise<number>;
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -196,9 +202,18 @@ async function settle(
     // Other jobs' messages ride in these bytes: resend only a batch that was marked sent;
     // one that was not is marked abandoned, so its sender never sends it (sendmail-batch.ts).
     // Abandoned bytes were never sent and never will be: nothing to prove.
+    // A batch whose every job recorded it in the store (its mark lost with Redis) may have been sent: resent.
     const key = batchMarkKey(deps.lockPrefix, prev.signature);
-    const won = await deps.redis.set(key, 'abandoned', 'EX', 3600, 'NX');
-    if (won === 'OK' || (await deps.redis.get(key)) === 'abandoned') return { kind: 'rebuild', alone: false };
+    const mark = await deps.redis.get(key);
+    if (mark === 'abandoned') return { kind: 'rebuild', alone: false };
+    if (mark !== 'sent') {
+      const recorded = deps.batchRecorded ? await deps.batchRecorded(prev.signature) : 0;
+      if (recorded < prev.batch.size) {
+        const won = await deps.redis.set(key, 'abandoned', 'EX', 3600, 'NX');
+        if (won === 'OK' || (await deps.redis.get(key)) === 'abandoned')
+          return { kind: 'rebuild', alone: false };
+      }
+    }
   }
   if (state.kind === 'pending' || state.kind === 'processed') {
     // Same bytes again (harmless if they already reached a node), re-sent while watched.

@@ -14,6 +14,11 @@
 // fdatasync, and each gets its own hard link to it as `spool/<id>`; its key
 // then names its bytes in the file, `spool/<id>@<offset>+<length>`. Deleting
 // a key removes that name; the segment's space is freed with its last name.
+// Every spool file ends with an index (./spool-manifest.ts): per message its
+// id, range and the manifest its delivery jobs are rebuilt from, written in
+// the same writev and fdatasync as the bytes; a large message's own file
+// carries an index of one, and its key names its range too. Files written
+// before the index existed are read as before (whole-file keys).
 import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -29,7 +34,7 @@ import {
   unlink as unlinkCallback,
   unlinkSync,
 } from 'node:fs';
-import { open, readdir, rm, stat, utimes } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
@@ -42,6 +47,15 @@ import {
   writeChunks,
   writeDurableTemp,
 } from './durable-file.ts';
+import {
+  decodeSpoolIndex,
+  encodeSpoolIndex,
+  SPOOL_TRAILER_BYTES,
+  SpoolCorruptError,
+  type SpoolIndexEntry,
+  type SpoolManifest,
+  trailerIndexLength,
+} from './spool-manifest.ts';
 
 const readFileAsync = promisify(readFileCallback);
 const unlinkAsync = promisify(unlinkCallback);
@@ -67,17 +81,28 @@ export interface PutResult {
 
 /**
  * A message received for the spool. Past SPOOL_SEGMENT_MESSAGE_BYTES it has
- * its own file (`key`, fsynced and renamed into place); below, its `chunks`
- * wait in memory for BlobStore.writeSegment. Either way the name is durable
- * only after BlobStore.syncSpool.
+ * its own temp file (`file`, written but not yet fsynced: BlobStore.finishSpoolFile
+ * appends its index, fdatasyncs and names it); below, its `chunks` wait in
+ * memory for BlobStore.writeSegment. Either way the name is durable only
+ * after BlobStore.syncSpool. `key` is set once the message has its name.
  */
 export interface SpoolDraft {
   size: number;
   key?: string;
   chunks?: Uint8Array[];
+  /** The temp file of a large message until finishSpoolFile names it. */
+  file?: { fd: number; tmp: string };
   /** The message's bytes: from memory when it was small enough to keep, else read back from the file. */
   bytes(): Promise<Buffer>;
+  /** Drops what was written (a temp file, or the name once made); idempotent. */
+  discard(): Promise<void>;
 }
+
+/** A spool entry as its name reads (BlobStore.readSpoolEntry). */
+export type SpoolEntry =
+  | { kind: 'indexed'; id: string; key: string; manifest: SpoolManifest }
+  /** Written before the index existed (or not ours): the whole file is the message. */
+  | { kind: 'unindexed'; id: string; key: string };
 
 /** Messages up to this size are written with others into one segment file. */
 export const SPOOL_SEGMENT_MESSAGE_BYTES = 128 * 1024;
@@ -154,17 +179,55 @@ export class BlobStore {
     }
     if (!file) {
       const chunks = pending;
-      return { size, chunks, bytes: async () => Buffer.concat(chunks, size) };
+      return { size, chunks, bytes: async () => Buffer.concat(chunks, size), discard: async () => {} };
     }
-    // The rest, fdatasync and close (a failure there removes the temp file too), then its name.
-    await writeDurableTemp(file.fd, file.tmp, pending, pendingBytes);
-    renameSync(file.tmp, final);
+    // The rest into the temp file; its index, fdatasync and name come with its batch (finishSpoolFile).
+    try {
+      await writeChunks(file.fd, pending, pendingBytes);
+    } catch (err) {
+      discardTemp(file.fd, file.tmp);
+      throw err;
+    }
     const held = kept;
-    return {
-      key,
+    const draft: SpoolDraft = {
       size,
-      bytes: () => (held ? Promise.resolve(Buffer.concat(held, size)) : readFileAsync(final)),
+      file,
+      bytes: () =>
+        held
+          ? Promise.resolve(Buffer.concat(held, size))
+          : this.readPathRange(draft.file ? draft.file.tmp : final, { start: 0, length: size }, key),
+      discard: async () => {
+        if (draft.file) {
+          discardTemp(draft.file.fd, draft.file.tmp);
+          draft.file = undefined;
+        } else if (draft.key) await this.delete(draft.key);
+      },
     };
+    return draft;
+  }
+
+  /**
+   * Names a large message's temp file (receiveSpool) as `spool/<id>`: its
+   * index of one (when a manifest is given) appended, fdatasynced, closed and
+   * renamed; returns its key (`spool/<id>@0+<size>`). Durable after
+   * syncSpool. On failure the temp file is removed.
+   */
+  async finishSpoolFile(id: string, draft: SpoolDraft, manifest?: SpoolManifest): Promise<string> {
+    const file = draft.file;
+    if (!file) throw new Error(`spool draft ${id} has no file to finish`);
+    const index = manifest ? [encodeSpoolIndex([{ id, offset: 0, length: draft.size, manifest }])] : [];
+    // From here the temp file is this call's: a failure below removes it (and never closes its fd twice).
+    draft.file = undefined;
+    await writeDurableTemp(file.fd, file.tmp, index, index[0]?.length ?? 0);
+    const key = manifest ? `spool/${id}@0+${draft.size}` : `spool/${id}`;
+    try {
+      renameSync(file.tmp, this.path(key));
+    } catch (err) {
+      rmSync(file.tmp, { force: true });
+      throw err;
+    }
+    draft.key = key;
+    return key;
   }
 
   /**
@@ -172,17 +235,27 @@ export class BlobStore {
    * fdatasync) and links it as `spool/<id>` for each; returns their keys, in
    * order. The links are durable after syncSpool. On failure nothing is left.
    */
-  async writeSegment(messages: { id: string; chunks: Uint8Array[]; size: number }[]): Promise<string[]> {
+  async writeSegment(
+    messages: { id: string; chunks: Uint8Array[]; size: number; manifest?: SpoolManifest }[],
+  ): Promise<string[]> {
     const dir = join(this.root, 'spool');
     const tmp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
     const names = messages.map((m) => this.path(`spool/${m.id}`));
-    const total = messages.reduce((sum, m) => sum + m.size, 0);
-    await writeDurableTemp(
-      await this.openSpoolFd(dir, tmp),
-      tmp,
-      messages.flatMap((m) => m.chunks),
-      total,
-    );
+    let total = messages.reduce((sum, m) => sum + m.size, 0);
+    const chunks = messages.flatMap((m) => m.chunks);
+    // The index of the segment (every message has a manifest: the MX's), in the same write.
+    if (messages.length > 0 && messages.every((m) => m.manifest)) {
+      let at = 0;
+      const entries: SpoolIndexEntry[] = messages.map((m) => {
+        const e = { id: m.id, offset: at, length: m.size, manifest: m.manifest as SpoolManifest };
+        at += m.size;
+        return e;
+      });
+      const index = encodeSpoolIndex(entries);
+      chunks.push(index);
+      total += index.length;
+    }
+    await writeDurableTemp(await this.openSpoolFd(dir, tmp), tmp, chunks, total);
     // One name per message, made synchronously: a link is a few microseconds
     // of directory work, and through the thread pool it costs several times
     // that in CPU for every message of every batch.
@@ -208,6 +281,52 @@ export class BlobStore {
       offset += m.size;
       return key;
     });
+  }
+
+  /**
+   * What the name `spool/<id>` holds: its message's key and manifest from
+   * the file's index, or `unindexed` for a file without one (written before
+   * the index existed). Throws SpoolCorruptError for a file that has an index
+   * but cannot be read as one (truncated, damaged, not naming <id>), and the
+   * filesystem's error (ENOENT) when the name is gone.
+   */
+  async readSpoolEntry(id: string): Promise<SpoolEntry> {
+    const key = `spool/${id}`;
+    const fh = await open(this.path(key), 'r');
+    try {
+      const { size } = await fh.stat();
+      if (size < SPOOL_TRAILER_BYTES) return { kind: 'unindexed', id, key };
+      const tail = Buffer.alloc(SPOOL_TRAILER_BYTES);
+      await fh.read(tail, 0, SPOOL_TRAILER_BYTES, size - SPOOL_TRAILER_BYTES);
+      const length = trailerIndexLength(tail, size);
+      if (length === null) return { kind: 'unindexed', id, key };
+      const json = Buffer.alloc(length);
+      const { bytesRead } = await fh.read(json, 0, length, size - SPOOL_TRAILER_BYTES - length);
+      if (bytesRead !== length) throw new SpoolCorruptError('the index is shorter than its length');
+      const entry = decodeSpoolIndex(json, size).find((e) => e.id === id);
+      if (!entry) throw new SpoolCorruptError(`the index does not list ${id}`);
+      if (entry.manifest.msgid !== id)
+        throw new SpoolCorruptError(`the manifest of ${id} names another message`);
+      return { kind: 'indexed', id, key: `${key}@${entry.offset}+${entry.length}`, manifest: entry.manifest };
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /**
+   * Moves the name `spool/<id>` aside to `spool-corrupt/<id>` (a numbered
+   * name when that is taken), durably; nothing is deleted. Returns the new key.
+   */
+  async moveSpoolAside(id: string): Promise<string> {
+    if (!/^[0-9A-Za-z._-]{1,80}$/.test(id)) throw new Error(`invalid spool id ${JSON.stringify(id)}`);
+    const dir = join(this.root, 'spool-corrupt');
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    let name = id;
+    for (let n = 1; statSync(join(dir, name), { throwIfNoEntry: false }); n++) name = `${id}.${n}`;
+    await rename(join(this.root, 'spool', id), join(dir, name));
+    await syncDir(dir);
+    await syncDir(join(this.root, 'spool'));
+    return `spool-corrupt/${name}`;
   }
 
   /** Makes every spool name made before it durable (one fsync of `spool/`). */
@@ -297,8 +416,17 @@ export class BlobStore {
       const size = statSync(path).size;
       return size <= SYNC_READ_BYTES ? readFileSync(path) : readFileAsync(path);
     }
-    if (range.length <= SYNC_READ_BYTES) return readRangeSync(this.path(key), range, key);
-    const fh = await open(this.path(key), 'r');
+    return this.readPathRange(this.path(key), range, key);
+  }
+
+  /** `range` of the file at `path` (synchronously when small, see read). */
+  private async readPathRange(
+    path: string,
+    range: { start: number; length: number },
+    key: string,
+  ): Promise<Buffer> {
+    if (range.length <= SYNC_READ_BYTES) return readRangeSync(path, range, key);
+    const fh = await open(path, 'r');
     try {
       const buf = Buffer.allocUnsafe(range.length);
       let got = 0;

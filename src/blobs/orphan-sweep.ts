@@ -10,10 +10,19 @@
 // blob (deliveries give up within hours, outbound mail after [spooler]
 // lifetime_secs), and storing the same bytes again refreshes a blob's age
 // (BlobStore.putContent), so the only blobs that qualify are ones no job and
-// no row can reach. Spool files and leftover temp files older than the
-// grace period are removed too. DMARC report blobs have their own retention.
+// no row can reach. A sealed blob an unfinished SendMail intent names
+// (delivery_intents) is kept too: a rebuilt job reuses it.
+// Spool entries are the durable truth of acknowledged mail
+// (delivery/reconcile.ts): one is removed only when its index lists every
+// recipient as finished (a message row stored for the copy, or its intent
+// marked finished). An entry without a finished record is never removed,
+// whatever its age: one without an index (written before it existed) or one
+// that cannot be parsed is left for the reconcile step, which moves it to
+// spool-corrupt/. Leftover temp files older than the grace period are
+// removed. DMARC report blobs have their own retention.
 import type { Kysely } from 'kysely';
 import type { Logger } from '../log.ts';
+import { IntentsRepo } from '../store/intents-repo.ts';
 import type { Database } from '../store/types.ts';
 import type { BlobStore } from './blob-store.ts';
 
@@ -35,6 +44,8 @@ export interface BlobSweepSummary {
   removed: number;
   removedBytes: number;
   spoolRemoved: number;
+  /** Spool entries older than the grace period kept: a recipient not finished, no index, or unreadable. */
+  spoolKept: number;
   tempRemoved: number;
   /** Unix ms: only blobs last written before this were candidates. */
   olderThan: number;
@@ -54,9 +65,11 @@ export async function sweepOrphanBlobs(deps: BlobSweepDeps, now: number): Promis
     removed: 0,
     removedBytes: 0,
     spoolRemoved: 0,
+    spoolKept: 0,
     tempRemoved: 0,
     olderThan,
   };
+  const intents = new IntentsRepo(deps.db);
   const removeTemp = async (key: string) => {
     await deps.blobs.deleteTemp(key);
     summary.tempRemoved++;
@@ -72,6 +85,7 @@ export async function sweepOrphanBlobs(deps: BlobSweepDeps, now: number): Promis
       .where('blob_key', 'in', keys)
       .execute();
     const referenced = new Set(rows.map((r) => r.blob_key));
+    for (const key of await intents.openBlobKeys(keys)) referenced.add(key);
     for (const b of batch) {
       if (referenced.has(b.key)) continue;
       // Stored again since it was listed: young again, keep it.
@@ -98,11 +112,22 @@ export async function sweepOrphanBlobs(deps: BlobSweepDeps, now: number): Promis
 
   for await (const blob of deps.blobs.list('spool')) {
     if (blob.mtimeMs >= olderThan) continue;
-    if (isTemp(blob.key)) await removeTemp(blob.key);
-    else {
+    if (isTemp(blob.key)) {
+      await removeTemp(blob.key);
+      continue;
+    }
+    const id = blob.key.slice('spool/'.length);
+    const entry = await deps.blobs.readSpoolEntry(id).catch(() => null);
+    if (entry?.kind !== 'indexed') {
+      summary.spoolKept++;
+      continue;
+    }
+    const copies = entry.manifest.recipients.map((_, i) => `${id}.${i}`);
+    const finished = await intents.finished(copies);
+    if (copies.every((c) => finished.has(c))) {
       await deps.blobs.delete(blob.key);
       summary.spoolRemoved++;
-    }
+    } else summary.spoolKept++;
   }
   if (summary.removed + summary.spoolRemoved + summary.tempRemoved > 0) {
     deps.logger?.info(summary, 'orphan blob sweep removed unreferenced blobs');

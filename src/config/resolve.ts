@@ -3,6 +3,7 @@
 // every path absolute, and runs the checks that span several tables.
 import { isAbsolute, join, resolve } from 'node:path';
 import { defaultMaxRps } from '../net/rpc-discipline.ts';
+import { readSecretFile } from '../redis/secret-file.ts';
 import { ExtraCaError, readExtraCa } from '../tls/extra-ca.ts';
 import type { ConfigIssue } from './issues.ts';
 import type { ConfigInput } from './schema.ts';
@@ -46,13 +47,35 @@ export function resolveConfig(
     } else seen.set(key, i);
   });
 
-  const redisUrl = raw.redis.url ?? ctx.env.REDIS_URL ?? DEFAULT_REDIS_URL;
-  if (raw.redis.url === undefined && ctx.env.REDIS_URL !== undefined && !/^rediss?:\/\/./.test(redisUrl)) {
+  // `sentinels` in the file wins over REDIS_URL, as `url` does.
+  const viaSentinel = raw.redis.sentinels !== undefined;
+  const redisUrl = viaSentinel ? undefined : (raw.redis.url ?? ctx.env.REDIS_URL ?? DEFAULT_REDIS_URL);
+  if (
+    redisUrl !== undefined &&
+    raw.redis.url === undefined &&
+    ctx.env.REDIS_URL !== undefined &&
+    !/^rediss?:\/\/./.test(redisUrl)
+  ) {
     issues.push({
       kind: 'invalid',
       path: 'redis.url',
       message: `expected a redis:// or rediss:// URL from the REDIS_URL environment variable, got ${JSON.stringify(redisUrl)}`,
     });
+  }
+
+  // Read now, so an unreadable or empty password file stops start-up (and `config check`) with its key.
+  const redisPasswordFile = opt(raw.redis.password_file);
+  const sentinelPasswordFile = opt(raw.redis.sentinel_password_file);
+  for (const [key, file] of [
+    ['redis.password_file', redisPasswordFile],
+    ['redis.sentinel_password_file', sentinelPasswordFile],
+  ] as const) {
+    if (file === undefined) continue;
+    try {
+      readSecretFile(file);
+    } catch (err) {
+      issues.push({ kind: 'invalid', path: key, message: (err as Error).message });
+    }
   }
 
   if ((raw.domaind.tls_cert_file === undefined) !== (raw.domaind.tls_key_file === undefined)) {
@@ -153,7 +176,12 @@ export function resolveConfig(
     pind: { ...raw.pind, data_dir: abs(raw.pind.data_dir ?? join(dataDir, 'pind')) },
     serve: raw.serve,
     store: { url: resolveStoreUrl(raw.store.url, dataDir, abs), data_dir: dataDir },
-    redis: { url: redisUrl, prefix: raw.redis.prefix },
+    redis: {
+      ...raw.redis,
+      url: redisUrl,
+      password_file: redisPasswordFile,
+      sentinel_password_file: sentinelPasswordFile,
+    },
     log: raw.log,
     dns: raw.dns,
     tls: { extra_ca_file: extraCaFile },

@@ -251,8 +251,29 @@ export interface StoreConfig {
   data_dir: string;
 }
 
-export interface RedisConfig {
-  url: string;
+/** `[redis] sentinels` & co.: the deployment's Redis is found through Redis Sentinel. */
+export interface RedisSentinelConfig {
+  /** `host:port` of each sentinel (port 26379 when omitted). */
+  sentinels: string[];
+  /** The master group name the sentinels monitor. */
+  name: string;
+  username?: string;
+  /** Absolute path of the Redis nodes' password (read when a client is made). */
+  password_file?: string;
+  db?: number;
+  tls?: boolean;
+  sentinel_username?: string;
+  sentinel_password_file?: string;
+  sentinel_tls?: boolean;
+}
+
+/**
+ * `[redis]`: either `url` (one Redis) or the Sentinel keys (`sentinels`,
+ * `name`, …), never both. Every client is made by src/redis/client.ts.
+ */
+export interface RedisConfig extends Partial<RedisSentinelConfig> {
+  /** Set when Redis is one URL (the default form); absent with `sentinels`. */
+  url?: string;
   prefix: string;
 }
 

@@ -10,7 +10,7 @@ import { type FidelityOptions, faucetKeypairPath, startDevnet } from '../../chai
 import { startPind } from '../../pinning/pind/server.ts';
 import { createConnection } from '../chain-rpc.ts';
 import { formatListen } from '../cli/common.ts';
-import { type Config, deriveWsUrl } from '../config/index.ts';
+import { type Config, DEFAULT_REDIS_URL, deriveWsUrl } from '../config/index.ts';
 import { createCredentialKeyFile, loadCredentialKey } from '../crypto/credential-seal.ts';
 import { startDomaind } from '../domaind/server.ts';
 import {
@@ -152,7 +152,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
   };
   try {
     const redis = await ensureRedis({
-      url: opts.redisUrl ?? config.redis.url,
+      url: opts.redisUrl ?? config.redis.url ?? DEFAULT_REDIS_URL,
       dataDir,
       randomPort: opts.randomPorts,
     });
@@ -260,7 +260,8 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     }
     config.chain.rpc_url = devnet.rpcUrl;
     config.chain.ws_url = devnet.wsUrl;
-    config.redis.url = redis.url;
+    // The dev stack's own Redis (or REDIS_URL), never [redis] sentinels.
+    config.redis = { url: redis.url, prefix: config.redis.prefix };
     config.ipfs.pind_url = pind.pinUrl;
     config.ipfs.gateway_url = pind.gatewayUrl;
     const serving = await startServe({

@@ -5,7 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { createRedis } from '../redis/client.ts';
 
 export interface DevRedis {
   url: string;
@@ -15,7 +15,7 @@ export interface DevRedis {
 }
 
 export async function redisAnswers(url: string, timeoutMs = 1500): Promise<boolean> {
-  const client = new Redis(url, {
+  const client = createRedis(url, {
     lazyConnect: true,
     connectTimeout: timeoutMs,
     maxRetriesPerRequest: 0,
@@ -73,7 +73,21 @@ export async function ensureRedis(opts: {
   try {
     child = spawn(
       binary,
-      ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--appendonly', 'yes', '--save', ''],
+      // Every write fsynced before Redis answers (docs/operations.md "Redis settings"): a crash loses no job state.
+      [
+        '--bind',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--dir',
+        dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+      ],
       { stdio: 'ignore' },
     );
   } catch (err) {

@@ -6,7 +6,6 @@
 // queues the admin sweep uses.
 import { readFileSync } from 'node:fs';
 import type { Connection } from '@solana/web3.js';
-import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { Config } from '../config/index.ts';
@@ -15,6 +14,7 @@ import { acquireWalletLease } from '../limits/lease.ts';
 import type { Logger } from '../log.ts';
 import { pop3ServerFor } from '../pop3/index.ts';
 import { type LoginBackoff, MailLogin } from '../reader-keys/index.ts';
+import { createRedis } from '../redis/client.ts';
 import { recipientSealKey } from '../seal/index.ts';
 import { ChainView, chainCacheOptions } from '../smtp/chain-view.ts';
 import { AccountsRepo } from '../store/index.ts';
@@ -92,7 +92,7 @@ export async function startMailAccess(opts: StartMailAccessOptions): Promise<Mai
   }
   const cert = readPem(config.smtp.tls_cert_file, 'tls_cert_file');
   const key = readPem(config.smtp.tls_key_file, 'tls_key_file');
-  const redis = new Redis(config.redis.url, {
+  const redis = createRedis(config.redis, {
     maxRetriesPerRequest: 1,
     retryStrategy: (times) => Math.min(times * 200, 2000),
   });

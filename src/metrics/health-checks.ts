@@ -7,6 +7,7 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
+import { readReconcileStatus } from '../../delivery/reconcile.ts';
 import type { Config } from '../config/types.ts';
 import { defaultMaxRps, gateFor, parseRetryAfter } from '../net/rpc-discipline.ts';
 import type { Database } from '../store/types.ts';
@@ -183,4 +184,28 @@ export function pipelineChecks(deps: {
     chainRpcCheck(deps.config.chain.rpc_url, deps.config.chain.max_rps),
     operatorPinCheck(deps.config.ipfs),
   ];
+}
+
+/**
+ * What the spool reconcile step (delivery/reconcile.ts) found at its last
+ * run, from the summary it leaves in Redis: spool entries recovered (queued
+ * again from their manifest), entries without jobs, entries moved to
+ * spool-corrupt/. Always up (recovered mail is being delivered); down only
+ * when the summary cannot be read.
+ */
+export function spoolReconcileCheck(redis: Redis, prefix: string, name = 'spool_reconcile'): DependencyCheck {
+  return {
+    name,
+    async run(): Promise<Record<string, number | string>> {
+      const status = await readReconcileStatus(redis, prefix);
+      if (!status) return { runs: 0 };
+      return {
+        last_run_at: new Date(status.last_run_at ?? 0).toISOString(),
+        recovered_total: status.recovered_total ?? 0,
+        recovered_last_run: status.recovered_last_run ?? 0,
+        without_jobs: status.without_jobs ?? 0,
+        corrupt_total: status.corrupt_total ?? 0,
+      };
+    },
+  };
 }

@@ -16,6 +16,8 @@ export interface DependencyReport {
   latency_ms: number;
   /** Why it is down, one short line. */
   error?: string;
+  /** What a check reports besides up/down (the spool reconcile: entries recovered, without jobs, corrupt). */
+  detail?: Record<string, number | string>;
 }
 
 export interface ReadyReport {
@@ -26,8 +28,9 @@ export interface ReadyReport {
 export interface DependencyCheck {
   /** `redis`, `store`, `chain_rpc`, `operator_pin`, … */
   name: string;
-  /** Resolves when the dependency works; throws (or rejects) with the reason when not. */
-  run(signal: AbortSignal): Promise<void>;
+  /** Resolves when the dependency works (optionally with figures for `detail`); throws with the reason when not. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: most checks are `async run() {…}` (Promise<void>).
+  run(signal: AbortSignal): Promise<void | Record<string, number | string>>;
 }
 
 export const HEALTH_PATH = '/health';
@@ -90,8 +93,12 @@ async function runOne(check: DependencyCheck, timeoutMs: number): Promise<Depend
     }, timeoutMs);
   });
   try {
-    await Promise.race([check.run(controller.signal), timeout]);
-    return { state: 'up', latency_ms: Math.round(performance.now() - started) };
+    const detail = await Promise.race([check.run(controller.signal), timeout]);
+    return {
+      state: 'up',
+      latency_ms: Math.round(performance.now() - started),
+      ...(detail && typeof detail === 'object' ? { detail } : {}),
+    };
   } catch (err) {
     return {
       state: 'down',

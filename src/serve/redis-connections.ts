@@ -1,11 +1,13 @@
 // Redis connections with the behaviour each role needs. The MX must fail
 // fast (a 4xx now beats a 250 that cannot be queued), so its connection
-// has no offline queue; workers block on Redis and retry forever.
-import { Redis } from 'ioredis';
+// has no offline queue; workers block on Redis and retry forever. Both go
+// through src/redis/client.ts (one URL or Redis Sentinel).
+import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
+import { createRedis, type RedisTarget } from '../redis/client.ts';
 
-export function edgeRedis(url: string, log: Logger): Redis {
-  const r = new Redis(url, {
+export function edgeRedis(target: RedisTarget, log: Logger): Redis {
+  const r = createRedis(target, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     retryStrategy: (times) => Math.min(times * 200, 2000),
@@ -14,8 +16,8 @@ export function edgeRedis(url: string, log: Logger): Redis {
   return r;
 }
 
-export function workerRedis(url: string, log: Logger): Redis {
-  const r = new Redis(url, {
+export function workerRedis(target: RedisTarget, log: Logger): Redis {
+  const r = createRedis(target, {
     maxRetriesPerRequest: null,
     retryStrategy: (times) => Math.min(times * 200, 5000),
   });

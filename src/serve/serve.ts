@@ -10,6 +10,7 @@ import { priorityFeePolicyOf } from '../../chain/compute-budget.ts';
 import { DELIVERY_ATTEMPTS } from '../../delivery/backoff.ts';
 import type { PipelineDeps } from '../../delivery/pipeline.ts';
 import { reportingCaps } from '../../delivery/priority-fee.ts';
+import { type ReconcileRunner, reconcileMetrics, startReconcile } from '../../delivery/reconcile.ts';
 import { rentRecoveryMetrics, rentRecoveryPolicyOf } from '../../delivery/rent-recovery.ts';
 import { type InboundWorkers, startInboundWorkers } from '../../delivery/worker.ts';
 import { createOperatorPinner } from '../../pinning/operator.ts';
@@ -35,7 +36,13 @@ import { MetricsRegistry } from '../limits/metrics.ts';
 import { WindowLimiter } from '../limits/window.ts';
 import type { Logger } from '../log.ts';
 import { Readiness } from '../metrics/health.ts';
-import { chainRpcCheck, operatorPinCheck, redisCheck, storeCheck } from '../metrics/health-checks.ts';
+import {
+  chainRpcCheck,
+  operatorPinCheck,
+  redisCheck,
+  spoolReconcileCheck,
+  storeCheck,
+} from '../metrics/health-checks.ts';
 import { metricsRoute, SealpostMetrics, startMetricsServer } from '../metrics/index.ts';
 import type { MetricsSource } from '../metrics/route.ts';
 import { httpFetch } from '../net/http-fetch.ts';
@@ -46,7 +53,14 @@ import { type MxServer, startMx } from '../smtp/mx-server.ts';
 import { resolveRecipient } from '../smtp/recipients.ts';
 import { reverseNameLookup } from '../smtp/reverse-name.ts';
 import { SenderAuth, type SenderEvaluation } from '../smtp/sender-auth.ts';
-import { AccountsRepo, MessagesRepo, openStore, SenderEvaluationsRepo, type Store } from '../store/index.ts';
+import {
+  AccountsRepo,
+  IntentsRepo,
+  MessagesRepo,
+  openStore,
+  SenderEvaluationsRepo,
+  type Store,
+} from '../store/index.ts';
 import { type ServeParts, submissionOptionsFromConfig } from '../submission/from-config.ts';
 import { startSubmission } from '../submission/server.ts';
 import { readExtraCa } from '../tls/extra-ca.ts';
@@ -223,7 +237,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     let metricsRedis: Redis | undefined;
     if (runApi || opts.metricsListen) {
       // Its own fail-fast connection: a scrape during a Redis outage answers without depths instead of hanging.
-      metricsRedis = edgeRedis(config.redis.url, log);
+      metricsRedis = edgeRedis(config.redis, log);
       const r = metricsRedis;
       closers.push(async () => {
         await prometheus.close();
@@ -233,7 +247,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     }
     // GET /ready: what this process uses; the operator pin only where workers pin.
     const readinessChecks = () => [
-      ...(metricsRedis ? [redisCheck(metricsRedis)] : []),
+      ...(metricsRedis ? [redisCheck(metricsRedis), spoolReconcileCheck(metricsRedis, prefix)] : []),
       storeCheck(store.db),
       chainRpcCheck(config.chain.rpc_url, config.chain.max_rps),
       ...(runWorkers ? [operatorPinCheck(config.ipfs)] : []),
@@ -244,7 +258,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     let workers: InboundWorkers | undefined;
     if (runWorkers) {
       workers = await startInboundWorkers({
-        redis: () => workerRedis(config.redis.url, log),
+        redis: () => workerRedis(config.redis, log),
         prefix,
         connection,
         programId: config.chain.program_id,
@@ -274,12 +288,29 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         // [chain] rent_recovery_days & co.: the opt-in sweep (delivery/rent-recovery.ts).
         rentRecovery: rentRecoveryPolicyOf(config.chain),
         rentRecoveryMetrics: rentRecoveryMetrics(metrics),
+        // SendMail intents: a job that lost its Redis state settles its own send (delivery/pipeline.ts).
+        intents: new IntentsRepo(store.db),
       });
       const w = workers;
       closers.push(() => w.close());
+      // The spool reconcile: at start and every few minutes, one run at a time across processes.
+      const reconcileRedis = workerRedis(config.redis, log);
+      const reconcile: ReconcileRunner = startReconcile({
+        redis: reconcileRedis,
+        prefix,
+        blobs,
+        db: store.db,
+        policy: { attempts: DELIVERY_ATTEMPTS, backoffMs: 2000 },
+        logger: log,
+        metrics: reconcileMetrics(metrics),
+      });
+      closers.push(async () => {
+        await reconcile.close();
+        await reconcileRedis.quit().catch(() => reconcileRedis.disconnect());
+      });
       if (singletons) {
         const maintenance = await startMaintenance({
-          redis: () => workerRedis(config.redis.url, log),
+          redis: () => workerRedis(config.redis, log),
           prefix,
           prune: { db: store.db, blobs, retention: config.spooler.dmarc_rua_ingest, logger: log },
           sweep: {
@@ -297,7 +328,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     // The outbound spooler: DSNs from the pipeline and submitted mail leave from here.
     if (opts.components?.spooler ?? runWorkers) {
       const spooler = await startSpooler({
-        redis: () => workerRedis(config.redis.url, log),
+        redis: () => workerRedis(config.redis, log),
         prefix,
         blobs,
         resolver: createDnsResolver({ servers: config.dns.resolvers }),
@@ -331,7 +362,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     // The webmail's compose-through-the-server uses the submission listeners' parts.
     let submitParts: ServeParts | undefined;
     if (runSmtp) {
-      const edge: Redis = edgeRedis(config.redis.url, log);
+      const edge: Redis = edgeRedis(config.redis, log);
       closers.push(async () => {
         await edge.quit().catch(() => edge.disconnect());
       });
@@ -430,7 +461,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     }
     let apiUrl: string | undefined;
     if (runApi) {
-      const apiRedis = workerRedis(config.redis.url, log);
+      const apiRedis = workerRedis(config.redis, log);
       closers.push(async () => {
         await apiRedis.quit().catch(() => apiRedis.disconnect());
       });

@@ -8,6 +8,10 @@
 // The fsyncs and the MULTI are shared with the other messages committed at
 // the same moment (./group-commit.ts): a small message is written into a
 // segment file with them, and its spool key names its bytes there.
+// The spool file also carries the message's manifest (envelope, recipients
+// as resolved, the trace, receivedAt, size, remote IP) in the same write, so
+// whatever Redis loses, its jobs can be rebuilt from the spool alone
+// (delivery/reconcile.ts, with deliverFlows below: the same ids, the same data).
 import type { FlowJob, FlowProducer } from 'bullmq';
 import { DELIVERY_BACKOFF } from '../../delivery/backoff.ts';
 import {
@@ -18,6 +22,7 @@ import {
   type SpoolJobData,
 } from '../../delivery/jobs.ts';
 import { type BlobStore, BlobTooLargeError, type SpoolDraft } from '../blobs/blob-store.ts';
+import type { SpoolManifest } from '../blobs/spool-manifest.ts';
 import type { MxTrace } from '../mail/trace.ts';
 import { GroupCommit, GroupCommitError } from './group-commit.ts';
 import type { ResolvedRecipient } from './recipients.ts';
@@ -101,6 +106,74 @@ async function* fromClient(source: AsyncIterable<Uint8Array>): AsyncIterable<Uin
   }
 }
 
+/** How a message's delivery jobs are queued (retries and back-off). */
+export interface DeliverJobPolicy {
+  attempts: number;
+  backoffMs: number;
+}
+
+/**
+ * The flows of one message, from its manifest: one `deliver` job per
+ * recipient (id `${msgid}.${i}`); with several recipients, as children of a
+ * `spool-cleanup` parent (id msgid) that removes the spool file once all are
+ * done; with one, a plain job that removes it itself. `only` limits the
+ * children to those recipient indices (the reconcile step re-queues only
+ * unfinished copies; a message of several recipients keeps its parent).
+ */
+export function deliverFlows(
+  manifest: SpoolManifest,
+  spoolKey: string,
+  policy: DeliverJobPolicy,
+  opts: { only?: ReadonlySet<number>; alsoQueue?: FlowJob[] } = {},
+): FlowJob[] {
+  const single = manifest.recipients.length === 1;
+  const children: FlowJob[] = [];
+  manifest.recipients.forEach((r, i) => {
+    if (opts.only && !opts.only.has(i)) return;
+    const envelope: Envelope = { from: manifest.from, to: r.address };
+    const data: DeliverJobData = {
+      msgid: manifest.msgid,
+      spoolKey,
+      envelope,
+      wallet: r.wallet,
+      form: r.form,
+      receivedAt: manifest.receivedAt,
+      size: manifest.size,
+      remoteIp: manifest.remoteIp,
+      ...(manifest.trace ? { trace: manifest.trace } : {}),
+      ...(single ? { removesSpool: true as const } : {}),
+      stages: {},
+    };
+    children.push({
+      name: 'deliver',
+      queueName: QUEUE_DELIVER,
+      data,
+      opts: {
+        jobId: `${manifest.msgid}.${i}`,
+        attempts: policy.attempts,
+        // Capped exponential (delivery/backoff.ts): a chain or pin outage of hours is ridden out.
+        backoff: { type: DELIVERY_BACKOFF, delay: policy.backoffMs },
+        // A recipient that finally fails (and is bounced) must not keep the spool file forever.
+        ...(single ? {} : { ignoreDependencyOnFailure: true }),
+        removeOnComplete: 1000,
+        removeOnFail: 5000,
+      },
+    });
+  });
+  // One recipient: its job removes the spool file itself (delivery/pipeline.ts), so
+  // no parent is added, fetched and completed for it.
+  if (single) return [...children, ...(opts.alsoQueue ?? [])];
+  const parent: SpoolJobData = { msgid: manifest.msgid, spoolKey };
+  const spoolFlow: FlowJob = {
+    name: 'spool-cleanup',
+    queueName: QUEUE_SPOOL,
+    data: parent,
+    opts: { jobId: manifest.msgid, removeOnComplete: 1000, removeOnFail: 5000 },
+    children,
+  };
+  return [spoolFlow, ...(opts.alsoQueue ?? [])];
+}
+
 const sharedCommits = new WeakMap<FlowProducer, GroupCommit>();
 
 /** One group commit per FlowProducer: the MX and submission listeners of a process share it. */
@@ -125,7 +198,7 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
   }
   // A large message already has its own spool file; a small one is only in memory until its batch.
   const dropDraft = async () => {
-    if (draft.key) await deps.blobs.delete(draft.key).catch(() => {});
+    await draft.discard().catch(() => {});
   };
   const size = draft.size;
   if (input.verify) {
@@ -143,57 +216,24 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
     await dropDraft();
     throw replies.queueUnavailable();
   }
-  const flows = (spoolKey: string): FlowJob[] => {
-    const single = input.recipients.length === 1;
-    const children: FlowJob[] = input.recipients.map((r, i) => {
-      const envelope: Envelope = { from: input.from, to: r.address };
-      const data: DeliverJobData = {
-        msgid: input.msgid,
-        spoolKey,
-        envelope,
-        wallet: r.wallet,
-        form: r.form,
-        receivedAt: input.receivedAt,
-        size,
-        remoteIp: input.remoteIp,
-        ...(trace ? { trace } : {}),
-        ...(single ? { removesSpool: true as const } : {}),
-        stages: {},
-      };
-      return {
-        name: 'deliver',
-        queueName: QUEUE_DELIVER,
-        data,
-        opts: {
-          jobId: `${input.msgid}.${i}`,
-          attempts: deps.attempts,
-          // Capped exponential (delivery/backoff.ts): a chain or pin outage of hours is ridden out.
-          backoff: { type: DELIVERY_BACKOFF, delay: deps.backoffMs },
-          // A recipient that finally fails (and is bounced) must not keep the spool file forever.
-          ...(single ? {} : { ignoreDependencyOnFailure: true }),
-          removeOnComplete: 1000,
-          removeOnFail: 5000,
-        },
-      };
-    });
-    // One recipient: its job removes the spool file itself (delivery/pipeline.ts), so
-    // no parent is added, fetched and completed for it.
-    if (single) return [...children, ...(input.alsoQueue ?? [])];
-    const parent: SpoolJobData = { msgid: input.msgid, spoolKey };
-    const spoolFlow: FlowJob = {
-      name: 'spool-cleanup',
-      queueName: QUEUE_SPOOL,
-      data: parent,
-      opts: { jobId: input.msgid, removeOnComplete: 1000, removeOnFail: 5000 },
-      children,
-    };
-    return [spoolFlow, ...(input.alsoQueue ?? [])];
+  const manifest: SpoolManifest = {
+    v: 1,
+    msgid: input.msgid,
+    from: input.from,
+    recipients: input.recipients.map((r) => ({ address: r.address, wallet: r.wallet, form: r.form })),
+    receivedAt: input.receivedAt,
+    size,
+    remoteIp: input.remoteIp,
+    ...(trace ? { trace } : {}),
   };
+  const policy = { attempts: deps.attempts, backoffMs: deps.backoffMs };
+  const flows = (spoolKey: string): FlowJob[] =>
+    deliverFlows(manifest, spoolKey, policy, { alsoQueue: input.alsoQueue });
   try {
     // Bytes and spool name fsynced, then the flows queued in one MULTI, each
     // shared with the messages committed alongside: this message's jobs are
     // all queued or none, and on failure its spool name is already removed.
-    await groupCommitOf(deps).commit({ blobs: deps.blobs, id: input.msgid, draft, flows });
+    await groupCommitOf(deps).commit({ blobs: deps.blobs, id: input.msgid, draft, manifest, flows });
   } catch (err) {
     throw err instanceof GroupCommitError && err.step === 'spool'
       ? new StorageFailedReply(err)

@@ -5,6 +5,10 @@
 // ended while the previous batch was being committed share them:
 //  - the small ones (BlobStore.receiveSpool kept them in memory) are written
 //    into one segment file with one fdatasync, each linked as its own name;
+//    the segment ends with the index of their manifests (what their jobs are
+//    rebuilt from, src/blobs/spool-manifest.ts), in the same write;
+//  - a large one (already in its own temp file) gets its index of one
+//    appended and its fdatasync, in parallel with the segment, and its name;
 //  - one fsync of `spool/` per blob store covers those links and the renames
 //    of the larger messages that had their own file;
 //  - one MULTI (FlowProducer.addBulk) adds the flows of all of them.
@@ -22,6 +26,7 @@
 // is not added twice): one bad flow does not cost the others their 250.
 import type { FlowJob, FlowProducer, IRedisClient } from 'bullmq';
 import type { BlobStore, SpoolDraft } from '../blobs/blob-store.ts';
+import type { SpoolManifest } from '../blobs/spool-manifest.ts';
 
 /** Which durable step failed: the spool write and fsyncs, or the queueing in Redis. */
 export class GroupCommitError extends Error {
@@ -39,7 +44,10 @@ export class GroupCommitError extends Error {
 /** The durable steps; a deployment uses forFlow's, a test may wrap them to make one fail. */
 export interface GroupCommitSteps {
   /** Writes in-memory messages into one segment of a blob store: BlobStore.writeSegment. */
-  write(blobs: BlobStore, messages: { id: string; chunks: Uint8Array[]; size: number }[]): Promise<string[]>;
+  write(
+    blobs: BlobStore,
+    messages: { id: string; chunks: Uint8Array[]; size: number; manifest?: SpoolManifest }[],
+  ): Promise<string[]>;
   /** Fsyncs the spool directory of a blob store: BlobStore.syncSpool. */
   sync(blobs: BlobStore): Promise<void>;
   /** Adds flows to Redis in one MULTI: FlowProducer.addBulk. */
@@ -51,6 +59,8 @@ export interface CommitRequest {
   blobs: BlobStore;
   id: string;
   draft: SpoolDraft;
+  /** What its jobs are rebuilt from (the reconcile step), written with its bytes. */
+  manifest?: SpoolManifest;
   /** The message's flows, given its spool key (known once its batch is on disk). */
   flows(spoolKey: string): FlowJob[];
 }
@@ -133,17 +143,34 @@ export class GroupCommit {
     const done = await Promise.all(
       [...byStore].map(async ([blobs, group]) => {
         try {
-          const small = group.filter((w) => !w.key);
+          const small = group.filter((w) => !w.key && !w.draft.file);
+          const large = group.filter((w) => !w.key && w.draft.file);
+          const writes: Promise<unknown>[] = large.map(async (w) => {
+            w.key = await blobs.finishSpoolFile(w.id, w.draft, w.manifest);
+          });
           if (small.length > 0) {
-            const keys = await this.steps.write(
-              blobs,
-              small.map((w) => ({ id: w.id, chunks: w.draft.chunks ?? [], size: w.draft.size })),
+            writes.push(
+              this.steps
+                .write(
+                  blobs,
+                  small.map((w) => ({
+                    id: w.id,
+                    chunks: w.draft.chunks ?? [],
+                    size: w.draft.size,
+                    ...(w.manifest ? { manifest: w.manifest } : {}),
+                  })),
+                )
+                .then((keys) => {
+                  this.stats.segments++;
+                  small.forEach((w, i) => {
+                    w.key = keys[i];
+                  });
+                }),
             );
-            this.stats.segments++;
-            small.forEach((w, i) => {
-              w.key = keys[i];
-            });
           }
+          const results = await Promise.allSettled(writes);
+          const failed = results.find((r) => r.status === 'rejected');
+          if (failed) throw failed.reason;
           await this.steps.sync(blobs);
           return group;
         } catch (err) {
@@ -181,6 +208,7 @@ export class GroupCommit {
   /** Removes the message's spool name (nothing else refers to it) and rejects its caller. */
   private async fail(w: Waiting, err: GroupCommitError): Promise<void> {
     if (w.key) await w.blobs.delete(w.key).catch(() => {});
+    else await w.draft.discard().catch(() => {});
     w.reject(err);
   }
 }

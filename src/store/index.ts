@@ -1,6 +1,7 @@
 // Public surface of the accounts store.
 export * from './accounts-repo.ts';
 export * from './folders-repo.ts';
+export * from './intents-repo.ts';
 export * from './messages-repo.ts';
 export { MIGRATIONS, MigrationError, migrateToLatest } from './migrations/index.ts';
 export {

@@ -4,6 +4,7 @@
 // retried pipeline job never stores a message twice.
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { newSortableId } from '../log.ts';
+import { markIntentStoredIn } from './intents-repo.ts';
 import type { Database, MailboxesTable, MessagesTable } from './types.ts';
 import { toBool } from './types.ts';
 
@@ -295,6 +296,8 @@ export class MessagesRepo {
         })
         .execute();
     }
+    // The copy's SendMail intent (delivery_intents, if any) is finished with it, in this transaction.
+    await markIntentStoredIn(trx, copy.id, at);
     // The row as written (every column is given above): no read back.
     return { created: true, message: toMessage(row) };
   }

@@ -228,7 +228,33 @@ export interface ProgramIndexAccountsTable {
   updated_at: number;
 }
 
+/** SendMail intents (migration 0012, delivery/intents.ts): one row per delivered copy while it is sent. */
+export interface DeliveryIntentsTable {
+  /** The delivery job's id, `<msgid>.<i>`. */
+  copy_id: string;
+  msgid: string;
+  rcpt_index: number;
+  /** The recipient's wallet (its mailbox is where the Email accounts are searched). */
+  wallet: string | null;
+  cid: string | null;
+  /** Blob store key of the sealed body the CID is of. */
+  blob_key: string | null;
+  /** The lowest Email index any signing of this copy was built at (u64 as decimal text). */
+  since_index: string | null;
+  email_index: string | null;
+  email_address: string | null;
+  signature: string | null;
+  /** JSON: { resolve, seal, pin, submit } as the job had them when it signed (submit.tx: the signed bytes). */
+  record: string | null;
+  created_at: number;
+  updated_at: number;
+  /** Set once the copy is done: stored (its message row exists) or bounced for good. */
+  finished_at: number | null;
+  outcome: 'stored' | 'bounced' | null;
+}
+
 export interface Database {
+  delivery_intents: DeliveryIntentsTable;
   program_index_state: ProgramIndexStateTable;
   program_index_accounts: ProgramIndexAccountsTable;
   sender_evaluations: SenderEvaluationsTable;

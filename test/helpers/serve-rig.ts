@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Keypair } from '@solana/web3.js';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
 import { listInbox } from '../../chain/index.ts';
@@ -14,6 +14,7 @@ import { startPind } from '../../pinning/pind/server.ts';
 import { type Config, parseConfig } from '../../src/config/index.ts';
 import { createCredentialKeyFile } from '../../src/crypto/credential-seal.ts';
 import { keypairFromSeed, writeKeypairFile } from '../../src/keys/keypair-file.ts';
+import { createRedis } from '../../src/redis/client.ts';
 import { openSealed, walletEncryptionKeypair } from '../../src/seal/index.ts';
 import { type ServeOptions, type Serving, startServe } from '../../src/serve/serve.ts';
 import { ensureSelfSignedFiles } from '../../src/tls/self-signed.ts';
@@ -68,6 +69,8 @@ export async function startServeRig(
     adminToken?: string;
     /** Offer STARTTLS on the MX (a self-signed certificate). */
     mxStarttls?: boolean;
+    /** More `[redis]` keys, e.g. `sentinels` and `name` (test/helpers/redis-sentinel.ts). */
+    redisToml?: string;
   } = {},
 ): Promise<ServeRig> {
   const chain = await startTestChain();
@@ -116,6 +119,7 @@ credential_key_file = "${credFile}"
 
 [redis]
 prefix = "${prefix}"
+${opts.redisToml ?? ''}
 
 [log]
 level = "silent"
@@ -141,7 +145,7 @@ ${opts.resolver ? `[dns]\nresolvers = ["${opts.resolver}"]\nreverse_cache_secs =
       : { imap: false, pop3: false },
     ...opts.serve,
   });
-  const redis = new Redis(config.redis.url);
+  const redis = createRedis(config.redis);
   let stopped = false;
   const stop = async () => {
     if (stopped) return;

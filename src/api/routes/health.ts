@@ -16,6 +16,12 @@ const DEPENDENCY_SCHEMA = {
     state: { type: 'string', enum: ['up', 'down'] },
     latency_ms: { type: 'integer' },
     error: { type: 'string', description: 'why it is down, one line' },
+    detail: {
+      type: 'object',
+      description:
+        'figures a check reports besides its state (spool_reconcile: recovered_total, recovered_last_run, without_jobs, corrupt_total, last_run_at)',
+      additionalProperties: { type: ['number', 'string'] },
+    },
   },
 } as const;
 

@@ -3,12 +3,13 @@
 // ./admin-token.ts. Delete runs the API's sweep (src/api/account-sweep.ts),
 // audited the same way with actor `cli`.
 import { type Command, InvalidArgumentError } from 'commander';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { sweepAccount } from '../../api/account-sweep.ts';
 import { isWalletAddress } from '../../api/auth/signatures.ts';
 import { canonicalTimeZone } from '../../api/dnd-schedule.ts';
 import { accountFacts } from '../../api/export-document.ts';
 import type { Config } from '../../config/types.ts';
+import { createRedis, describeRedis, type RedisTarget, redisKeys, sentinelOf } from '../../redis/client.ts';
 import { AccountsRepo, openStore, type Store } from '../../store/index.ts';
 import { addServerOptions, CliError, EXIT_FAILURE, loadCliConfig } from '../common.ts';
 import { registerAdminToken } from './admin-token.ts';
@@ -47,15 +48,20 @@ async function withStore<T>(
   }
 }
 
-async function connectRedis(url: string): Promise<Redis> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+async function connectRedis(target: RedisTarget): Promise<Redis> {
+  const redis = createRedis(target, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+    ...(sentinelOf(target) ? { sentinelRetryStrategy: () => null } : {}),
+  });
   redis.on('error', () => {}); // reported by connect() below
   try {
     await redis.connect();
   } catch (err) {
     redis.disconnect();
     throw new CliError(
-      `cannot reach Redis at ${url} ([redis] url): ${(err as Error).message}; the sweep needs it to enqueue unpin and DeleteMail jobs`,
+      `cannot reach Redis at ${describeRedis(target)} (${redisKeys(target)}): ${(err as Error).message}; the sweep needs it to enqueue unpin and DeleteMail jobs`,
     );
   }
   return redis;
@@ -180,7 +186,7 @@ export function register(program: Command): void {
     .addHelpText('after', `\nExample:\n  $ sealpost admin account delete <wallet> --config sealpost.toml\n`)
     .action(async (wallet: string, opts: StoreOptions) => {
       await withStore(opts, async (store, config) => {
-        const redis = await connectRedis(config.redis.url);
+        const redis = await connectRedis(config.redis);
         try {
           process.stderr.write(`sweeping account ${wallet} …\n`);
           const r = await sweepAccount(

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { type Job, Queue } from 'bullmq';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Redis } from 'ioredis';
+import { DELIVERY_ATTEMPTS } from '../../../delivery/backoff.ts';
 import { bounce } from '../../../delivery/bounce.ts';
 import {
   type DeliverJobData,
@@ -15,10 +16,12 @@ import {
   QUEUE_DELIVER,
   QUEUE_OUTBOUND,
 } from '../../../delivery/jobs.ts';
+import { RECONCILE_GRACE_MS, type ReconcileResult, reconcileSpool } from '../../../delivery/reconcile.ts';
 import { queueDsn, wantsDsn } from '../../../spooler/dsn-out.ts';
 import { type DomainJobData, QUEUE_SPOOLER_DELIVER } from '../../../spooler/jobs.ts';
 import { BlobStore } from '../../blobs/blob-store.ts';
 import type { Config } from '../../config/types.ts';
+import { openStore } from '../../store/index.ts';
 import { CliError, CONFIG_OPTION_HELP, loadCliConfig } from '../common.ts';
 import { connectCliRedis } from '../redis-connect.ts';
 
@@ -55,9 +58,9 @@ interface Session {
   close(): Promise<void>;
 }
 
-async function open(opts: { config?: string; queue?: Which }): Promise<Session> {
+async function open(opts: { config?: string; queue?: Which; dataDir?: string }): Promise<Session> {
   const { config } = loadCliConfig(opts);
-  const redis = await connectCliRedis(config.redis.url);
+  const redis = await connectCliRedis(config.redis);
   const which = opts.queue ?? 'all';
   const queues = QUEUE_REFS.filter((ref) => which === 'all' || ref.side === which).map((ref) => ({
     ref,
@@ -74,7 +77,10 @@ async function open(opts: { config?: string; queue?: Which }): Promise<Session> 
   };
 }
 
-async function withSession<T>(opts: { config?: string; queue?: Which }, fn: (s: Session) => Promise<T>) {
+async function withSession<T>(
+  opts: { config?: string; queue?: Which; dataDir?: string },
+  fn: (s: Session) => Promise<T>,
+) {
   const s = await open(opts);
   try {
     return await fn(s);
@@ -498,7 +504,27 @@ Examples:
   $ sealpost queue show 'MSGID~example.org'
   $ sealpost queue retry --all
   $ sealpost queue delete 'MSGID~example.org' --bounce
+  $ sealpost queue reconcile --dry-run
 `;
+
+function reconcileText(r: ReconcileResult): string {
+  if (r.outcome === 'busy')
+    return 'another reconcile run holds the lease; nothing done (try again shortly)\n';
+  const verb = r.dryRun ? 'would be ' : '';
+  const lines = [
+    `spool entries: ${r.scanned} looked at, ${r.young} younger than the grace period left alone`,
+    `  with jobs in Redis: ${r.withJobs}${r.legacy ? ` (${r.legacy} written before the spool index)` : ''}`,
+    `  without jobs: ${r.withoutJobs}`,
+    `    recovered (${verb}queued again): ${r.recovered} entries, ${r.recoveredJobs} jobs`,
+    `    finished (${verb}removed): ${r.finished}`,
+    `    unreadable (${verb}moved to spool-corrupt/): ${r.corrupt}`,
+  ];
+  for (const e of r.entries)
+    lines.push(
+      `  ${e.action.padEnd(9)} ${e.id}${e.jobs ? ` ${e.jobs.join(',')}` : ''}${e.reason ? ` (${e.reason})` : ''}${e.movedTo ? ` -> ${e.movedTo}` : ''}`,
+    );
+  return `${lines.join('\n')}\n`;
+}
 
 export function register(program: Command): void {
   const queue = program
@@ -599,4 +625,55 @@ export function register(program: Command): void {
         process.stdout.write(`${id}: deleted${note ? `; ${note}` : ''}\n`);
       });
     });
+
+  queue
+    .command('reconcile')
+    .description(
+      'queue again the spool entries that have no job in Redis (whatever Redis lost), remove finished ones, move unreadable ones to spool-corrupt/',
+    )
+    .option('--config <file>', CONFIG_OPTION_HELP)
+    .option('--data-dir <dir>', 'data directory (overrides [store] data_dir): where the spool is')
+    .option('--dry-run', 'report what would be done; change nothing')
+    .option('--json', 'print the result as JSON')
+    .option(
+      '--grace-secs <n>',
+      'leave spool entries younger than this alone (their acceptance may be in flight)',
+      (v: string) => {
+        const n = Number(v);
+        if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('a number of seconds, 0 or more');
+        return n;
+      },
+      RECONCILE_GRACE_MS / 1000,
+    )
+    .action(
+      async (opts: {
+        config?: string;
+        dataDir?: string;
+        dryRun?: boolean;
+        json?: boolean;
+        graceSecs: number;
+      }) => {
+        const result = await withSession(
+          { config: opts.config, dataDir: opts.dataDir, queue: 'inbound' },
+          async (s) => {
+            const store = await openStore({ url: s.config.store.url, dataDir: s.config.store.data_dir });
+            try {
+              return await reconcileSpool({
+                redis: s.redis,
+                prefix: s.config.redis.prefix,
+                blobs: new BlobStore(join(s.config.store.data_dir, 'blobs')),
+                db: store.db,
+                policy: { attempts: DELIVERY_ATTEMPTS, backoffMs: 2000 },
+                graceMs: opts.graceSecs * 1000,
+                dryRun: opts.dryRun,
+              });
+            } finally {
+              await store.close();
+            }
+          },
+        );
+        process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : reconcileText(result));
+        if (result.outcome === 'busy') process.exitCode = 75;
+      },
+    );
 }

@@ -64,7 +64,7 @@ async function sendReports(opts: TlsrptOptions): Promise<void> {
       `${new Date(day).toISOString().slice(0, 10)} (UTC) is not over yet; its report is not due`,
     );
   }
-  const redis = await connectCliRedis(config.redis.url);
+  const redis = await connectCliRedis(config.redis);
   const store = await openStore({ url: config.store.url, dataDir: config.store.data_dir });
   const intake = new Queue<OutboundJobData>(QUEUE_OUTBOUND, {
     connection: redis,

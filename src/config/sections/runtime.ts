@@ -1,6 +1,6 @@
 // [serve], [store], [redis], [log], [dns], [tls]: process-wide infrastructure.
 import * as z from 'zod';
-import { filePath, hostPort, nonNegativeInt, oneOf, positiveInt, redisUrl, text } from '../fields.ts';
+import { bool, filePath, hostPort, nonNegativeInt, oneOf, positiveInt, redisUrl, text } from '../fields.ts';
 
 /** The most serving processes `sealpost serve` forks (a typo like 1000 fails the config check). */
 export const MAX_SERVE_WORKERS = 256;
@@ -27,12 +27,87 @@ export const storeSchema = z.strictObject({
   data_dir: filePath().optional(),
 });
 
-export const redisSchema = z.strictObject({
-  url: redisUrl().optional(),
-  prefix: text()
-    .regex(/^[A-Za-z0-9_.-]+$/, { error: 'expected letters, digits, "_", "." or "-"' })
-    .default('sealpost'),
-});
+/** The keys that only mean something with `sentinels` (the URL form carries its own). */
+export const SENTINEL_ONLY_KEYS = [
+  'name',
+  'username',
+  'password_file',
+  'db',
+  'tls',
+  'sentinel_username',
+  'sentinel_password_file',
+  'sentinel_tls',
+] as const;
+
+export const redisSchema = z
+  .strictObject({
+    // Either `url` (one Redis) or `sentinels` + `name` (Redis Sentinel), never both.
+    url: redisUrl().optional(),
+    sentinels: z
+      .array(hostPort(26379), { error: 'expected an array of "HOST[:PORT]" strings' })
+      .min(1, { error: 'expected at least one "HOST[:PORT]" sentinel' })
+      .optional(),
+    // The master group name the sentinels monitor (`sentinel monitor <name> …`).
+    name: text()
+      .regex(/^[A-Za-z0-9_.-]+$/, { error: 'expected letters, digits, "_", "." or "-"' })
+      .optional(),
+    // ACL user and password of the Redis nodes (master and replicas).
+    username: text().optional(),
+    password_file: filePath().optional(),
+    db: nonNegativeInt().optional(),
+    // TLS to the Redis nodes (the URL form says it with rediss://).
+    tls: bool().optional(),
+    // Credentials and TLS of the sentinels themselves (`requirepass` in sentinel.conf).
+    sentinel_username: text().optional(),
+    sentinel_password_file: filePath().optional(),
+    sentinel_tls: bool().optional(),
+    prefix: text()
+      .regex(/^[A-Za-z0-9_.-]+$/, { error: 'expected letters, digits, "_", "." or "-"' })
+      .default('sealpost'),
+  })
+  .superRefine((r, ctx) => {
+    if (r.url !== undefined && r.sentinels !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sentinels'],
+        message: 'redis.url and redis.sentinels are alternatives: set one of them, not both',
+      });
+    }
+    if (r.sentinels !== undefined && r.name === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['name'],
+        message: 'redis.sentinels needs redis.name, the master group name the sentinels monitor',
+      });
+    }
+    if (r.sentinels === undefined) {
+      for (const key of SENTINEL_ONLY_KEYS) {
+        if (r[key] === undefined) continue;
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message:
+            r.url === undefined
+              ? `redis.${key} applies only with redis.sentinels (set redis.sentinels and redis.name, or leave it out)`
+              : `redis.${key} applies only with redis.sentinels; with redis.url, put it in the URL (rediss://USER:PASSWORD@HOST:PORT/DB)`,
+        });
+      }
+    }
+    if (r.username !== undefined && r.password_file === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['password_file'],
+        message: 'redis.username needs redis.password_file (an ACL user logs in with a password)',
+      });
+    }
+    if (r.sentinel_username !== undefined && r.sentinel_password_file === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sentinel_password_file'],
+        message: 'redis.sentinel_username needs redis.sentinel_password_file',
+      });
+    }
+  });
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
