@@ -38,15 +38,16 @@ function paths(cmd: Command, prefix: string[] = []): string[][] {
 /** `sealpost <path> --help` in this process: the exit code main.ts would set, and what was printed. */
 async function help(modules: CommandModule[], path: string[]): Promise<{ code: number; out: string }> {
   let out = '';
+  const write = (s: string) => {
+    out += s;
+  };
   const sink = {
     write: (s: string) => {
-      out += s;
+      write(s);
       return true;
     },
   };
-  const program = buildProgram(modules, (p) =>
-    p.configureOutput({ writeOut: (s) => void (out += s), writeErr: (s) => void (out += s) }),
-  );
+  const program = buildProgram(modules, (p) => p.configureOutput({ writeOut: write, writeErr: write }));
   try {
     await program.parseAsync(['node', 'sealpost', ...path, '--help']);
     return { code: 0, out };
