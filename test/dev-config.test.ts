@@ -27,12 +27,19 @@ describe('the dev config', () => {
     expect(config.spooler.dmarc_rua_ingest.address).toBe(`postmaster@${DEV_DOMAIN}`);
     expect(config.domaind.mta_sts_mx).toEqual([DEV_HOSTNAME]);
     expect(config.domaind.public_host).toBe(DEV_HOSTNAME);
-    expect(config.mail_hosts.imap_host).toBe(DEV_HOSTNAME);
+    // Mail clients are pointed at localhost: it resolves everywhere and the dev certificate names it.
+    expect([config.mail_hosts.imap_host, config.mail_hosts.pop3_host, config.mail_hosts.smtp_host]).toEqual([
+      'localhost',
+      'localhost',
+      'localhost',
+    ]);
     expect(config.mail_hosts.imap_port).toBe(config.imap.port);
     expect(config.mail_hosts.pop3_port).toBe(config.pop3.port);
     const submissions = config.smtp.listeners.find((l) => l.tls === 'implicit');
     expect(config.mail_hosts.submission_port).toBe(submissions?.port);
-    expect(readFileSync(file, 'utf8')).not.toMatch(/["@]localhost"/);
+    expect(readFileSync(file, 'utf8').replace(/^(imap|pop3|smtp)_host = "localhost"$/gm, '')).not.toMatch(
+      /["@]localhost"/,
+    );
     // Each data directory has queues of its own.
     expect(ensureDevConfig(tempDir()).config.redis.prefix).not.toBe(config.redis.prefix);
   });
@@ -52,7 +59,24 @@ describe('the dev config', () => {
     expect(config.spooler.tlsrpt.org_name).toBe(DEV_HOSTNAME);
     expect(config.spooler.dmarc_rua_ingest.address).toBe(`postmaster@${DEV_DOMAIN}`);
     expect(config.spooler.tlsrpt.contact).toBe('tls-reports@example.org');
-    expect(loadConfig(devConfigFile(dataDir)).mail_hosts.smtp_host).toBe(DEV_HOSTNAME);
+    expect(loadConfig(devConfigFile(dataDir)).mail_hosts.smtp_host).toBe('localhost');
+  });
+
+  it('points client hosts an older generated config derived from the dev host name at localhost', () => {
+    const dataDir = tempDir();
+    const old = ensureDevConfig(dataDir).config;
+    old.mail_hosts.imap_host = DEV_HOSTNAME;
+    old.mail_hosts.pop3_host = DEV_HOSTNAME;
+    old.mail_hosts.smtp_host = 'smtp.example.org';
+    writeFileSync(devConfigFile(dataDir), renderConfigToml(old));
+    const { config, rederived } = ensureDevConfig(dataDir);
+    expect(rederived).toEqual(['mail_hosts.imap_host', 'mail_hosts.pop3_host']);
+    expect([config.mail_hosts.imap_host, config.mail_hosts.pop3_host, config.mail_hosts.smtp_host]).toEqual([
+      'localhost',
+      'localhost',
+      'smtp.example.org',
+    ]);
+    expect(loadConfig(devConfigFile(dataDir)).mail_hosts.imap_host).toBe('localhost');
   });
 
   it('writes the addresses a running stack got into the file', () => {

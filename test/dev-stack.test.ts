@@ -1,6 +1,7 @@
 // Black-box: `sealpost dev` as a user runs it — a child process on random
 // loopback ports — then the chain it prepared, read with web3.js.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -309,11 +310,15 @@ describe('two sealpost dev --random-ports stacks side by side', () => {
       const incoming = provider.incomingServer as { '@_type': string; hostname: string; port: number }[];
       const served = [...incoming, provider.outgoingServer].map((x) => [x['@_type'], x.hostname, x.port]);
       const port = (name: string) => Number(new URL(url(s, name)).port);
+      // localhost: resolvable for every client, and a name of the dev certificate.
       expect(served).toEqual([
-        ['imap', c.smtp.hostname, port('imap (imaps)')],
-        ['pop3', c.smtp.hostname, port('pop3 (pop3s)')],
-        ['smtp', c.smtp.hostname, port('smtp submissions (submissions)')],
+        ['imap', 'localhost', port('imap (imaps)')],
+        ['pop3', 'localhost', port('pop3 (pop3s)')],
+        ['smtp', 'localhost', port('smtp submissions (submissions)')],
       ]);
+      const cert = new X509Certificate(readFileSync(c.smtp.tls_cert_file));
+      expect(cert.checkHost('localhost')).toBe('localhost');
+      expect(cert.checkIP('127.0.0.1')).toBe('127.0.0.1');
 
       const records = JSON.parse(
         (await execFileP(process.execPath, [BIN, 'dns-records', '--config', s.config_file, '--json'])).stdout,

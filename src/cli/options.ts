@@ -24,6 +24,31 @@ export function urlOption(value: string): string {
   throw new InvalidArgumentError(`expected an http(s) URL, got "${value}"`);
 }
 
+/** Solana's cluster monikers, as `solana -u` takes them, and the public JSON-RPC URL each names. */
+export const RPC_MONIKERS: Readonly<Record<string, string>> = {
+  devnet: 'https://api.devnet.solana.com',
+  testnet: 'https://api.testnet.solana.com',
+  'mainnet-beta': 'https://api.mainnet-beta.solana.com',
+  localhost: 'http://127.0.0.1:8899',
+};
+
+/** The flags of every `--rpc` option: `-u` is its short form, as in the Solana CLI. */
+export const RPC_FLAGS = '-u, --rpc <url>';
+/** Appended to the help of every `--rpc` option. */
+export const RPC_MONIKER_HELP = ` (or ${Object.keys(RPC_MONIKERS).join(', ')})`;
+
+/** `--rpc` / `-u`: a cluster moniker (devnet, testnet, mainnet-beta, localhost) or an http(s) URL. */
+export function rpcOption(value: string): string {
+  if (Object.hasOwn(RPC_MONIKERS, value)) return RPC_MONIKERS[value] as string;
+  try {
+    return urlOption(value);
+  } catch {
+    throw new InvalidArgumentError(
+      `expected an http(s) URL or one of ${Object.keys(RPC_MONIKERS).join(', ')}, got "${value}"`,
+    );
+  }
+}
+
 /** A base58 public key; `what` names it in the error ("wallet address", "program id"). */
 export function addressOption(what: string) {
   return (value: string): string => {

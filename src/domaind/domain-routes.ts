@@ -25,6 +25,8 @@ export interface DomainRouteDeps {
   /** null: `[chain] delegate_key_file` is not configured (POST answers 503). */
   delegate: Keypair | null;
   logger: Logger;
+  /** Called (and awaited) after POST /domain finds a domain authorized: GET /ready reads it again. */
+  onAuthorized?: (domain: string) => Promise<void>;
 }
 
 function domainFromBody(request: FastifyRequest): string {
@@ -104,6 +106,7 @@ export async function domainRoutes(app: FastifyInstance, deps: DomainRouteDeps):
       },
       result.status === 'created' ? 'domain authorized on chain' : 'domain was already authorized',
     );
+    await deps.onAuthorized?.(claim.domain.ascii);
     reply.code(result.status === 'created' ? 201 : 200);
     return {
       status: result.status,

@@ -144,7 +144,51 @@ export async function buildDomaind(deps: DomaindDeps): Promise<Domaind> {
       : ['[chain] authority_key_file is not configured; local domains are not checked on chain'],
   };
 
-  await app.register(async (scope) => domainRoutes(scope, { resolver, chain, delegate, logger }));
+  // Each run reads the chain afresh; a run that started before another one
+  // finished last (the start-up check overtaken by a POST /domain) is dropped.
+  let runs = 0;
+  const runStartupCheck = async (): Promise<HealthState> => {
+    if (!authority) return health;
+    const run = ++runs;
+    try {
+      const results = await checkLocalDomains({
+        connection,
+        programId: config.chain.program_id,
+        domains: localDomains,
+        authority,
+      });
+      if (run !== runs) return health;
+      const warnings = results.flatMap((r) => domainCheckWarning(r, authority.toBase58()) ?? []);
+      // Logged when new: a periodic re-read of a domain still missing says nothing again.
+      const known = new Set(health.warnings);
+      for (const w of warnings) if (!known.has(w)) logger.warn(w);
+      Object.assign(health, {
+        status: warnings.length > 0 ? 'warn' : 'ok',
+        domains: results,
+        warnings,
+        checked_at: new Date().toISOString(),
+      });
+    } catch (err) {
+      if (run !== runs) return health;
+      const warning = `could not read the local domains from the chain: ${(err as Error).message}`;
+      if (!health.warnings.includes(warning)) logger.warn({ err }, warning);
+      Object.assign(health, { status: 'warn', warnings: [warning], checked_at: new Date().toISOString() });
+    }
+    return health;
+  };
+
+  await app.register(async (scope) =>
+    domainRoutes(scope, {
+      resolver,
+      chain,
+      delegate,
+      logger,
+      // A local domain this service just authorized (or found authorized) is read back for GET /ready.
+      onAuthorized: async (domain) => {
+        if (localDomains.includes(domain)) await runStartupCheck();
+      },
+    }),
+  );
   await app.register(async (scope) =>
     documentRoutes(scope, {
       localDomains,
@@ -161,38 +205,17 @@ export async function buildDomaind(deps: DomaindDeps): Promise<Domaind> {
     return reply.code(readyStatus(report)).send({ ...report, local_domains: health });
   });
 
-  const runStartupCheck = async (): Promise<HealthState> => {
-    if (!authority) return health;
-    try {
-      const results = await checkLocalDomains({
-        connection,
-        programId: config.chain.program_id,
-        domains: localDomains,
-        authority,
-      });
-      const warnings = results.flatMap((r) => domainCheckWarning(r, authority.toBase58()) ?? []);
-      for (const w of warnings) logger.warn(w);
-      Object.assign(health, {
-        status: warnings.length > 0 ? 'warn' : 'ok',
-        domains: results,
-        warnings,
-        checked_at: new Date().toISOString(),
-      });
-    } catch (err) {
-      const warning = `could not read the local domains from the chain: ${(err as Error).message}`;
-      logger.warn({ err }, warning);
-      Object.assign(health, { status: 'warn', warnings: [warning], checked_at: new Date().toISOString() });
-    }
-    return health;
-  };
-
   return { app, health, runStartupCheck };
 }
 
 export interface StartDomaindOptions extends DomaindDeps {
   host?: string;
   port?: number;
+  /** While a local domain is not ok on chain, it is read again this often (default 60 s; 0: never). */
+  recheckMs?: number;
 }
+
+export const DEFAULT_RECHECK_MS = 60_000;
 
 export interface RunningDomaind extends Domaind {
   url: string;
@@ -209,11 +232,20 @@ export async function startDomaind(opts: StartDomaindOptions): Promise<RunningDo
   const port = typeof address === 'object' && address ? address.port : 0;
   const scheme = opts.config.domaind.tls_cert_file ? 'https' : 'http';
   const checking = d.runStartupCheck();
+  // A domain authorized elsewhere (another domaind, `sealpost dev`, a reclaim) shows up in GET /ready too.
+  const recheckMs = opts.recheckMs ?? DEFAULT_RECHECK_MS;
+  const recheck =
+    recheckMs > 0
+      ? setInterval(() => {
+          if (d.health.status === 'warn') d.runStartupCheck().catch(() => {});
+        }, recheckMs).unref()
+      : null;
   return {
     ...d,
     url: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     async close() {
+      if (recheck) clearInterval(recheck);
       // A check still reading the chain is waited for briefly, never without end.
       await Promise.race([checking.catch(() => {}), sleep(2000, undefined, { ref: false })]);
       await d.app.close();

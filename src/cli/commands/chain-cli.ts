@@ -14,7 +14,7 @@ import {
   priorityPolicyOf,
   usePriorityFee,
 } from '../priority-fee.ts';
-import { addressOption, connect, urlOption } from './program-common.ts';
+import { addressOption, connect, RPC_FLAGS, RPC_MONIKER_HELP, rpcOption } from './program-common.ts';
 
 export interface ChainOpts extends PriorityFeeOptions {
   config?: string;
@@ -94,7 +94,7 @@ export function keyCommand(cmd: Command, description: string, keyHelp: string): 
 export function addChainOptions(cmd: Command): Command {
   return addPriorityFeeOptions(cmd)
     .option('--config <file>', 'config file (for [chain] rpc_url and program_id)')
-    .option('--rpc <url>', 'JSON-RPC URL (default [chain] rpc_url)', urlOption)
+    .option(RPC_FLAGS, `JSON-RPC URL (default [chain] rpc_url)${RPC_MONIKER_HELP}`, rpcOption)
     .option(
       '--program-id <base58>',
       'mail program (default [chain] program_id)',

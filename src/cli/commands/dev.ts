@@ -4,7 +4,9 @@ import type { FidelityOptions } from '../../../chain/devnet/server.ts';
 import { formatSummary, startDevStack } from '../../dev/dev-stack.ts';
 import { createLogger } from '../../log.ts';
 import { CliError, EXIT_USAGE, type Listen, parseListen } from '../common.ts';
+import { RPC_FLAGS, RPC_MONIKER_HELP, rpcOption } from '../options.ts';
 import { waitForStop } from '../wait-for-stop.ts';
+import { registerDevChain } from './dev-chain.ts';
 import { parseFidelityOption } from './devnet.ts';
 
 function urlOf(value: string, schemes: string[]): string {
@@ -17,7 +19,6 @@ function urlOf(value: string, schemes: string[]): string {
   if (!schemes.includes(url.protocol)) throw new InvalidArgumentError(`expected ${schemes.join(' or ')} URL`);
   return value;
 }
-const httpUrl = (v: string) => urlOf(v, ['http:', 'https:']);
 const wsUrl = (v: string) => urlOf(v, ['ws:', 'wss:']);
 
 interface DevCliOptions {
@@ -31,7 +32,7 @@ interface DevCliOptions {
 }
 
 export function register(program: Command): void {
-  program
+  const dev = program
     .command('dev')
     .description(
       'start every component on loopback with generated keys and a chain ready for mail; prints a summary (also <data-dir>/dev.json)',
@@ -49,9 +50,9 @@ export function register(program: Command): void {
       parseFidelityOption,
     )
     .option(
-      '--rpc <url>',
-      'run against this chain (a public devnet or testnet, a proxy) instead of a devnet of its own; it is only checked, never funded or initialized',
-      httpUrl,
+      RPC_FLAGS,
+      `run against this chain (a public devnet or testnet, a proxy) instead of a devnet of its own; it is only checked, never funded or initialized${RPC_MONIKER_HELP}`,
+      rpcOption,
     )
     .option('--ws <url>', 'the PubSub URL of --rpc (default derived from it)', wsUrl)
     .action(async (opts: DevCliOptions) => {
@@ -84,4 +85,5 @@ export function register(program: Command): void {
       stack.logger.info('shutting down');
       await stack.close();
     });
+  registerDevChain(dev);
 }

@@ -5,7 +5,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { DEFAULT_PROGRAM_ID } from '../../../chain/program-id.ts';
 import { readKeypairFile } from '../../keys/keypair-file.ts';
 import { CliError, CONFIG_OPTION_HELP, EXIT_USAGE, loadCliConfig } from '../common.ts';
-import { addressOption as keyOption, urlOption } from '../options.ts';
+import { addressOption as keyOption, RPC_FLAGS, RPC_MONIKER_HELP, rpcOption } from '../options.ts';
 
 export { addressOption as keyOption, intOption, urlOption } from '../options.ts';
 
@@ -31,7 +31,7 @@ export function indexOption(value: string): bigint {
 export function addChainOptions(cmd: Command): Command {
   return cmd
     .option('--config <file>', `take rpc, program id and gateway from this ${CONFIG_OPTION_HELP}`)
-    .option('--rpc <url>', `chain JSON-RPC URL (default: config, else ${DEV_RPC})`, urlOption)
+    .option(RPC_FLAGS, `chain JSON-RPC URL (default: config, else ${DEV_RPC})${RPC_MONIKER_HELP}`, rpcOption)
     .option(
       '--program-id <base58>',
       `mail program id (default: config, else ${DEFAULT_PROGRAM_ID})`,

@@ -15,7 +15,14 @@ import { PindStore } from '../../../pinning/pind/store.ts';
 import { createLogger } from '../../log.ts';
 import { addServerOptions, CliError, EXIT_USAGE, type Listen, loadCliConfig } from '../common.ts';
 import { waitForStop } from '../wait-for-stop.ts';
-import { addressOption, connect, intOption, urlOption } from './program-common.ts';
+import {
+  addressOption,
+  connect,
+  intOption,
+  RPC_FLAGS,
+  RPC_MONIKER_HELP,
+  rpcOption,
+} from './program-common.ts';
 
 interface DaemonOpts {
   config?: string;
@@ -184,7 +191,7 @@ export function register(program: Command): void {
         'with --chain: the fee wallet whose leases count',
         addressOption('wallet'),
       )
-      .option('--rpc <url>', 'with --chain: JSON-RPC URL (default [chain] rpc_url)', urlOption)
+      .option(RPC_FLAGS, `with --chain: JSON-RPC URL (default [chain] rpc_url)${RPC_MONIKER_HELP}`, rpcOption)
       .option(
         '--program-id <base58>',
         'with --chain: mail program (default [chain] program_id)',

@@ -27,7 +27,9 @@ import {
   lamportsOption,
   loadKeypair,
   mustBeProgram,
-  urlOption,
+  RPC_FLAGS,
+  RPC_MONIKER_HELP,
+  rpcOption,
 } from './program-common.ts';
 import { PROGRAM_HINTS } from './program-postoffice.ts';
 
@@ -173,7 +175,7 @@ export function registerProgramAdmin(cmd: Command): void {
     .description(
       "the mail program's one-time setup (InitPostoffice, co-signed by its upgrade authority); refused when it exists",
     )
-    .requiredOption('--rpc <url>', 'cluster JSON-RPC URL', urlOption)
+    .requiredOption(RPC_FLAGS, `cluster JSON-RPC URL${RPC_MONIKER_HELP}`, rpcOption)
     .requiredOption('-k, --keypair <file>', 'admin keypair file: signs, pays the rent, becomes admin')
     .requiredOption('--program-id <base58>', 'the mail program', addressOption('program id'))
     .option(
@@ -208,7 +210,7 @@ export function registerProgramAdmin(cmd: Command): void {
   const setAuth = cmd
     .command('set-authority')
     .description("change a program's upgrade authority, or revoke it (--final)")
-    .requiredOption('--rpc <url>', 'cluster JSON-RPC URL', urlOption)
+    .requiredOption(RPC_FLAGS, `cluster JSON-RPC URL${RPC_MONIKER_HELP}`, rpcOption)
     .requiredOption('-k, --keypair <file>', 'fee payer keypair file')
     .requiredOption('--program-id <base58>', 'the program', addressOption('program id'))
     .option('--upgrade-authority <file>', 'the current upgrade authority keypair (default the payer)')

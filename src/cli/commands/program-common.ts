@@ -9,7 +9,14 @@ import { readKeypairFile } from '../../keys/keypair-file.ts';
 import { DeployError, type OnChainProgram, readProgram } from '../../program-deploy/onchain.ts';
 import { CliError, cliConnection } from '../common.ts';
 
-export { addressOption, intOption, urlOption } from '../options.ts';
+export {
+  addressOption,
+  intOption,
+  RPC_FLAGS,
+  RPC_MONIKER_HELP,
+  rpcOption,
+  urlOption,
+} from '../options.ts';
 
 /** Lamports: an integer 0..2^64-1. */
 export function lamportsOption(value: string): bigint {

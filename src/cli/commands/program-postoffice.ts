@@ -38,7 +38,9 @@ import {
   lamportsOption,
   loadKeypair,
   mustBeProgram,
-  urlOption,
+  RPC_FLAGS,
+  RPC_MONIKER_HELP,
+  rpcOption,
 } from './program-common.ts';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -64,7 +66,7 @@ interface AdminOptions {
 
 function addAdminOptions(cmd: Command, keypairHelp: string): Command {
   return addPriorityFeeOptions(cmd)
-    .requiredOption('--rpc <url>', 'cluster JSON-RPC URL', urlOption)
+    .requiredOption(RPC_FLAGS, `cluster JSON-RPC URL${RPC_MONIKER_HELP}`, rpcOption)
     .requiredOption('--program-id <base58>', 'the mail program', addressOption('program id'))
     .requiredOption('-k, --keypair <file>', keypairHelp)
     .option('--dry-run', 'print the transaction, the simulation and its cost; send nothing')
@@ -369,7 +371,7 @@ export function registerProgramPostoffice(cmd: Command): void {
     .description(
       'show the postoffice: admin, pending admin, delegate, fees, fees collected and what is withdrawable',
     )
-    .requiredOption('--rpc <url>', 'cluster JSON-RPC URL', urlOption)
+    .requiredOption(RPC_FLAGS, `cluster JSON-RPC URL${RPC_MONIKER_HELP}`, rpcOption)
     .requiredOption('--program-id <base58>', 'the mail program', addressOption('program id'))
     .option('--json', 'print the postoffice as JSON on stdout')
     .addHelpText('after', POSTOFFICE_HELP)

@@ -31,9 +31,12 @@ import {
   lamportsOption,
   loadKeypair,
   MAIL_PROGRAM_SO,
+  RPC_FLAGS,
+  RPC_MONIKER_HELP,
   readSo,
-  urlOption,
+  rpcOption,
 } from './program-common.ts';
+import { registerProgramOps } from './program-ops.ts';
 import { registerProgramPostoffice } from './program-postoffice.ts';
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -304,7 +307,7 @@ export function register(program: Command): void {
   const deployCmd = cmd
     .command('deploy')
     .description('deploy or upgrade the mail program through the BPF Upgradeable Loader')
-    .requiredOption('--rpc <url>', 'cluster JSON-RPC URL', urlOption)
+    .requiredOption(RPC_FLAGS, `cluster JSON-RPC URL${RPC_MONIKER_HELP}`, rpcOption)
     .requiredOption('-k, --keypair <file>', 'fee payer keypair file')
     .option(
       '--program-keypair <file>',
@@ -353,11 +356,12 @@ export function register(program: Command): void {
     .description(
       'compare the deployed program with the local build byte for byte (also shows its authority and slot)',
     )
-    .requiredOption('--rpc <url>', 'cluster JSON-RPC URL', urlOption)
+    .requiredOption(RPC_FLAGS, `cluster JSON-RPC URL${RPC_MONIKER_HELP}`, rpcOption)
     .requiredOption('--program-id <base58>', 'the program', addressOption('program id'))
     .option('--so <file>', 'program binary', MAIL_PROGRAM_SO)
     .option('--json', 'print the result as JSON on stdout (exit 1 on mismatch)')
     .action((opts: VerifyOptions) => verify(opts));
+  registerProgramOps(cmd);
   registerProgramAdmin(cmd);
   registerProgramPostoffice(cmd);
 }
