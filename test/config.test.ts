@@ -259,7 +259,7 @@ describe('config defaults', () => {
     });
     expect(c.pind).toMatchObject({ port: 8182, gateway_port: 8183, data_dir: join(data, 'pind') });
     expect(c.store).toEqual({ url: `sqlite:${join(data, 'sealpost.sqlite')}`, data_dir: data });
-    expect(c.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'sealpost' });
+    expect(c.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'sealpost', wait_timeout_ms: 1000 });
     expect(c.log).toEqual({ level: 'info', format: 'json' });
   });
 

@@ -77,6 +77,7 @@ describe('[redis] sentinels', () => {
       db: 2,
       sentinel_password_file: join(dir, 'sentinel.pass'),
       prefix: 'sealpost',
+      wait_timeout_ms: 1000,
     });
     expect(c.redis.url).toBeUndefined();
     // `config show` writes it back in a form that parses to the same config.

@@ -275,6 +275,10 @@ export interface RedisConfig extends Partial<RedisSentinelConfig> {
   /** Set when Redis is one URL (the default form); absent with `sentinels`. */
   url?: string;
   prefix: string;
+  /** Replicas the MX's group commit waits for (WAIT) before a 250; unset: 1 with `sentinels`, else 0. */
+  wait_replicas?: number;
+  /** How long that WAIT may take (ms); past it the 250 goes out and the shortfall is counted. */
+  wait_timeout_ms?: number;
 }
 
 export interface LogConfig {

@@ -2,6 +2,7 @@
 // runs the SMTP listeners, the account API and (unless told otherwise) the
 // pipeline workers in one process; worker runs only the workers, so an
 // operator can scale them out against the same Redis and store.
+
 import { join } from 'node:path';
 import type { Keypair } from '@solana/web3.js';
 import { FlowProducer } from 'bullmq';
@@ -51,6 +52,7 @@ import { ChainView, chainCacheOptions } from '../smtp/chain-view.ts';
 import { errorLimitsFromConfig } from '../smtp/error-limit.ts';
 import { type MxServer, startMx } from '../smtp/mx-server.ts';
 import { resolveRecipient } from '../smtp/recipients.ts';
+import { replicationOf } from '../smtp/replication.ts';
 import { reverseNameLookup } from '../smtp/reverse-name.ts';
 import { SenderAuth, type SenderEvaluation } from '../smtp/sender-auth.ts';
 import {
@@ -446,7 +448,13 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
             prefix,
             perMinute: config.smtp.connections_per_ip_per_minute,
           },
-          accept: { blobs, flow, attempts: DELIVERY_ATTEMPTS, backoffMs: 2000 },
+          accept: {
+            blobs,
+            flow,
+            attempts: DELIVERY_ATTEMPTS,
+            backoffMs: 2000,
+            replication: replicationOf(config.redis, log, metrics),
+          },
           logger: log,
         });
         closers.push(() => server.close(config.smtp.timeouts.shutdown_drain_secs * 1000));

@@ -12,6 +12,7 @@
 // as resolved, the trace, receivedAt, size, remote IP) in the same write, so
 // whatever Redis loses, its jobs can be rebuilt from the spool alone
 // (delivery/reconcile.ts, with deliverFlows below: the same ids, the same data).
+
 import type { FlowJob, FlowProducer } from 'bullmq';
 import { DELIVERY_BACKOFF } from '../../delivery/backoff.ts';
 import {
@@ -26,6 +27,7 @@ import type { SpoolManifest } from '../blobs/spool-manifest.ts';
 import type { MxTrace } from '../mail/trace.ts';
 import { GroupCommit, GroupCommitError } from './group-commit.ts';
 import type { ResolvedRecipient } from './recipients.ts';
+import type { Replication } from './replication.ts';
 import { replies, SmtpReply } from './smtp-error.ts';
 
 export interface AcceptInput {
@@ -52,6 +54,8 @@ export interface AcceptDeps {
   backoffMs: number;
   /** The group commit to join; absent: the one shared by every acceptance through `flow`. */
   commit?: GroupCommit;
+  /** Redis replicas to wait for before the 250 (./replication.ts); used when the shared commit is made. */
+  replication?: Replication;
 }
 
 /**
@@ -181,7 +185,7 @@ function groupCommitOf(deps: AcceptDeps): GroupCommit {
   if (deps.commit) return deps.commit;
   let commit = sharedCommits.get(deps.flow);
   if (!commit) {
-    commit = GroupCommit.forFlow(deps.flow);
+    commit = GroupCommit.forFlow(deps.flow, deps.replication);
     sharedCommits.set(deps.flow, commit);
   }
   return commit;

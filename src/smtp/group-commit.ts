@@ -24,9 +24,11 @@
 // that is not durable. A MULTI that fails for several messages is retried
 // message by message (jobs have fixed ids, so a job the failed MULTI did add
 // is not added twice): one bad flow does not cost the others their 250.
+
 import type { FlowJob, FlowProducer, IRedisClient } from 'bullmq';
 import type { BlobStore, SpoolDraft } from '../blobs/blob-store.ts';
 import type { SpoolManifest } from '../blobs/spool-manifest.ts';
+import type { Replication } from './replication.ts';
 
 /** Which durable step failed: the spool write and fsyncs, or the queueing in Redis. */
 export class GroupCommitError extends Error {
@@ -86,7 +88,7 @@ export class GroupCommit {
   ) {}
 
   /** The steps of a real deployment: the blob store's segment and fsync, the FlowProducer's MULTI. */
-  static steps(flow: FlowProducer): GroupCommitSteps {
+  static steps(flow: FlowProducer, replication?: Replication): GroupCommitSteps {
     return {
       write: (blobs, messages) => blobs.writeSegment(messages),
       sync: (blobs) => blobs.syncSpool(),
@@ -97,16 +99,22 @@ export class GroupCommit {
         // batch) proves every job is in before any 250.
         const added = await flow.addBulk(flows);
         if (!added) throw new Error('the job producer is closing');
-        await checkJobsPresent(
-          await flow.getBackend().client,
-          flowJobKeys(flows, flow.opts.prefix ?? 'bull'),
-        );
+        const client = await flow.getBackend().client;
+        await checkJobsPresent(client, flowJobKeys(flows, flow.opts.prefix ?? 'bull'));
+        // With replicas: the 250 waits until they hold the jobs too (./replication.ts).
+        if (replication) {
+          const acked = await (client as unknown as { wait(n: number, ms: number): Promise<number> }).wait(
+            replication.replicas,
+            replication.timeoutMs,
+          );
+          if (acked < replication.replicas) replication.onShort?.(acked, replication.replicas);
+        }
       },
     };
   }
 
-  static forFlow(flow: FlowProducer): GroupCommit {
-    return new GroupCommit(GroupCommit.steps(flow));
+  static forFlow(flow: FlowProducer, replication?: Replication): GroupCommit {
+    return new GroupCommit(GroupCommit.steps(flow, replication));
   }
 
   /** Messages waiting for the next batch. */

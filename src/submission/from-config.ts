@@ -16,6 +16,7 @@ import { readerPublicKeys } from '../reader-keys/index.ts';
 import { walletEncryptionPublicKey } from '../seal/index.ts';
 import type { ChainView } from '../smtp/chain-view.ts';
 import { type ErrorLimitMetrics, errorLimitsFromConfig } from '../smtp/error-limit.ts';
+import { replicationOf } from '../smtp/replication.ts';
 import { AccountsRepo, type Store } from '../store/index.ts';
 import { SendRate } from './send-rate.ts';
 import { storeSentCopy } from './sent-copy.ts';
@@ -46,7 +47,13 @@ export function submitDepsFromConfig(
   return {
     policy: { localDomains: config.smtp.local_domains, postmasterWallet: config.smtp.postmaster_wallet },
     chain: parts.chain,
-    accept: { blobs: parts.blobs, flow: parts.flow, attempts: 8, backoffMs: 2000 },
+    accept: {
+      blobs: parts.blobs,
+      flow: parts.flow,
+      attempts: 8,
+      backoffMs: 2000,
+      replication: replicationOf(config.redis, parts.logger),
+    },
     dkim: createDkimSigner(config.spooler.dkim),
     sendRate: new SendRate(parts.redis, config.redis.prefix, {
       perHour: config.smtp.submission_max_per_hour,

@@ -1,6 +1,16 @@
 // [serve], [store], [redis], [log], [dns], [tls]: process-wide infrastructure.
 import * as z from 'zod';
-import { bool, filePath, hostPort, nonNegativeInt, oneOf, positiveInt, redisUrl, text } from '../fields.ts';
+import {
+  bool,
+  filePath,
+  hostPort,
+  intBetween,
+  nonNegativeInt,
+  oneOf,
+  positiveInt,
+  redisUrl,
+  text,
+} from '../fields.ts';
 
 /** The most serving processes `sealpost serve` forks (a typo like 1000 fails the config check). */
 export const MAX_SERVE_WORKERS = 256;
@@ -64,6 +74,9 @@ export const redisSchema = z
     prefix: text()
       .regex(/^[A-Za-z0-9_.-]+$/, { error: 'expected letters, digits, "_", "." or "-"' })
       .default('sealpost'),
+    // Replicas the MX waits for (WAIT) before a 250; unset: 1 with sentinels, else 0.
+    wait_replicas: intBetween(0, 16).optional(),
+    wait_timeout_ms: intBetween(1, 60_000).default(1000),
   })
   .superRefine((r, ctx) => {
     if (r.url !== undefined && r.sentinels !== undefined) {
