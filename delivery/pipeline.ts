@@ -144,6 +144,48 @@ export async function runDelivery(
     );
   }
 
+  /** The Junk copy kept off chain: a store row with no CID, Email account or signature. */
+  async function storeOffChain(seal: NonNullable<StageResults['seal']>): Promise<DeliverResult> {
+    if (!stages.store) {
+      stages.store = await timeStage(deps.metrics, 'store', async () => {
+        const { message } = await deps.messages.storeDelivered({
+          id: copyId,
+          wallet: data.wallet,
+          blobKey: seal.blobKey,
+          size: seal.size,
+          receivedAt: data.receivedAt,
+          cid: null,
+          pinnedByOperator: false,
+          chainIndex: null,
+          emailAddress: null,
+          txSignature: null,
+          publishedByUs: false,
+          wraps: seal.wraps,
+          folder: 'Junk',
+        });
+        return { messageId: message.id };
+      });
+      unsaved = true;
+      if (deps.afterStore) {
+        await deps
+          .afterStore(data, stages)
+          .catch((err: Error) => log.warn({ err: err.message }, 'after-store hook failed'));
+      }
+    }
+    if (data.removesSpool) await removeOwnSpool(deps, data, log);
+    log.info(
+      {
+        to: data.envelope.to,
+        wallet: data.wallet,
+        status: 'junk',
+        spam: data.trace?.spam?.action,
+        score: data.trace?.spam?.score,
+      },
+      `inbound delivery to=<${data.envelope.to}> status=junk (sealed, filed in Junk, not published on chain)`,
+    );
+    return { emailAddress: '', cid: '', signature: '' };
+  }
+
   async function runStages(): Promise<DeliverResult> {
     if (deps.intents && !stages.submit?.confirmed) await adoptIntent(deps.intents);
     if (!stages.resolve) {
@@ -171,6 +213,10 @@ export async function runDelivery(
       );
       await checkpoint();
     }
+    // Flagged by rspamd with `[spam] publish_junk = false`: sealed and filed
+    // in the recipient's Junk folder for server-mode readers, never pinned
+    // nor sent on chain (docs/inbound.md "Spam").
+    if (data.trace?.spam?.junk && !data.trace.spam.publish) return storeOffChain(stages.seal);
     if (!stages.pin) {
       const sealed = stages.seal;
       const noIpfs = stages.resolve.noIpfs;
@@ -233,7 +279,13 @@ export async function runDelivery(
     if (!stages.store) {
       const done = { seal: stages.seal, pin: stages.pin, submit: stages.submit };
       stages.store = await timeStage(deps.metrics, 'store', () =>
-        storeStage(deps.messages, { copyId, wallet: data.wallet, receivedAt: data.receivedAt, stages: done }),
+        storeStage(deps.messages, {
+          copyId,
+          wallet: data.wallet,
+          receivedAt: data.receivedAt,
+          stages: done,
+          folder: data.trace?.spam?.junk ? 'Junk' : undefined,
+        }),
       );
       // Kept with the job's completion: a re-run finds the SendMail landed
       // (one status read), stores nothing twice (idempotent per copy id) and

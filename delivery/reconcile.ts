@@ -246,6 +246,8 @@ async function reconcileBatch(
       read.push(await deps.blobs.readSpoolEntry(id));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      // PostgreSQL blobs: only a row that does not parse is corrupt; an outage ends this run (the next retries).
+      if (deps.blobs.backend === 'postgres' && !(err instanceof SpoolCorruptError)) throw err;
       const reason = err instanceof SpoolCorruptError ? err.message : `unreadable: ${(err as Error).message}`;
       await moveAside(deps, ctx, id, reason);
     }

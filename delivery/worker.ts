@@ -3,13 +3,14 @@
 // rent-recovery sweep (./rent-recovery.ts). One call
 // starts them all; `close()` stops taking jobs and waits for running ones.
 import type { Connection, Keypair } from '@solana/web3.js';
-import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { PriorityFeePolicy } from '../chain/compute-budget.ts';
 import type { Pinner } from '../pinning/types.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { Logger } from '../src/log.ts';
 import type { PipelineMetrics } from '../src/metrics/types.ts';
+import { holdGuard } from '../src/queue/hold.ts';
 import type { AccountsRepo, IntentsRepo, MessagesRepo } from '../src/store/index.ts';
 import { deliveryBackoff } from './backoff.ts';
 import { closeEmailAccount, releaseOperatorPin, removeSpool } from './cleanup.ts';
@@ -171,7 +172,8 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
 
   const deliver = new Worker<DeliverJobData>(
     QUEUE_DELIVER,
-    (job, token) => processDeliverJob(deps, job, token),
+    // A job the operator holds (sealpost queue hold) is delayed without running (src/queue/hold.ts).
+    holdGuard(shared, opts.prefix, (job: Job<DeliverJobData>, token) => processDeliverJob(deps, job, token)),
     {
       ...common,
       connection: conn(),

@@ -4,7 +4,7 @@
 // DSNs (docs/spooler.md). `startSpooler` takes every side effect as a
 // parameter; `close()` stops taking jobs and waits for running sessions.
 import { readFileSync } from 'node:fs';
-import { FlowProducer, Queue, Worker } from 'bullmq';
+import { FlowProducer, type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { type OutboundJobData, QUEUE_DELIVER, QUEUE_OUTBOUND, QUEUE_SPOOL } from '../delivery/jobs.ts';
@@ -12,6 +12,7 @@ import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { SpoolerConfig } from '../src/config/types.ts';
 import type { DnsServer } from '../src/dns/resolver.ts';
 import type { Logger } from '../src/log.ts';
+import { holdGuard } from '../src/queue/hold.ts';
 import type { Database } from '../src/store/types.ts';
 import { type DaneProbe, type DaneStatus, daneSelfTest } from './dane-selftest.ts';
 import { type DeliverJobDeps, processDomainJob } from './deliver-job.ts';
@@ -219,7 +220,8 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
   const workers = [
     new Worker<OutboundJobData>(
       QUEUE_OUTBOUND,
-      (job, token) =>
+      // Jobs the operator holds (sealpost queue hold) are delayed without running (src/queue/hold.ts).
+      holdGuard(shared, opts.prefix, (job: Job<OutboundJobData>, token) =>
         processIntakeJob(
           {
             flow,
@@ -236,11 +238,14 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
           job,
           token,
         ),
+      ),
       { ...common, connection: conn(), concurrency: 8 },
     ),
     new Worker<DomainJobData>(
       QUEUE_SPOOLER_DELIVER,
-      (job, token) => processDomainJob(deliverDeps, job, token),
+      holdGuard(shared, opts.prefix, (job: Job<DomainJobData>, token) =>
+        processDomainJob(deliverDeps, job, token),
+      ),
       {
         ...common,
         connection: conn(),

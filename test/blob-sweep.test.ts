@@ -10,7 +10,7 @@ import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BlobStore } from '../src/blobs/blob-store.ts';
+import { BlobStore, type FsBlobStore } from '../src/blobs/blob-store.ts';
 import { blobSweepGraceMs, sweepOrphanBlobs } from '../src/blobs/orphan-sweep.ts';
 import { generateKeypair } from '../src/keys/keypair-file.ts';
 import { BLOB_SWEEP_JOB, QUEUE_MAINTENANCE, startMaintenance } from '../src/serve/maintenance.ts';
@@ -30,7 +30,7 @@ async function* chunks(text: string): AsyncGenerator<Uint8Array> {
 }
 
 /** A message spooled as the MX spools it: received, written into a segment, the directory fsynced. */
-async function spoolMessage(blobs: BlobStore, id: string): Promise<{ key: string }> {
+async function spoolMessage(blobs: FsBlobStore, id: string): Promise<{ key: string }> {
   const draft = await blobs.receiveSpool(id, chunks('raw'));
   const key =
     draft.key ?? (await blobs.writeSegment([{ id, chunks: draft.chunks ?? [], size: draft.size }]))[0];
@@ -39,7 +39,7 @@ async function spoolMessage(blobs: BlobStore, id: string): Promise<{ key: string
   return { key };
 }
 
-function age(blobs: BlobStore, key: string, days: number): void {
+function age(blobs: FsBlobStore, key: string, days: number): void {
   const at = new Date(Date.now() - days * DAY);
   // A spool segment key names a range of its file: the file is what ages.
   utimesSync(join(blobs.root, key.split('@')[0] as string), at, at);

@@ -361,6 +361,35 @@ describe('two sealpost dev --random-ports stacks side by side', () => {
     expect(await getMailbox(connB, b.summary.program_id, openA.address)).toBeNull();
   });
 
+  it('runs a private rspamd per stack (listed in dev.json) that refuses GTUBE before anything is published', async () => {
+    const urls = [a.summary, b.summary].map((s) => {
+      expect(s.spam).toMatchObject({ enabled: true, started_here: true });
+      expect(url(s, 'rspamd (spam filter)')).toBe(s.spam.rspamd_url);
+      return s.spam.rspamd_url;
+    });
+    expect(new Set(urls).size).toBe(2);
+    const openA = a.summary.wallets[0];
+    if (!openA) throw new Error('no open test wallet');
+    const connA = new Connection(a.summary.chain.rpc_url, 'confirmed');
+    const before = (await getMailbox(connA, a.summary.program_id, openA.address))?.mailCount;
+    const mxA = new URL(url(a.summary, 'smtp mx (mx)'));
+    const gtube = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
+    const refused = await nodemailer
+      .createTransport({ host: '127.0.0.1', port: Number(mxA.port), secure: false, ignoreTLS: true })
+      .sendMail({
+        envelope: { from: 'spam@example.test', to: [openA.address_form] },
+        raw: `From: spam@example.test\r\nSubject: offer\r\n\r\n${gtube}\r\n`,
+      })
+      .then(
+        () => undefined,
+        (err: { responseCode?: number; response?: string }) => err,
+      );
+    expect(refused?.responseCode).toBe(550);
+    expect(refused?.response).toMatch(/5\.7\.1/);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await getMailbox(connA, a.summary.program_id, openA.address))?.mailCount).toBe(before);
+  });
+
   it('honours [log] level: the stack at warn writes no info lines', () => {
     const levels = (run: RunningDev) =>
       run

@@ -53,6 +53,8 @@ export interface DrillStackOptions {
   redisToml?: string;
   /** `[store] url`: a PostgreSQL URL (a schema of its own is made and dropped); default SQLite in the stack's directory. */
   postgresUrl?: string;
+  /** Appended to the stack's config file before serve starts (e.g. `[blobs] backend = "postgres"`). */
+  extraToml?: string;
   /** Called with the blob store's directory before serve starts (e.g. to mount a tmpfs there). */
   prepareBlobs?: (dir: string) => void;
   /** More recipient wallets with open mailboxes, made fast (bench/harness/wallets.ts); after `wallets` in `addresses()`. */
@@ -202,6 +204,7 @@ export async function startDrillStack(opts: DrillStackOptions): Promise<DrillSta
       if (!text.includes(urlLine)) throw new Error('no [redis] url line in the stack config to replace');
       writeFileSync(configFile, text.replace(urlLine, `[redis]\n${opts.redisToml}\n`));
     }
+    if (opts.extraToml) writeFileSync(configFile, `${readFileSync(configFile, 'utf8')}\n${opts.extraToml}\n`);
     const pind = Proc.sealpost(
       'pind',
       ['pind', '--config', configFile, '--data-dir', join(dir, 'pind'), '--listen', `127.0.0.1:${pindPort}`],

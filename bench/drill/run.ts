@@ -19,6 +19,7 @@ import { chainDrops } from './drills/chain-drops.ts';
 import { chainLag } from './drills/chain-lag.ts';
 import { chainRollback } from './drills/chain-rollback.ts';
 import { diskFull } from './drills/disk-full.ts';
+import { hostLoss } from './drills/host-loss.ts';
 import { pinDown } from './drills/pin-down.ts';
 import { providerHang } from './drills/provider-hang.ts';
 import { redisEverysecCrash } from './drills/redis-everysec-crash.ts';
@@ -47,6 +48,7 @@ const ALL: Drill[] = [
   chainRollback,
   redisFlush,
   redisEverysecCrash,
+  hostLoss,
 ];
 const { values } = parseArgs({ options: { only: { type: 'string' } } });
 const wanted = values.only ? new Set(values.only.split(',')) : null;

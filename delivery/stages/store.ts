@@ -8,6 +8,8 @@ export interface StoreInput {
   wallet: string;
   receivedAt: number;
   stages: Required<Pick<StageResults, 'seal' | 'pin' | 'submit'>>;
+  /** `Junk` for mail rspamd flagged (published on chain under `[spam] publish_junk`). */
+  folder?: string;
 }
 
 export async function storeStage(
@@ -28,6 +30,7 @@ export async function storeStage(
     txSignature: submit.signature,
     publishedByUs: true,
     wraps: seal.wraps,
+    ...(input.folder ? { folder: input.folder } : {}),
   });
   return { messageId: message.id };
 }

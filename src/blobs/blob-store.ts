@@ -114,7 +114,40 @@ const RANGE_RE = /@([0-9]+)\+([0-9]+)$/;
 /** Blobs and segment ranges up to this size are read synchronously (see read). */
 const SYNC_READ_BYTES = 256 * 1024;
 
-export class BlobStore {
+/** Which backend holds the blobs: `[blobs] backend`. */
+export type BlobBackend = 'fs' | 'postgres';
+
+/**
+ * What callers use of a blob store; the filesystem (FsBlobStore, the
+ * embedded default) and PostgreSQL (./pg-blob-store.ts) implement it.
+ * Keys are the same on both: `spool/<id>[@<offset>+<length>]`,
+ * `sha256/<aa>/<hex>`, `dmarc_rua/<aa>/<hex>`.
+ */
+export interface BlobStore {
+  readonly backend: BlobBackend;
+  receiveSpool(id: string, source: AsyncIterable<Uint8Array>, maxBytes?: number): Promise<SpoolDraft>;
+  finishSpoolFile(id: string, draft: SpoolDraft, manifest?: SpoolManifest): Promise<string>;
+  writeSegment(
+    messages: { id: string; chunks: Uint8Array[]; size: number; manifest?: SpoolManifest }[],
+  ): Promise<string[]>;
+  readSpoolEntry(id: string): Promise<SpoolEntry>;
+  moveSpoolAside(id: string): Promise<string>;
+  syncSpool(): Promise<void>;
+  putContent(bytes: Uint8Array, area?: ContentArea): Promise<PutResult>;
+  list(area: 'spool' | ContentArea): AsyncGenerator<{ key: string; size: number; mtimeMs: number }>;
+  deleteTemp(key: string): Promise<void>;
+  exists(key: string): Promise<boolean>;
+  mtime(key: string): Promise<number | null>;
+  /** Sets a blob's modification time (blobs migrate keeps the ages the orphan sweep goes by). */
+  touch(key: string, mtimeMs: number): Promise<void>;
+  read(key: string): Promise<Buffer>;
+  stream(key: string): Readable;
+  delete(key: string): Promise<void>;
+}
+
+/** The filesystem blob store under `<data_dir>/blobs` (see the top of this file). */
+export class FsBlobStore implements BlobStore {
+  readonly backend = 'fs' as const;
   /** Set once `spool/` is known to exist, so a spool write does not ask again. */
   private spoolDirMade = false;
   /** Content shard directories known to exist with a durable entry: no mkdir for them again. */
@@ -368,11 +401,11 @@ export class BlobStore {
    * time, a directory at a time; temp files of unfinished writes are included
    * under their own names (`.tmp-…`), so a sweep can also remove stale ones.
    */
-  async *list(area: 'spool' | 'sha256'): AsyncGenerator<{ key: string; size: number; mtimeMs: number }> {
+  async *list(area: 'spool' | ContentArea): AsyncGenerator<{ key: string; size: number; mtimeMs: number }> {
     const top = join(this.root, area);
     const dirs = area === 'spool' ? [''] : await readdir(top).catch(() => [] as string[]);
     for (const sub of dirs) {
-      if (area === 'sha256' && !/^[0-9a-f]{2}$/.test(sub)) continue;
+      if (area !== 'spool' && !/^[0-9a-f]{2}$/.test(sub)) continue;
       const dir = sub ? join(top, sub) : top;
       const names = await readdir(dir).catch(() => [] as string[]);
       for (const name of names) {
@@ -403,6 +436,11 @@ export class BlobStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     }
+  }
+
+  async touch(key: string, mtimeMs: number): Promise<void> {
+    const at = new Date(mtimeMs);
+    await utimes(this.path(key), at, at);
   }
 
   async read(key: string): Promise<Buffer> {
@@ -491,6 +529,9 @@ export class BlobStore {
     this.contentDirs.add(dir);
   }
 }
+
+/** The filesystem store under its old name: `new BlobStore(dir)` is the filesystem one. */
+export const BlobStore = FsBlobStore;
 
 function readRangeSync(path: string, range: { start: number; length: number }, key: string): Buffer {
   const fd = openSync(path, 'r');

@@ -106,6 +106,19 @@ export function decodeSpoolIndex(json: Buffer, fileSize: number): SpoolIndexEntr
   });
 }
 
+/** A manifest stored on its own (the PostgreSQL spool's JSON column); throws SpoolCorruptError when it is not sound. */
+export function parseSpoolManifest(json: string, id: string): SpoolManifest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw new SpoolCorruptError('the manifest is not JSON');
+  }
+  const m = checkManifest(parsed, id);
+  if (m.msgid !== id) throw new SpoolCorruptError(`the manifest of ${id} names another message`);
+  return m;
+}
+
 function checkManifest(raw: unknown, id: string): SpoolManifest {
   const m = raw as Partial<SpoolManifest> | undefined;
   const ok =

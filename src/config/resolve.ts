@@ -33,6 +33,14 @@ export function resolveConfig(
   const dataDir = ctx.dataDirOverride ? resolve(ctx.dataDirOverride) : abs(raw.store.data_dir ?? '.data');
   const hostname = raw.smtp.hostname;
 
+  if (raw.blobs.backend === 'postgres' && !/^postgres(ql)?:\/\//.test(raw.store.url ?? '')) {
+    issues.push({
+      kind: 'invalid',
+      path: 'blobs.backend',
+      message: '"postgres" keeps the blobs in the store\'s database: store.url must be a "postgres://" URL',
+    });
+  }
+
   const listeners = resolveListeners(raw.smtp.listeners);
   const seen = new Map<string, number>();
   listeners.forEach((l, i) => {
@@ -176,6 +184,7 @@ export function resolveConfig(
     pind: { ...raw.pind, data_dir: abs(raw.pind.data_dir ?? join(dataDir, 'pind')) },
     serve: raw.serve,
     store: { url: resolveStoreUrl(raw.store.url, dataDir, abs), data_dir: dataDir },
+    blobs: raw.blobs,
     redis: {
       ...raw.redis,
       url: redisUrl,
@@ -186,6 +195,7 @@ export function resolveConfig(
     dns: raw.dns,
     tls: { extra_ca_file: extraCaFile },
     limits: raw.limits,
+    spam: { ...raw.spam, password_file: opt(raw.spam.password_file) },
   };
   return { config, issues };
 }

@@ -10,6 +10,7 @@ import { imapSchema, pop3Schema } from './sections/mail-access.ts';
 import { mailHostsSchema } from './sections/mail-hosts.ts';
 import { pindSchema } from './sections/pind.ts';
 import {
+  blobsSchema,
   dnsSchema,
   logSchema,
   redisSchema,
@@ -18,6 +19,7 @@ import {
   tlsSchema,
 } from './sections/runtime.ts';
 import { smtpSchema } from './sections/smtp.ts';
+import { spamSchema } from './sections/spam.ts';
 import { spoolerSchema } from './sections/spooler.ts';
 
 const section = <T extends z.ZodType>(schema: T) => schema.prefault({} as z.input<T>);
@@ -35,11 +37,13 @@ export const configSchema = z.strictObject({
   pind: section(pindSchema),
   serve: section(serveSchema),
   store: section(storeSchema),
+  blobs: section(blobsSchema),
   redis: section(redisSchema),
   log: section(logSchema),
   dns: section(dnsSchema),
   tls: section(tlsSchema),
   limits: section(limitsSchema),
+  spam: section(spamSchema),
 });
 
 export type ConfigInput = z.output<typeof configSchema>;

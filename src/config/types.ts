@@ -251,6 +251,12 @@ export interface StoreConfig {
   data_dir: string;
 }
 
+/** `[blobs]`: where the spool and the content blobs live. */
+export interface BlobsConfig {
+  /** `fs` (under data_dir/blobs, the default) or `postgres` (the store's database; [store] url must be PostgreSQL). */
+  backend: 'fs' | 'postgres';
+}
+
 /** `[redis] sentinels` & co.: the deployment's Redis is found through Redis Sentinel. */
 export interface RedisSentinelConfig {
   /** `host:port` of each sentinel (port 26379 when omitted). */
@@ -313,6 +319,19 @@ export interface LimitsConfig {
   balance_check_secs: number;
 }
 
+/** `[spam]`: rspamd at the MX (src/spam/, docs/inbound.md "Spam"). */
+export interface SpamConfig {
+  enabled: boolean;
+  rspamd_url: string;
+  /** Absolute; the controller password. */
+  password_file?: string;
+  timeout_ms: number;
+  on_error: 'accept' | 'defer';
+  max_scan_bytes: number;
+  publish_junk: boolean;
+  scan_submission: boolean;
+}
+
 export interface Config {
   smtp: SmtpConfig;
   spooler: SpoolerConfig;
@@ -326,9 +345,12 @@ export interface Config {
   pind: PindConfig;
   serve: ServeConfig;
   store: StoreConfig;
+  /** Absent in hand-made configs: the filesystem. */
+  blobs?: BlobsConfig;
   redis: RedisConfig;
   log: LogConfig;
   dns: DnsConfig;
   tls: TlsConfig;
   limits: LimitsConfig;
+  spam: SpamConfig;
 }

@@ -28,6 +28,7 @@ import { bootstrapChain } from './bootstrap-chain.ts';
 import { type DevChild, startDevChild } from './child-process.ts';
 import { applyAddresses, DEV_DOMAIN, ensureDevConfig, writeDevConfig, zeroPorts } from './dev-config.ts';
 import { ensureRedis } from './redis.ts';
+import { type DevRspamd, findRspamd, startRspamd } from './rspamd.ts';
 
 export { DEV_DOMAIN, DEV_HOSTNAME } from './dev-config.ts';
 /** Lamports per stamp the postage test wallet asks of first-contact senders (0.0001 SOL). */
@@ -71,6 +72,12 @@ export interface DevStackOptions {
    * processes (what `sealpost dev` does), instead of in this process.
    */
   childProcesses?: boolean;
+  /**
+   * Start a private rspamd (src/dev/rspamd.ts) and scan MX mail with it
+   * when the binary is installed and the config has no `[spam]` of its own
+   * (default true); false: never.
+   */
+  rspamd?: boolean;
   /** A logger, or how to make one from the loaded config (so `[log] level` applies). */
   logger: Logger | ((config: Config) => Logger);
 }
@@ -83,6 +90,8 @@ export interface DevSummary {
   chain: { rpc_url: string; ws_url: string };
   /** prefix: the key prefix of this stack's queues (each data directory has its own). */
   redis: { url: string; started_here: boolean; prefix: string };
+  /** The content filter: the private rspamd dev started, the config's own, or none (`enabled: false`). */
+  spam: { enabled: boolean; rspamd_url?: string; started_here: boolean };
   store: { url: string };
   keys: { authority: string; delegate: string; credential_key: string; admin_token: string };
   authority: string;
@@ -158,6 +167,25 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     });
     closers.push(redis.close);
     if (redis.started) log.info({ url: redis.url }, 'started a private redis-server');
+
+    // A private rspamd when installed (as Redis above), unless [spam] is the config's own.
+    let rspamd: DevRspamd | undefined;
+    if (!config.spam.enabled && opts.rspamd !== false) {
+      const binary = findRspamd();
+      if (binary) {
+        rspamd = await startRspamd({ dir: join(dataDir, 'rspamd'), binary });
+        closers.push(rspamd.close);
+        config.spam = {
+          ...config.spam,
+          enabled: true,
+          rspamd_url: rspamd.url,
+          password_file: rspamd.passwordFile,
+        };
+        log.info({ url: rspamd.url, pid: rspamd.pid }, 'started a private rspamd: MX mail is scanned');
+      } else {
+        log.info('rspamd is not installed: MX mail is not scanned for spam (Debian: apt-get install rspamd)');
+      }
+    }
 
     // The accounts store: created and migrated now, so every later component finds it ready.
     const store = await openStore({ url: config.store.url, dataDir });
@@ -317,6 +345,11 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       domain: DEV_DOMAIN,
       chain: { rpc_url: devnet.rpcUrl, ws_url: devnet.wsUrl },
       redis: { url: redis.url, started_here: redis.started, prefix: config.redis.prefix },
+      spam: {
+        enabled: config.spam.enabled,
+        ...(config.spam.enabled ? { rspamd_url: config.spam.rspamd_url } : {}),
+        started_here: Boolean(rspamd),
+      },
       store: { url: config.store.url },
       keys: {
         authority: join(keysDir, 'authority.json'),
@@ -340,6 +373,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         },
         { name: external ? 'chain WebSocket (external)' : 'devnet (WebSocket)', url: devnet.wsUrl },
         { name: 'redis', url: redis.url },
+        ...(config.spam.enabled ? [{ name: 'rspamd (spam filter)', url: config.spam.rspamd_url }] : []),
         { name: 'pind (pin surface)', url: pind.pinUrl },
         { name: 'pind (IPFS gateway)', url: pind.gatewayUrl },
         ...(apiUrl

@@ -6,6 +6,8 @@
 // Authentication-Results field that claims our authserv-id (RFC 8601 §5).
 // The body is never touched.
 
+import { type SpamFact, spamFields } from '../spam/filter.ts';
+
 /** What the MX saw of the SMTP session, carried in each delivery job. */
 export interface MxTrace {
   /** The EHLO/HELO argument as the client gave it. */
@@ -24,6 +26,8 @@ export interface MxTrace {
   authResults: string;
   /** The MAIL FROM domain when SPF passed for it (the attested-sender check needs it). */
   spfPassDomain?: string;
+  /** rspamd's verdict when the message was scanned and flagged (src/spam/filter.ts): X-Spam-* fields, Junk. */
+  spam?: SpamFact;
 }
 
 /** An envelope sender `<wallet>@<domain>` whose domain authority attested that wallet on chain. */
@@ -134,7 +138,12 @@ export function authservIdOf(value: string): string {
  * in a received message is forged (RFC 8601 §5). Returns the message and the
  * count removed; the bytes are returned as they were when none is found.
  */
-export function withoutOwnAuthResults(raw: Buffer, authservId: string): { message: Buffer; removed: number } {
+export function withoutOwnAuthResults(
+  raw: Buffer,
+  authservId: string,
+  /** Also removes every field with a name this matches (lowercased), e.g. incoming X-Spam-* under ours. */
+  alsoDrop?: RegExp,
+): { message: Buffer; removed: number } {
   // A message that starts with the empty line has no header fields at all.
   if (raw[0] === 0x0d && raw[1] === 0x0a) return { message: raw, removed: 0 };
   const blank = raw.indexOf('\r\n\r\n');
@@ -152,7 +161,9 @@ export function withoutOwnAuthResults(raw: Buffer, authservId: string): { messag
     if (!continuation) {
       const colon = line.indexOf(':');
       const name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : '';
-      dropping = name === 'authentication-results' && authservIdOf(fieldValue(lines, n, colon)) === ours;
+      dropping =
+        (name === 'authentication-results' && authservIdOf(fieldValue(lines, n, colon)) === ours) ||
+        alsoDrop?.test(name) === true;
       if (dropping) removed++;
     }
     if (!dropping) kept.push(line);
@@ -189,13 +200,15 @@ export function deliveredMessage(
     attested?: AttestedSenderFact;
   },
 ): Buffer {
-  const { message } = withoutOwnAuthResults(raw, copy.hostname);
+  // A scanned message's X-Spam-* fields are ours alone: any the sender wrote go.
+  const { message } = withoutOwnAuthResults(raw, copy.hostname, copy.mx?.spam ? /^x-spam-/ : undefined);
   // Return-Path first (RFC 5321 §4.4), then our verdict above our Received
   // (the order of RFC 8601 appendix B).
   let fields = returnPathField(copy.envelopeFrom);
   if (copy.mx) {
     const attest = copy.attested ? `;\r\n ${attestResult(copy.attested)}` : '';
     fields += `Authentication-Results: ${copy.mx.authResults}${attest}\r\n`;
+    if (copy.mx.spam) fields += spamFields(copy.mx.spam, copy.hostname);
     fields += receivedField(copy.mx, {
       id: copy.id,
       recipient: copy.recipient,

@@ -12,6 +12,7 @@ import type {
   PipelineMetrics,
   SmtpMetrics,
   SmtpPhase,
+  SpamMetrics,
   StageName,
   UnconfirmedFailureReason,
 } from './types.ts';
@@ -29,7 +30,7 @@ export interface SealpostMetricsOptions {
   extra?: MetricsRegistry[];
 }
 
-export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
+export class SealpostMetrics implements PipelineMetrics, SmtpMetrics, SpamMetrics {
   readonly registry = new Registry();
   private readonly extra: MetricsRegistry[];
   private readonly queueSources: QueueDepthSource[] = [];
@@ -44,6 +45,10 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
   private readonly queueReadErrors: Counter;
   private readonly unconfirmedFailures: Counter<'reason'>;
   private readonly awaitingProofGauge: Gauge;
+  private readonly spamScans: Counter<'direction' | 'action'>;
+  private readonly spamSeconds: Histogram;
+  private readonly spamErrors: Counter<'kind' | 'handled'>;
+  private readonly spamSkips: Counter<'why'>;
   /** Jobs of this process waiting for an expiry proof (the gauge is their number). */
   private readonly awaiting = new Set<string>();
 
@@ -61,6 +66,30 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
       name: 'sealpost_smtp_session_errors_total',
       help: 'Per-session error limits by listener: error replies (action=error), commands delayed after the soft limit (delayed), sessions closed at the hard limit (closed).',
       labelNames: ['listener', 'action'],
+      registers,
+    });
+    this.spamScans = new Counter({
+      name: 'sealpost_spam_scans_total',
+      help: 'Messages rspamd scored, by direction (inbound MX, outbound submission) and rspamd action.',
+      labelNames: ['direction', 'action'],
+      registers,
+    });
+    this.spamSeconds = new Histogram({
+      name: 'sealpost_spam_scan_seconds',
+      help: 'How long one rspamd /checkv2 took.',
+      buckets: STAGE_BUCKETS,
+      registers,
+    });
+    this.spamErrors = new Counter({
+      name: 'sealpost_spam_scan_errors_total',
+      help: 'Scans that failed (kind: unreachable, timeout, status, garbage) and what [spam] on_error did (accept, defer).',
+      labelNames: ['kind', 'handled'],
+      registers,
+    });
+    this.spamSkips = new Counter({
+      name: 'sealpost_spam_scans_skipped_total',
+      help: 'Messages not scanned by rule (why=too-big: over [spam] max_scan_bytes).',
+      labelNames: ['why'],
       registers,
     });
     this.mxAccept = new Histogram({
@@ -150,6 +179,19 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics {
 
   sessionError(listener: string, action: 'error' | 'delayed' | 'closed'): void {
     this.sessionErrors.inc({ listener, action });
+  }
+
+  spamScanned(direction: 'inbound' | 'outbound', action: string, seconds: number): void {
+    this.spamScans.inc({ direction, action });
+    this.spamSeconds.observe(seconds);
+  }
+
+  spamError(kind: string, handled: 'accept' | 'defer'): void {
+    this.spamErrors.inc({ kind, handled });
+  }
+
+  spamSkipped(why: 'too-big'): void {
+    this.spamSkips.inc({ why });
   }
 
   accepted(seconds: number): void {

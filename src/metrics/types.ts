@@ -37,6 +37,16 @@ export interface SmtpMetrics {
   sessionError(listener: string, action: 'error' | 'delayed' | 'closed'): void;
 }
 
+/** The MX's content scans (src/spam/filter.ts). */
+export interface SpamMetrics {
+  /** A scan rspamd answered: its action and how long it took. */
+  spamScanned(direction: 'inbound' | 'outbound', action: string, seconds: number): void;
+  /** A scan that failed (unreachable, timeout, status, garbage) and what on_error did. */
+  spamError(kind: string, handled: 'accept' | 'defer'): void;
+  /** A message not scanned by rule (too-big: over `[spam] max_scan_bytes`). */
+  spamSkipped(why: 'too-big'): void;
+}
+
 /** Runs one stage and reports its duration or its failure. */
 export async function timeStage<T>(
   metrics: PipelineMetrics | undefined,

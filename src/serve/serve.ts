@@ -3,7 +3,6 @@
 // pipeline workers in one process; worker runs only the workers, so an
 // operator can scale them out against the same Redis and store.
 
-import { join } from 'node:path';
 import type { Keypair } from '@solana/web3.js';
 import { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -21,7 +20,8 @@ import { readAdminTokenFile } from '../api/auth/admin-auth.ts';
 import { mailRoutesFromConfig } from '../api/routes/mail.ts';
 import { marketRoutes } from '../api/routes/market.ts';
 import { startApiServer } from '../api/server.ts';
-import { BlobStore } from '../blobs/blob-store.ts';
+import type { BlobStore } from '../blobs/blob-store.ts';
+import { openBlobStore } from '../blobs/open-blob-store.ts';
 import { blobSweepGraceMs } from '../blobs/orphan-sweep.ts';
 import { createConnection } from '../chain-rpc.ts';
 import type { Config, SmtpListener } from '../config/index.ts';
@@ -55,6 +55,7 @@ import { resolveRecipient } from '../smtp/recipients.ts';
 import { replicationOf } from '../smtp/replication.ts';
 import { reverseNameLookup } from '../smtp/reverse-name.ts';
 import { SenderAuth, type SenderEvaluation } from '../smtp/sender-auth.ts';
+import { spamFilterFromConfig } from '../spam/from-config.ts';
 import {
   AccountsRepo,
   IntentsRepo,
@@ -221,7 +222,8 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     const { authority, credentialKey } = loadServeKeys(config);
     const store = await openStore({ url: config.store.url, dataDir: config.store.data_dir });
     closers.push(() => store.close());
-    const blobs = new BlobStore(join(config.store.data_dir, 'blobs'));
+    // [blobs] backend: the filesystem under the data directory, or the store's PostgreSQL.
+    const blobs = openBlobStore(config, store);
     const connection = createConnection(config.chain.rpc_url, {
       commitment: config.chain.commitment,
       wsUrl: config.chain.ws_url,
@@ -380,6 +382,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         metrics,
       });
       closers.push(async () => cost.stop());
+      const spam = spamFilterFromConfig(config.spam, log, prometheus);
       const senderAuth = new SenderAuth({
         mode: config.smtp.sender_auth,
         mta: config.smtp.hostname,
@@ -443,6 +446,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           costGuard: cost.guard,
           metrics: prometheus,
           errorLimits: errorLimitsFromConfig(config.smtp),
+          spam,
           connectionRate: {
             limiter: connectionLimiter,
             prefix,

@@ -239,7 +239,8 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
     // all queued or none, and on failure its spool name is already removed.
     await groupCommitOf(deps).commit({ blobs: deps.blobs, id: input.msgid, draft, manifest, flows });
   } catch (err) {
-    throw err instanceof GroupCommitError && err.step === 'spool'
+    // A PostgreSQL spool that failed is an outage, not a full disk: 451, like a Redis one.
+    throw err instanceof GroupCommitError && err.step === 'spool' && deps.blobs.backend !== 'postgres'
       ? new StorageFailedReply(err)
       : replies.queueUnavailable();
   }

@@ -11,6 +11,7 @@ import type { Logger } from '../log.ts';
 import { newMessageId, withContext } from '../log.ts';
 import { noAuthResults } from '../mail/trace.ts';
 import type { SmtpMetrics, SmtpPhase } from '../metrics/types.ts';
+import type { SpamFact, SpamFilter } from '../spam/filter.ts';
 import { type AcceptDeps, acceptMessage, ClientGoneError, StorageFailedReply } from './accept.ts';
 import type { ChainView } from './chain-view.ts';
 import { refuseDsnParams } from './dsn-params.ts';
@@ -57,6 +58,8 @@ export interface MxOptions {
   metrics?: SmtpMetrics;
   /** `[smtp] soft_error_limit` / `hard_error_limit` / `error_sleep_ms` (./error-limit.ts); absent: none. */
   errorLimits?: ErrorLimits;
+  /** `[spam]`: rspamd's verdict on the received bytes before the 250 (src/spam/filter.ts); absent: none. */
+  spam?: SpamFilter;
   now?: () => number;
 }
 
@@ -74,6 +77,8 @@ interface SessionState {
   authResults?: string;
   /** Cost-guard units held for this transaction's recipients: kept by the 250, refunded otherwise. */
   reservations?: Reservation[];
+  /** rspamd's verdict on a flagged message (Junk), carried by its delivery jobs. */
+  spam?: SpamFact;
 }
 
 export async function startMx(opts: MxOptions): Promise<MxServer> {
@@ -254,14 +259,16 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
         recipients: s.recipients,
         remoteIp: session.remoteAddress,
         receivedAt: now(),
-        verify: dmarcCheck(session, s, from),
-        trace: async () =>
-          sessionTrace(session, {
+        verify: messageChecks(session, s, from),
+        trace: async () => ({
+          ...sessionTrace(session, {
             by: opts.hostname,
             reverseName: await reverseNames.get(session),
             authResults: s.authResults ?? noAuthResults(opts.hostname),
             spfPassDomain: s.spf?.result === 'pass' ? s.spf.domain : undefined,
           }),
+          ...(s.spam ? { spam: s.spam } : {}),
+        }),
         // Stopping early (too big, disk error) must not destroy the SMTP data
         // stream: it has to run to the end of DATA before the reply is sent.
         source: checkedChunks(stream.iterator({ destroyOnReturn: false })),
@@ -269,7 +276,8 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
       })
         .then(({ size }) => {
           if (stream.sizeExceeded) throw replies.tooBig(opts.maxMessageBytes);
-          mlog.info({ from, rcpts: s.recipients.map((r) => r.address), size }, 'message accepted');
+          const spam = s.spam ? { spam: s.spam.action, score: s.spam.score, junk: s.spam.junk } : {};
+          mlog.info({ from, rcpts: s.recipients.map((r) => r.address), size, ...spam }, 'message accepted');
           // The 250 commits the cost-guard units taken at RCPT.
           s.reservations = undefined;
           callback(null, `2.0.0 Ok: queued as ${s.msgid}`);
@@ -325,6 +333,36 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
       mailFrom: input.mailFrom,
       ...rest,
     });
+  }
+
+  /**
+   * The checks on the received bytes before any job is queued: DKIM/DMARC
+   * (below) and the spam scan, run side by side; a DMARC refusal is answered
+   * before a spam verdict. Neither runs inside the group commit.
+   */
+  function messageChecks(session: SMTPServerSession, s: SessionState, from: string) {
+    const dmarc = dmarcCheck(session, s, from);
+    const filter = opts.spam;
+    if (!filter) return dmarc;
+    return async (message: Buffer) => {
+      const scan = (async () => {
+        const cipher = sessionTrace(session, { by: opts.hostname, authResults: '' }).tls;
+        const decision = await filter.decide({
+          message,
+          ip: session.remoteAddress,
+          helo: session.hostNameAppearsAs || undefined,
+          hostname: await reverseNames.get(session),
+          from,
+          rcpts: s.recipients.map((r) => r.address),
+          queueId: s.msgid,
+          ...(cipher ? { tls: cipher } : {}),
+        });
+        if (decision.kind === 'junk') s.spam = decision.fact;
+      })();
+      const [d, sp] = await Promise.allSettled([dmarc ? dmarc(message) : Promise.resolve(), scan]);
+      if (d.status === 'rejected') throw d.reason;
+      if (sp.status === 'rejected') throw sp.reason;
+    };
   }
 
   /**

@@ -39,7 +39,7 @@ export interface DeliveryIntent {
   record: IntentRecord | null;
   updatedAt: number;
   finishedAt: number | null;
-  outcome: 'stored' | 'bounced' | null;
+  outcome: 'stored' | 'bounced' | 'deleted' | null;
 }
 
 /** `<msgid>.<i>` → its parts (the index is after the last dot). */
@@ -156,8 +156,11 @@ export class IntentsRepo {
     return Number(row?.n ?? 0);
   }
 
-  /** Marks a copy finished (bounced for good, or stored outside MessagesRepo); made when absent. */
-  async markFinished(copyId: string, outcome: 'stored' | 'bounced'): Promise<void> {
+  /**
+   * Marks a copy finished (bounced for good, stored outside MessagesRepo, or
+   * deleted from the queue by the operator); made when absent.
+   */
+  async markFinished(copyId: string, outcome: 'stored' | 'bounced' | 'deleted'): Promise<void> {
     const { msgid, rcptIndex } = splitCopyId(copyId);
     const at = this.now();
     await this.db

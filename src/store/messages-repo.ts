@@ -55,6 +55,8 @@ export interface DeliveredCopy {
   publishedByUs: boolean;
   /** Wraps for operator-kept readers (base64), stored in the same transaction. */
   wraps?: { readerId: string; wrap: string }[];
+  /** The folder it is filed in (default INBOX; `Junk` for mail rspamd flagged), created when missing. */
+  folder?: string;
 }
 
 export interface ReaderWrap {
@@ -234,6 +236,7 @@ export class MessagesRepo {
       .executeTakeFirst();
     if (existing) return { created: false, message: toMessage(existing) };
     const at = this.now();
+    const folder = copy.folder ?? INBOX;
     const takeUid = (where: { id: string } | { wallet: string }) => {
       let q = trx
         .updateTable('mailboxes')
@@ -241,7 +244,7 @@ export class MessagesRepo {
       q =
         'id' in where
           ? q.where('id', '=', where.id)
-          : q.where('wallet', '=', where.wallet).where('name', '=', INBOX);
+          : q.where('wallet', '=', where.wallet).where('name', '=', folder);
       return q.returning(['id', 'uid_next', 'highest_modseq']).executeTakeFirst();
     };
     let bumped = await takeUid({ wallet: copy.wallet });
@@ -260,7 +263,8 @@ export class MessagesRepo {
         })
         .onConflict((oc) => oc.column('wallet').doNothing())
         .execute();
-      const mailbox = await this.ensureMailboxIn(trx, copy.wallet, INBOX);
+      if (folder !== INBOX) await this.ensureMailboxIn(trx, copy.wallet, INBOX);
+      const mailbox = await this.ensureMailboxIn(trx, copy.wallet, folder);
       bumped = await takeUid({ id: mailbox.id });
       if (!bumped) throw new Error(`no mailbox ${mailbox.id}`);
     }

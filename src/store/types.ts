@@ -250,7 +250,7 @@ export interface DeliveryIntentsTable {
   updated_at: number;
   /** Set once the copy is done: stored (its message row exists) or bounced for good. */
   finished_at: number | null;
-  outcome: 'stored' | 'bounced' | null;
+  outcome: 'stored' | 'bounced' | 'deleted' | null;
 }
 
 export interface Database {

@@ -12,7 +12,7 @@ import { FlowProducer } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
-import { BlobStore } from '../../src/blobs/blob-store.ts';
+import { FsBlobStore } from '../../src/blobs/blob-store.ts';
 import { CostGuard, type PublicationLimits } from '../../src/limits/cost-guard.ts';
 import { SealpostMetrics } from '../../src/metrics/index.ts';
 import { ChainView } from '../../src/smtp/chain-view.ts';
@@ -55,7 +55,7 @@ export interface MxRig {
   redis: Redis;
   /** The FlowProducer's own connection (disconnect it to take Redis away from acceptance only). */
   flowRedis: Redis;
-  blobs: BlobStore;
+  blobs: FsBlobStore;
   prefix: string;
 }
 
@@ -86,7 +86,7 @@ export async function startMxRig(
   });
   flowRedis.on('error', () => {});
   const flow = new FlowProducer({ connection: flowRedis, prefix });
-  const blobs = new BlobStore(opts.blobDir ?? join(tempDir(), 'blobs'));
+  const blobs = new FsBlobStore(opts.blobDir ?? join(tempDir(), 'blobs'));
   const off = { limit: 0, windowMs: 3_600_000 };
   const guard = new CostGuard({
     redis,

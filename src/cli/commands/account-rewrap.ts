@@ -14,9 +14,8 @@
 // wrap. A crash in between leaves messages renumbered but still hidden, and
 // running the command again finishes them.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Command } from 'commander';
-import { BlobStore } from '../../blobs/blob-store.ts';
+import { openBlobStore } from '../../blobs/open-blob-store.ts';
 import { KeypairFileError, readKeypairFile } from '../../keys/keypair-file.ts';
 import { getReaderKey } from '../../reader-keys/index.ts';
 import {
@@ -106,7 +105,7 @@ export async function rewrapAccount(opts: RewrapOptions): Promise<RewrapResult> 
           '(`sealpost account password`); nothing was changed',
       );
     }
-    const blobs = new BlobStore(join(config.store.data_dir, 'blobs'));
+    const blobs = openBlobStore(config, store);
     const messages = new MessagesRepo(store.db);
     const pending: { message: StoredMessage; wrap: string }[] = [];
     const result: RewrapResult = { missing: 0, rewrapped: 0, unopened: [] };

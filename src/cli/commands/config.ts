@@ -1,7 +1,9 @@
 // `sealpost config check|show`: validate a config file the way every server
 // command does at start, or print it with all defaults filled in.
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { renderConfigToml } from '../../config/index.ts';
+import { nonDefaultConfig, renderNonDefault } from '../../config/non-default.ts';
 import { addServerOptions, EXIT_FAILURE, loadCliConfig } from '../common.ts';
 import { checkConfigFiles, findingLine } from './config-files.ts';
 
@@ -53,12 +55,25 @@ export function register(program: Command): void {
   addServerOptions(
     config.command('show').description('print the effective configuration as TOML, every default filled in'),
     { listen: false },
-  ).action((opts: Opts) => {
-    const { config: effective, configFile } = loadCliConfig(opts);
-    process.stdout.write(
-      renderConfigToml(effective, {
-        header: [`Effective configuration from ${configFile ?? 'built-in defaults'}; keys: docs/config.md`],
-      }),
-    );
-  });
+  )
+    .option('--non-default', "only the keys that differ from their defaults (Postfix's postconf -n)")
+    .action((opts: Opts & { nonDefault?: boolean }) => {
+      const { config: effective, configFile } = loadCliConfig(opts);
+      if (opts.nonDefault) {
+        const sections = nonDefaultConfig(effective, {
+          configDir: configFile ? dirname(resolve(configFile)) : process.cwd(),
+        });
+        process.stdout.write(
+          renderNonDefault(sections, [
+            `Keys that differ from their defaults in ${configFile ?? 'built-in defaults'}; keys: docs/config.md`,
+          ]),
+        );
+        return;
+      }
+      process.stdout.write(
+        renderConfigToml(effective, {
+          header: [`Effective configuration from ${configFile ?? 'built-in defaults'}; keys: docs/config.md`],
+        }),
+      );
+    });
 }

@@ -29,6 +29,7 @@ export const commandEntries: CommandEntry[] = [
   { names: ['admin'], load: () => import('./admin.ts') },
   { names: ['queue'], load: () => import('./queue.ts') },
   { names: ['spooler'], load: () => import('./spooler.ts') },
+  { names: ['blobs'], load: () => import('./blobs.ts') },
   { names: ['config'], load: () => import('./config.ts') },
   { names: ['program'], load: () => import('./program.ts') },
   { names: ['beacon'], load: () => import('./beacon.ts') },

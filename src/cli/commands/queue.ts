@@ -1,9 +1,10 @@
-// `sealpost queue list|show|retry|delete`: the mail queues of a running
+// `sealpost queue list|show|retry|delete|hold|release|summary|reconcile`: the mail queues of a running
 // deployment, read and steered through the Redis named in the config with
 // BullMQ's own API. "inbound" is the pipeline's deliver queue (one job per
 // recipient copy); "outbound" is the spooler's intake (whole messages, split
 // within moments) and its per-domain delivery jobs, which carry the
 // per-recipient state and the last deferral reason (docs/operations.md, Queue).
+
 import { join } from 'node:path';
 import { type Job, Queue } from 'bullmq';
 import { type Command, InvalidArgumentError } from 'commander';
@@ -20,17 +21,20 @@ import { RECONCILE_GRACE_MS, type ReconcileResult, reconcileSpool } from '../../
 import { queueDsn, wantsDsn } from '../../../spooler/dsn-out.ts';
 import { type DomainJobData, QUEUE_SPOOLER_DELIVER } from '../../../spooler/jobs.ts';
 import { BlobStore } from '../../blobs/blob-store.ts';
+import { openBlobStore } from '../../blobs/open-blob-store.ts';
 import type { Config } from '../../config/types.ts';
+import { heldField, heldKey, readHolds } from '../../queue/hold.ts';
 import { openStore } from '../../store/index.ts';
 import { CliError, CONFIG_OPTION_HELP, loadCliConfig } from '../common.ts';
 import { connectCliRedis } from '../redis-connect.ts';
+import { registerQueueTools, showMessage } from './queue-tools.ts';
 
-type Which = 'inbound' | 'outbound' | 'all';
+export type Which = 'inbound' | 'outbound' | 'all';
 const WHICH = ['inbound', 'outbound', 'all'] as const;
 /** Every state a job waits in; completed jobs have left the queue. */
 const QUEUED_STATES = ['active', 'wait', 'prioritized', 'delayed', 'waiting-children', 'failed'] as const;
 
-interface QueueRef {
+export interface QueueRef {
   name: string;
   side: 'inbound' | 'outbound';
 }
@@ -41,7 +45,7 @@ const QUEUE_REFS: QueueRef[] = [
   { name: QUEUE_SPOOLER_DELIVER, side: 'outbound' },
 ];
 
-function parseWhich(value: string): Which {
+export function parseWhich(value: string): Which {
   if (!(WHICH as readonly string[]).includes(value)) {
     throw new InvalidArgumentError(`expected one of ${WHICH.join(', ')}, got "${value}"`);
   }
@@ -51,7 +55,7 @@ function parseWhich(value: string): Which {
 type AnyJob = Job;
 type AnyQueue = Queue;
 
-interface Session {
+export interface Session {
   redis: Redis;
   queues: { ref: QueueRef; queue: AnyQueue }[];
   config: Config;
@@ -77,7 +81,7 @@ async function open(opts: { config?: string; queue?: Which; dataDir?: string }):
   };
 }
 
-async function withSession<T>(
+export async function withSession<T>(
   opts: { config?: string; queue?: Which; dataDir?: string },
   fn: (s: Session) => Promise<T>,
 ) {
@@ -110,7 +114,7 @@ export interface QueueRow {
   unconfirmed: boolean;
 }
 
-function isDomainJob(ref: QueueRef): boolean {
+export function isDomainJob(ref: QueueRef): boolean {
   return ref.name === QUEUE_SPOOLER_DELIVER;
 }
 
@@ -143,7 +147,7 @@ function lastReasonOf(ref: QueueRef, job: AnyJob): string | null {
   return job.failedReason ? job.failedReason : null;
 }
 
-function rowOf(ref: QueueRef, job: AnyJob, state: string, now: number): QueueRow {
+export function rowOf(ref: QueueRef, job: AnyJob, state: string, now: number): QueueRow {
   let msgid: string;
   let from: string;
   let recipients: string[];
@@ -190,13 +194,23 @@ function rowOf(ref: QueueRef, job: AnyJob, state: string, now: number): QueueRow
   };
 }
 
-async function listRows(s: Session): Promise<QueueRow[]> {
+export async function listRows(s: Session): Promise<QueueRow[]> {
   const now = Date.now();
   const rows: QueueRow[] = [];
+  // Held jobs (sealpost queue hold, src/queue/hold.ts) are listed as `held`, with no next attempt.
+  const holds = await readHolds(s.redis, s.config.redis.prefix);
   for (const { ref, queue } of s.queues) {
     for (const state of QUEUED_STATES) {
       const jobs = await queue.getJobs([state], 0, -1, true);
-      for (const job of jobs) if (job) rows.push(rowOf(ref, job, state, now));
+      for (const job of jobs) {
+        if (!job) continue;
+        const row = rowOf(ref, job, state, now);
+        if (holds.has(heldField(ref.name, row.id))) {
+          row.state = 'held';
+          row.nextAttemptAt = null;
+        }
+        rows.push(row);
+      }
     }
   }
   return rows.sort((a, b) => a.createdAt - b.createdAt);
@@ -237,7 +251,7 @@ function table(rows: QueueRow[]): string {
   return `${[line(head), ...body.map(line)].join('\n')}\n`;
 }
 
-async function findJob(
+export async function findJob(
   s: Session,
   id: string,
 ): Promise<{ ref: QueueRef; queue: AnyQueue; job: AnyJob; state: string }> {
@@ -246,7 +260,8 @@ async function findJob(
     if (!job) continue;
     const state = await job.getState();
     if (state === 'completed' || state === 'unknown') continue;
-    return { ref, queue, job, state };
+    const held = (await s.redis.hexists(heldKey(s.config.redis.prefix), heldField(ref.name, id))) === 1;
+    return { ref, queue, job, state: held ? 'held' : state };
   }
   throw new CliError(`no queued message with id "${id}" (sealpost queue list shows the ids)`);
 }
@@ -389,7 +404,7 @@ function showText(v: ReturnType<typeof showOf>): string {
 }
 
 /** Runs now: a delayed job is promoted, a failed one retried; others are already waiting or running. */
-async function retryJob(job: AnyJob, state: string): Promise<'promoted' | 'retried' | 'waiting'> {
+export async function retryJob(job: AnyJob, state: string): Promise<'promoted' | 'retried' | 'waiting'> {
   if (state === 'delayed') {
     await job.promote();
     return 'promoted';
@@ -413,7 +428,7 @@ async function retryJob(job: AnyJob, state: string): Promise<'promoted' | 'retri
 const OPERATOR_DELETED = 'deleted from the queue by the operator';
 
 /** The failure DSN for a dropped job, through the spooler's (outbound) or the pipeline's (inbound) DSN path. */
-async function bounceDropped(s: Session, ref: QueueRef, job: AnyJob, state: string): Promise<string> {
+export async function bounceDropped(s: Session, ref: QueueRef, job: AnyJob, state: string): Promise<string> {
   if (ref.name === QUEUE_DELIVER && state === 'failed') {
     // The pipeline bounced it when it failed, unless a sent SendMail was still unconfirmed.
     const failed = job.data as DeliverJobData;
@@ -421,7 +436,14 @@ async function bounceDropped(s: Session, ref: QueueRef, job: AnyJob, state: stri
     if (!submit || submit.confirmed || failed.finalFailure?.dsn === 'queued')
       return 'no DSN: the pipeline bounced it when it failed';
   }
-  const blobs = new BlobStore(join(s.config.store.data_dir, 'blobs'));
+  // The spool and sealed bodies may live in PostgreSQL ([blobs] backend): the DSN reads them from there.
+  const pgStore =
+    s.config.blobs?.backend === 'postgres'
+      ? await openStore({ url: s.config.store.url, dataDir: s.config.store.data_dir })
+      : null;
+  const blobs = pgStore
+    ? openBlobStore(s.config, pgStore)
+    : new BlobStore(join(s.config.store.data_dir, 'blobs'));
   const intake = new Queue<OutboundJobData>(QUEUE_OUTBOUND, {
     connection: s.redis,
     prefix: s.config.redis.prefix,
@@ -481,6 +503,7 @@ async function bounceDropped(s: Session, ref: QueueRef, job: AnyJob, state: stri
     return `failure DSN queued to <${d.from}>`;
   } finally {
     await intake.close();
+    await pgStore?.close();
   }
 }
 
@@ -504,6 +527,11 @@ Examples:
   $ sealpost queue show 'MSGID~example.org'
   $ sealpost queue retry --all
   $ sealpost queue delete 'MSGID~example.org' --bounce
+  $ sealpost queue hold --domain example.org
+  $ sealpost queue release --all
+  $ sealpost queue delete --msgid MSGID
+  $ sealpost queue show 'MSGID.0' --message
+  $ sealpost queue summary
   $ sealpost queue reconcile --dry-run
 `;
 
@@ -529,7 +557,9 @@ function reconcileText(r: ReconcileResult): string {
 export function register(program: Command): void {
   const queue = program
     .command('queue')
-    .description('list, inspect, retry or delete queued mail (inbound pipeline and outbound spooler)')
+    .description(
+      'list, inspect, retry, hold, release or delete queued mail (inbound pipeline and outbound spooler)',
+    )
     .addHelpText('after', HELP_AFTER);
 
   const withCommon = (cmd: Command) =>
@@ -562,7 +592,9 @@ export function register(program: Command): void {
       .description('everything about one queued job'),
   )
     .option('--json', 'print as JSON')
-    .action(async (id: string, opts: CommonOptions) => {
+    .option('--message', "the queued message itself, envelope, headers and body (as Postfix's postcat -q)")
+    .action(async (id: string, opts: CommonOptions & { message?: boolean }) => {
+      if (opts.message) return withSession(opts, (s) => showMessage(s, id, opts));
       const view = await withSession(opts, async (s) => {
         const { ref, job, state } = await findJob(s, id);
         return showOf(ref, job, state);
@@ -582,6 +614,7 @@ export function register(program: Command): void {
       await withSession(opts, async (s) => {
         if (id !== undefined) {
           const { job, state } = await findJob(s, id);
+          if (state === 'held') throw new CliError(`${id} is held; sealpost queue release ${id} first`);
           const done = await retryJob(job, state);
           process.stdout.write(
             done === 'waiting' ? `${id}: already ${state}; nothing to do\n` : `${id}: ${done}, runs now\n`,
@@ -589,10 +622,11 @@ export function register(program: Command): void {
           return;
         }
         let n = 0;
-        for (const { queue: q } of s.queues) {
+        const holds = await readHolds(s.redis, s.config.redis.prefix);
+        for (const { ref, queue: q } of s.queues) {
           for (const state of ['delayed', 'failed'] as const) {
             for (const job of await q.getJobs([state], 0, -1, true)) {
-              if (!job) continue;
+              if (!job || holds.has(heldField(ref.name, String(job.id)))) continue;
               await retryJob(job, state);
               n++;
             }
@@ -602,29 +636,8 @@ export function register(program: Command): void {
       });
     });
 
-  withCommon(
-    queue.command('delete').argument('<id>', 'job id (from queue list)').description('drop a queued job'),
-  )
-    .option('--bounce', 'also send the sender a failure DSN (never to the null sender)')
-    .action(async (id: string, opts: CommonOptions & { bounce?: boolean }) => {
-      await withSession(opts, async (s) => {
-        const { ref, job, state } = await findJob(s, id);
-        if (state === 'active') {
-          throw new CliError(`${id} is being tried right now; run the command again in a moment`);
-        }
-        const note = opts.bounce ? await bounceDropped(s, ref, job, state) : undefined;
-        await job.remove();
-        if (isDomainJob(ref)) {
-          const blobs = new BlobStore(join(s.config.store.data_dir, 'blobs'));
-          for (const key of (job.data as DomainJobData).removeBlobs ?? []) await blobs.delete(key);
-        } else if (ref.name === QUEUE_DELIVER && (job.data as DeliverJobData).removesSpool) {
-          // A one-recipient message has no spool-cleanup parent: its spool file goes with its only job.
-          const blobs = new BlobStore(join(s.config.store.data_dir, 'blobs'));
-          await blobs.delete((job.data as DeliverJobData).spoolKey);
-        }
-        process.stdout.write(`${id}: deleted${note ? `; ${note}` : ''}\n`);
-      });
-    });
+  // hold, release, delete (by id, selectors or message) and summary: ./queue-tools.ts.
+  registerQueueTools(queue, withCommon);
 
   queue
     .command('reconcile')
@@ -661,7 +674,7 @@ export function register(program: Command): void {
               return await reconcileSpool({
                 redis: s.redis,
                 prefix: s.config.redis.prefix,
-                blobs: new BlobStore(join(s.config.store.data_dir, 'blobs')),
+                blobs: openBlobStore(s.config, store),
                 db: store.db,
                 policy: { attempts: DELIVERY_ATTEMPTS, backoffMs: 2000 },
                 graceMs: opts.graceSecs * 1000,

@@ -5,7 +5,6 @@
 // `[tls] extra_ca_file`), mailto targets queued for the running spooler.
 // One line per report and target; exit 1 when any target failed. A report
 // sent before (by the daily job or an earlier run) is not sent again.
-import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type OutboundJobData, QUEUE_OUTBOUND } from '../../../delivery/jobs.ts';
@@ -13,7 +12,7 @@ import { createDkimSigner } from '../../../spooler/dkim-sign.ts';
 import { createSecureDns } from '../../../spooler/secure-dns.ts';
 import { redisSentLog, runTlsrptReports, type TlsrptRunSummary } from '../../../spooler/tlsrpt-daily.ts';
 import { DAY_MS } from '../../../spooler/tlsrpt-report.ts';
-import { BlobStore } from '../../blobs/blob-store.ts';
+import { openBlobStore } from '../../blobs/open-blob-store.ts';
 import { createLogger } from '../../log.ts';
 import { openStore } from '../../store/index.ts';
 import { readExtraCa } from '../../tls/extra-ca.ts';
@@ -75,7 +74,7 @@ async function sendReports(opts: TlsrptOptions): Promise<void> {
       {
         db: store.db,
         dns: createSecureDns({ servers: config.dns.resolvers, trusted: config.spooler.trusted_resolvers }),
-        blobs: new BlobStore(join(config.store.data_dir, 'blobs')),
+        blobs: openBlobStore(config, store),
         intake,
         config: config.spooler,
         dkim: createDkimSigner(config.spooler.dkim),

@@ -37,6 +37,13 @@ export const storeSchema = z.strictObject({
   data_dir: filePath().optional(),
 });
 
+// Where the spool and the content blobs live: the filesystem under data_dir
+// (the embedded default) or the store's PostgreSQL database (hosts without a
+// shared filesystem; needs [store] url to be PostgreSQL).
+export const blobsSchema = z.strictObject({
+  backend: oneOf(['fs', 'postgres'] as const).default('fs'),
+});
+
 /** The keys that only mean something with `sentinels` (the URL form carries its own). */
 export const SENTINEL_ONLY_KEYS = [
   'name',
@@ -140,6 +147,7 @@ export const tlsSchema = z.strictObject({
 
 export type ServeInput = z.output<typeof serveSchema>;
 export type StoreInput = z.output<typeof storeSchema>;
+export type BlobsInput = z.output<typeof blobsSchema>;
 export type RedisInput = z.output<typeof redisSchema>;
 export type LogInput = z.output<typeof logSchema>;
 export type DnsInput = z.output<typeof dnsSchema>;

@@ -13,6 +13,7 @@ import * as m0009 from './0009-pop3-dele.ts';
 import * as m0010 from './0010-program-index.ts';
 import * as m0011 from './0011-rent-recovery.ts';
 import * as m0012 from './0012-delivery-intents.ts';
+import * as m0013 from './0013-pg-blobs.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-accounts': m0001,
@@ -26,6 +27,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0010-program-index': m0010,
   '0011-rent-recovery': m0011,
   '0012-delivery-intents': m0012,
+  '0013-pg-blobs': m0013,
 };
 
 export class MigrationError extends Error {
