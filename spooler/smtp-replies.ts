@@ -30,6 +30,7 @@ export function statusOf(code: number, response: string): string {
   const m = /^\d{3}[ -](\d\.\d{1,3}\.\d{1,3})\b/.exec(response);
   if (m?.[1] && m[1][0] === String(code)[0]) return m[1];
   if (code >= 500) return '5.0.0';
+  if (code >= 200 && code < 400) return '2.0.0';
   return '4.0.0';
 }
 

@@ -251,6 +251,8 @@ describe('sealpost program deploy', () => {
     expect(r.chunksWritten).toBeLessThan(MAIL_CHUNKS);
     expect(r.chunksHeld + r.chunksWritten).toBe(MAIL_CHUNKS);
     expect(resumed.stderr).toContain(`${r.chunksWritten} of ${MAIL_CHUNKS} chunks to write`);
+    // A cost is never printed as a negative number (a refund larger than the spend is said in words).
+    expect(resumed.stderr).toMatch(/cost after refunds: +(\d+\.\d+ SOL|none; \d+\.\d+ SOL comes back)/);
     expect(r.transactions).toBe(r.chunksWritten + 1); // the writes and the deploy, no new buffer
     const verify = await sealpost(['program', 'verify', '--rpc', rpc, '--program-id', r.programId], dir);
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);

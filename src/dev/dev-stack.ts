@@ -269,7 +269,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         gateway: gatewayListen,
         authToken: config.pind.auth_token,
         maxPinBytes: config.pind.max_pin_bytes,
-        logger: log.child({ component: 'pind' }),
+        logger: log.child({ service: 'pind' }),
       });
       closers.push(inProcess.close);
       pind = inProcess;
@@ -294,7 +294,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     config.ipfs.gateway_url = pind.gatewayUrl;
     const serving = await startServe({
       config,
-      logger: log.child({ component: 'serve' }),
+      logger: log.child({ service: 'serve' }),
       workerConcurrency: opts.workerConcurrency,
     });
     closers.push(serving.close);
@@ -326,7 +326,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     } else {
       const inProcess = await startDomaind({
         config: applyAddresses(config, addresses),
-        logger: log.child({ component: 'domaind' }),
+        logger: log.child({ service: 'domaind' }),
       });
       closers.push(inProcess.close);
       domaind = inProcess;
@@ -463,7 +463,7 @@ async function startOwnDevnet(a: {
     programId: config.chain.program_id,
     slotMs: opts.slotMs,
     clock: opts.clock,
-    logger: log.child({ component: 'devnet' }),
+    logger: log.child({ service: 'devnet' }),
     fidelity,
   });
   a.closers.push(inProcess.close);

@@ -316,7 +316,10 @@ export function describePlan(plan: Plan, keys: DeployKeys, balance: number): str
   if (plan.init) lines.push(...initLines(plan.init));
   lines.push(
     `  SOL needed:             ${sol(c.needed)} SOL (peak, incl. the payer's rent-exempt ${sol(c.payerReserve)})`,
-    `  cost after refunds:     ${sol(c.net)} SOL`,
+    // A resumed upgrade can refund more (a stale buffer's rent) than it spends: say so, not "-0.6 SOL".
+    c.net >= 0
+      ? `  cost after refunds:     ${sol(c.net)} SOL`
+      : `  cost after refunds:     none; ${sol(-c.net)} SOL comes back to the payer (an earlier buffer's rent)`,
     `  payer ${keys.payer.publicKey.toBase58()} balance: ${sol(balance)} SOL`,
   );
   return lines;

@@ -337,7 +337,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         blobs,
         resolver: createDnsResolver({ servers: config.dns.resolvers }),
         config: config.spooler,
-        logger: log.child({ component: 'spooler' }),
+        logger: log,
         db: store.db,
         extraCa: config.tls.extra_ca_file ? readExtraCa(config.tls.extra_ca_file) : undefined,
         local: localDelivery(config, chainView),
