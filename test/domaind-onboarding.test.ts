@@ -174,6 +174,12 @@ describe('domain onboarding', () => {
     expect(
       (await getDomain(r.chain.connection, r.chain.programId, 'example.net'))?.authority.toBase58(),
     ).toBe(key);
+    // What `curl --data example.net` sends (a form body): the bare name, or a domain= field, is the name.
+    for (const form of ['example.net', 'domain=example.net']) {
+      const again = await r.post(form, 'application/x-www-form-urlencoded');
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ status: 'already_authorized', domain: 'example.net' });
+    }
 
     // The start-up check now finds both local domains under the configured authority.
     const health = await r.domaind.runStartupCheck();
@@ -348,7 +354,11 @@ describe('domain onboarding', () => {
     });
     expect((await r.post('')).body.error).toBe('missing_domain');
     expect((await r.post('{"name": "example.org"}', 'application/json')).body.error).toBe('missing_domain');
-    expect((await r.post('example.org', 'application/x-www-form-urlencoded')).status).toBe(415);
+    // A form body (curl --data) is taken as the name; other types are refused.
+    expect((await r.post('exa mple.org', 'application/x-www-form-urlencoded')).body.error).toBe(
+      'invalid_domain',
+    );
+    expect((await r.post('example.org', 'image/png')).status).toBe(415);
     const noName = await fetch(`${r.domaind.url}/domain`);
     expect(noName.status).toBe(400);
   });

@@ -108,6 +108,12 @@ export async function buildDomaind(deps: DomaindDeps): Promise<Domaind> {
   for (const type of ['text/xml', 'application/xml']) {
     app.addContentTypeParser(type, { parseAs: 'string' }, (_req, body, done) => done(null, body));
   }
+  // `curl --data example.org` sends the bare name as a form: take it as the name, or a `domain=` field.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    const field = /^domain=/.test(text) ? new URLSearchParams(text).get('domain') : null;
+    done(null, field ?? text);
+  });
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof DomaindError) return reply.code(err.status).send(err.toBody());
