@@ -79,7 +79,7 @@ function spamToml(url: string, extra = ''): string {
   return `\n[spam]\nenabled = true\nrspamd_url = "${url}"\ntimeout_ms = 3000\n${extra}\n`;
 }
 
-describe('rspamd at the MX', () => {
+describe('rspamd at the MX', { timeout: 120_000 }, () => {
   it('answers GTUBE with 550 5.7.1 and keeps nothing; clean mail is still delivered on chain', async () => {
     const rspamd = await startTestRspamd();
     const rig = await startServeRig({ extraToml: spamToml(rspamd.url) });
