@@ -122,14 +122,30 @@ export function writeRspamdLocalConfig(
  * `timeoutMs`: startup takes seconds on a busy machine) until the normal
  * worker answers /ping. `localFiles` adds or replaces local.d files (test rules).
  */
-export async function startRspamd(opts: {
+export async function startRspamd(opts: RspamdStartOptions): Promise<DevRspamd> {
+  // Ports are picked free, but rspamd binds them only after loading its
+  // configuration (seconds): another process may take one meanwhile. Fresh
+  // ports then, a few times; ports given by the caller are kept.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRspamdOnce(opts);
+    } catch (err) {
+      const taken = err instanceof Error && /Address already in use/.test(err.message);
+      if (!taken || opts.ports || attempt >= 3) throw err;
+    }
+  }
+}
+
+interface RspamdStartOptions {
   dir: string;
   binary?: string;
   timeoutMs?: number;
   localFiles?: Record<string, string>;
   /** Reuse these ports (a restart after close). */
   ports?: { normal: number; controller: number };
-}): Promise<DevRspamd> {
+}
+
+async function startRspamdOnce(opts: RspamdStartOptions): Promise<DevRspamd> {
   const binary = opts.binary ?? findRspamd();
   if (!binary) throw new Error('rspamd is not installed (Debian: apt-get install rspamd)');
   const normal = opts.ports?.normal ?? (await freeLoopbackPort());
