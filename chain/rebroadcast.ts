@@ -21,6 +21,11 @@ export function sendSigned(
   return connection.sendRawTransaction(wire, { ...opts, maxRetries: 0 });
 }
 
+/** The same signed bytes again (skipPreflight, no RPC-side retries); never throws: the status poll tells the outcome. */
+export async function resendSigned(connection: Connection, wire: Uint8Array): Promise<void> {
+  await connection.sendRawTransaction(wire, { skipPreflight: true, maxRetries: 0 }).catch(() => undefined);
+}
+
 interface Tracked {
   wire: Uint8Array;
   lastValidBlockHeight: number;
@@ -93,13 +98,7 @@ export class Rebroadcaster {
       t.sends++;
     }
     this.resends += due.length;
-    await Promise.all(
-      due.map(([, t]) =>
-        this.connection
-          .sendRawTransaction(t.wire, { skipPreflight: true, maxRetries: 0 })
-          .catch(() => undefined),
-      ),
-    );
+    await Promise.all(due.map(([, t]) => resendSigned(this.connection, t.wire)));
     return due.length;
   }
 }

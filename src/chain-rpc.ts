@@ -26,7 +26,7 @@ import {
   TransactionExpiredBlockheightExceededError,
 } from '@solana/web3.js';
 import { type PriorityFeePolicy, priceBudget } from '../chain/compute-budget.ts';
-import { REBROADCAST_MS } from '../chain/rebroadcast.ts';
+import { REBROADCAST_MS, resendSigned, sendSigned } from '../chain/rebroadcast.ts';
 import { httpFetch } from './net/http-fetch.ts';
 import { type RpcLog, rpcDisciplinedFetch } from './net/rpc-discipline.ts';
 
@@ -128,9 +128,7 @@ export async function confirmSignature(
       if (!status && target.wire && Date.now() - sentAt >= REBROADCAST_MS) {
         sentAt = Date.now();
         // The same bytes: harmless if the first send landed; a failure here is the next poll's to see.
-        await connection
-          .sendRawTransaction(target.wire, { skipPreflight: true, maxRetries: 0 })
-          .catch(() => undefined);
+        await resendSigned(connection, target.wire);
       }
       await sleep(pollMs);
     } catch (err) {
@@ -175,9 +173,8 @@ export async function sendAndConfirmPolled(
   transaction.lastValidBlockHeight = latest.lastValidBlockHeight;
   transaction.sign(...signers);
   const wire = transaction.serialize();
-  const signature = await connection.sendRawTransaction(wire, {
+  const signature = await sendSigned(connection, wire, {
     preflightCommitment: opts.preflightCommitment ?? commitment,
-    maxRetries: 0,
   });
   const status = await confirmSignature(connection, { signature, ...latest, wire }, commitment);
   if (status.err) throw failed(signature, status);
@@ -195,9 +192,8 @@ export async function sendRawAndConfirmPolled(
 ): Promise<string> {
   const commitment = opts.commitment ?? connection.commitment ?? 'confirmed';
   const blockhash = Transaction.from(wire).recentBlockhash ?? undefined;
-  const signature = await connection.sendRawTransaction(wire, {
+  const signature = await sendSigned(connection, wire, {
     preflightCommitment: opts.preflightCommitment ?? commitment,
-    maxRetries: 0,
   });
   const status = await confirmSignature(
     connection,

@@ -106,3 +106,29 @@ export class Proc {
     return this.stderrTail.trim().split('\n').slice(-6).join(' | ');
   }
 }
+
+/** A private redis-server with `appendfsync` as given, on its own port and directory. */
+export function privateRedis(port: number, dir: string, fsync: 'always' | 'everysec'): Proc {
+  return new Proc({
+    name: 'redis-server',
+    command: 'redis-server',
+    args: [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      fsync,
+      '--save',
+      '',
+      '--daemonize',
+      'no',
+    ],
+    ready: /Ready to accept connections/,
+    readyTimeoutMs: 20_000,
+  });
+}

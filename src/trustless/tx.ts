@@ -20,7 +20,7 @@ import {
   priceBudget,
 } from '../../chain/compute-budget.ts';
 import { type MailProgramError, parseMailProgramError } from '../../chain/errors.ts';
-import { REBROADCAST_MS } from '../../chain/rebroadcast.ts';
+import { REBROADCAST_MS, resendSigned } from '../../chain/rebroadcast.ts';
 
 /**
  * A wallet's transactions (the webmail): the 75th percentile of recent
@@ -149,7 +149,7 @@ export async function pollSignature(
     if (!st && opts.wire && now() - sentAt >= REBROADCAST_MS) {
       sentAt = now();
       // The same bytes again: one signature lands at most once.
-      await conn.sendRawTransaction(opts.wire, { skipPreflight: true, maxRetries: 0 }).catch(() => undefined);
+      await resendSigned(conn, opts.wire);
     }
     await sleep(interval);
   }

@@ -23,8 +23,9 @@ import {
   sendLoad,
   waitForInboxes,
 } from '../mail.ts';
+import { privateRedis } from '../procs.ts';
 import { startDrillStack } from '../rig.ts';
-import { privateRedis, reconcileNow } from './redis-flush.ts';
+import { reconcileNow } from './redis-flush.ts';
 
 const MESSAGES = 300;
 

@@ -23,37 +23,11 @@ import {
   sendLoad,
   waitForInboxes,
 } from '../mail.ts';
-import { Proc } from '../procs.ts';
+import { privateRedis } from '../procs.ts';
 import { type DrillStack, startDrillStack } from '../rig.ts';
 
 const MESSAGES = 300;
 const BIN = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'sealpost.js');
-
-/** A private redis-server with `appendfsync` as given, on its own port and directory. */
-export function privateRedis(port: number, dir: string, fsync: 'always' | 'everysec'): Proc {
-  return new Proc({
-    name: 'redis-server',
-    command: 'redis-server',
-    args: [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      dir,
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      fsync,
-      '--save',
-      '',
-      '--daemonize',
-      'no',
-    ],
-    ready: /Ready to accept connections/,
-    readyTimeoutMs: 20_000,
-  });
-}
 
 /** `sealpost queue reconcile --grace-secs 0 --json` against the stack; its summary. */
 export function reconcileNow(stack: DrillStack): {

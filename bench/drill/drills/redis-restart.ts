@@ -18,7 +18,7 @@ import {
   sendLoad,
   waitForInboxes,
 } from '../mail.ts';
-import { Proc } from '../procs.ts';
+import { privateRedis } from '../procs.ts';
 import { startDrillStack } from '../rig.ts';
 
 const MESSAGES = 300;
@@ -31,28 +31,7 @@ export const redisRestart: Drill = {
     const port = await freePort();
     const dir = join(tmpdir(), `sealpost-drill-redis-${port}`);
     mkdirSync(dir, { recursive: true });
-    const redis = new Proc({
-      name: 'redis-server',
-      command: 'redis-server',
-      args: [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        dir,
-        '--appendonly',
-        'yes',
-        '--appendfsync',
-        'always',
-        '--save',
-        '',
-        '--daemonize',
-        'no',
-      ],
-      ready: /Ready to accept connections/,
-      readyTimeoutMs: 20_000,
-    });
+    const redis = privateRedis(port, dir, 'always');
     await redis.start();
     const stack = await startDrillStack({
       label: 'redis',

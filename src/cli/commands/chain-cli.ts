@@ -2,9 +2,11 @@
 // share: the chain options (--config, --rpc, --program-id), the connection
 // they name, and sending one instruction signed and paid by a key file, a
 // program refusal becoming one CLI line.
+
 import { type Connection, type Keypair, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import type { Command } from 'commander';
 import { parseMailProgramError } from '../../../chain/errors.ts';
+import { sendSigned } from '../../../chain/rebroadcast.ts';
 import { confirmSignature } from '../../chain-rpc.ts';
 import { CliError, loadCliConfig } from '../common.ts';
 import {
@@ -49,7 +51,7 @@ export async function signAndConfirm(
   const tx = new Transaction({ feePayer: payer, ...latest }).add(...budget.instructions);
   tx.sign(...signers);
   const wire = tx.serialize();
-  const signature = await conn.sendRawTransaction(wire, { preflightCommitment: 'confirmed', maxRetries: 0 });
+  const signature = await sendSigned(conn, wire, { preflightCommitment: 'confirmed' });
   // Polled at slot cadence, never over the WebSocket alone; the same bytes re-sent every 2 s while unseen.
   const value = await confirmSignature(conn, { signature, ...latest, wire }, 'confirmed');
   if (value.err) throw value;

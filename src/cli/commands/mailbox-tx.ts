@@ -8,6 +8,7 @@
 //   - `mailbox submit --tx … --signature …` or `--signed-tx …` sends what
 //     an external signer signed, after checking the signature against the
 //     message, so a mismatch is refused with nothing sent.
+
 import {
   ComputeBudgetProgram,
   type Connection,
@@ -20,6 +21,7 @@ import {
 import bs58 from 'bs58';
 import type { Command } from 'commander';
 import { decodeInstruction, parseMailProgramError, toHex } from '../../../chain/index.ts';
+import { sendSigned } from '../../../chain/rebroadcast.ts';
 import { readKeypairFile } from '../../keys/keypair-file.ts';
 import { pollSignature, TxFailedError } from '../../trustless/tx.ts';
 import { CliError, cliConnection, EXIT_USAGE } from '../common.ts';
@@ -411,7 +413,7 @@ async function sendAndReport(
 ): Promise<void> {
   let signature: string;
   try {
-    signature = await s.conn.sendRawTransaction(wire, { preflightCommitment: 'confirmed', maxRetries: 0 });
+    signature = await sendSigned(s.conn, wire, { preflightCommitment: 'confirmed' });
   } catch (err) {
     throw refused(err, hints, '; nothing was sent');
   }
