@@ -4,12 +4,15 @@
 import type { Queue } from 'bullmq';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import { buildDsn, headerSection } from '../src/mail/dsn.ts';
+import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
 import type { DeliverJobData, OutboundJobData } from './jobs.ts';
 
 export interface BounceDeps {
   blobs: BlobStore;
   outbound: Queue<OutboundJobData>;
   hostname: string;
+  /** The outbound ledger: the DSN is recorded there before it is queued (src/store/outbound-ledger.ts). */
+  ledger?: OutboundLedger;
   now?: () => number;
 }
 
@@ -46,7 +49,8 @@ export async function bounce(
     kind: 'dsn',
     createdAt: (deps.now ?? Date.now)(),
   };
-  // One DSN per failed copy, even if this step runs twice.
+  // One DSN per failed copy, even if this step runs twice (the ledger keeps its first row too).
+  await deps.ledger?.record([job]);
   await deps.outbound.add('dsn', job, { jobId: job.msgid, removeOnComplete: 1000, removeOnFail: 5000 });
   return 'queued';
 }

@@ -27,6 +27,7 @@ import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { Logger } from '../src/log.ts';
 import { type PipelineMetrics, timeStage } from '../src/metrics/types.ts';
 import type { AccountsRepo, IntentsRepo, MessagesRepo } from '../src/store/index.ts';
+import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
 import { bounce } from './bounce.ts';
 import { PendingError, PermanentDeliveryError, UnprovenExpiryError } from './errors.ts';
 import type { Gate } from './gate.ts';
@@ -82,6 +83,8 @@ export interface PipelineDeps {
   deliveryLogger?: Logger;
   /** SendMail intents in the store (see the header); absent: Redis's job data is the only record. */
   intents?: IntentsRepo;
+  /** The outbound ledger: a bounce's DSN is recorded there before it is queued (./bounce.ts). */
+  outboundLedger?: OutboundLedger;
 }
 
 export interface DeliverResult {
@@ -425,7 +428,12 @@ export async function processDeliverJob(
         earlier === 'queued' || earlier === 'null-sender'
           ? earlier
           : await bounce(
-              { blobs: deps.blobs, outbound: deps.outbound, hostname: deps.hostname },
+              {
+                blobs: deps.blobs,
+                outbound: deps.outbound,
+                hostname: deps.hostname,
+                ledger: deps.outboundLedger,
+              },
               copyId,
               job.data,
               { status, diagnostic },

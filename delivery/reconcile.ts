@@ -21,6 +21,8 @@
 //     while a job names it, otherwise moved aside;
 //   - an entry that cannot be parsed (truncated, damaged, a foreign file) is
 //     moved to `spool-corrupt/` (never deleted) and reported; the others go on.
+// Then the outbound ledger (./reconcile-outbound.ts): messages the outbound
+// spooler still owes whose jobs Redis lost are queued again the same way.
 // Each run logs (warn, with the count) what it recovered, counts it in
 // /metrics and leaves its summary in Redis for every process's /ready.
 import { FlowProducer } from 'bullmq';
@@ -35,6 +37,7 @@ import { type DeliverJobPolicy, deliverFlows } from '../src/smtp/accept.ts';
 import { IntentsRepo } from '../src/store/intents-repo.ts';
 import type { Database } from '../src/store/types.ts';
 import { QUEUE_DELIVER, QUEUE_SPOOL } from './jobs.ts';
+import { type OutboundReconcileResult, reconcileOutbound } from './reconcile-outbound.ts';
 
 /** Entries younger than this are never looked at: their acceptance may still be queueing them. */
 export const RECONCILE_GRACE_MS = 120_000;
@@ -75,6 +78,10 @@ export function reconcileMetrics(registry: MetricsRegistry) {
     finished: registry.counter(
       'sealpost_spool_finished_removed_total',
       'Spool entries with no job whose every recipient was finished, removed by the reconcile step.',
+    ),
+    outboundRecovered: registry.counter(
+      'sealpost_outbound_recovered_total',
+      'Outbound messages (submitted mail, DSNs, reports) found with no job in Redis and queued again from the outbound ledger.',
     ),
     runs: registry.counter('sealpost_spool_reconcile_runs_total', 'Reconcile runs, by outcome (done, busy).'),
   };
@@ -132,6 +139,8 @@ export interface ReconcileResult {
   legacy: number;
   intentsPruned: number;
   entries: ReconcileEntry[];
+  /** The outbound ledger's half (./reconcile-outbound.ts). */
+  outbound: OutboundReconcileResult;
   ms: number;
 }
 
@@ -156,6 +165,7 @@ export async function reconcileSpool(deps: ReconcileDeps): Promise<ReconcileResu
     legacy: 0,
     intentsPruned: 0,
     entries: [],
+    outbound: { scanned: 0, withJobs: 0, recovered: 0, recoveredRecipients: 0, finished: 0, entries: [] },
     ms: 0,
   };
   const lease = dryRun
@@ -189,6 +199,18 @@ export async function reconcileSpool(deps: ReconcileDeps): Promise<ReconcileResu
     }
     await flush();
     if (!dryRun) result.intentsPruned = await pruneIntents(deps.blobs, intents, now);
+    result.outbound = await reconcileOutbound({
+      redis: deps.redis,
+      prefix: deps.prefix,
+      db: deps.db,
+      blobs: deps.blobs,
+      graceMs,
+      dryRun,
+      now,
+      check: () => {
+        if (lease && !lease.held) throw new Error('the reconcile lease was lost');
+      },
+    });
   } finally {
     await flow.close().catch(() => undefined);
     await lease?.release().catch(() => false);
@@ -202,6 +224,7 @@ export async function reconcileSpool(deps: ReconcileDeps): Promise<ReconcileResu
     if (result.recoveredJobs) m.recoveredJobs.inc({}, result.recoveredJobs);
     if (result.corrupt) m.corrupt.inc({}, result.corrupt);
     if (result.finished) m.finished.inc({}, result.finished);
+    if (result.outbound.recovered) m.outboundRecovered.inc({}, result.outbound.recovered);
   }
   if (!dryRun) await writeStatus(deps.redis, deps.prefix, result).catch(() => undefined);
   const summary = {
@@ -214,15 +237,25 @@ export async function reconcileSpool(deps: ReconcileDeps): Promise<ReconcileResu
     finished: result.finished,
     corrupt: result.corrupt,
     legacy: result.legacy,
+    outboundScanned: result.outbound.scanned,
+    outboundRecovered: result.outbound.recovered,
+    outboundFinished: result.outbound.finished,
     dryRun,
     ms: result.ms,
   };
+  const out = result.outbound;
+  if (out.recovered > 0)
+    log?.warn(
+      summary,
+      `outbound reconcile: ${out.recovered} outbound message${out.recovered === 1 ? '' : 's'} had no job in Redis and ${dryRun ? 'would be' : 'were'} queued again from the outbound ledger (${out.recoveredRecipients} recipients)`,
+    );
   if (result.recovered > 0 || result.corrupt > 0)
     log?.warn(
       summary,
       `spool reconcile: ${result.recovered} spool entr${result.recovered === 1 ? 'y' : 'ies'} had no job in Redis and ${dryRun ? 'would be' : 'were'} queued again (${result.recoveredJobs} jobs); ${result.corrupt} unreadable moved to spool-corrupt/`,
     );
-  else log?.info(summary, 'spool reconcile: every spool entry has its jobs');
+  else if (out.recovered === 0)
+    log?.info(summary, 'spool reconcile: every spool entry and outbound message has its jobs');
   return result;
 }
 
@@ -353,8 +386,10 @@ async function writeStatus(redis: Redis, prefix: string, r: ReconcileResult): Pr
       without_jobs: String(r.withoutJobs),
       corrupt_last_run: String(r.corrupt),
       scanned: String(r.scanned),
+      outbound_recovered_last_run: String(r.outbound.recovered),
     })
     .hincrby(key, 'recovered_total', r.recovered)
+    .hincrby(key, 'outbound_recovered_total', r.outbound.recovered)
     .hincrby(key, 'corrupt_total', r.corrupt)
     .exec();
 }

@@ -12,6 +12,7 @@ import type { Logger } from '../src/log.ts';
 import type { PipelineMetrics } from '../src/metrics/types.ts';
 import { holdGuard } from '../src/queue/hold.ts';
 import type { AccountsRepo, IntentsRepo, MessagesRepo } from '../src/store/index.ts';
+import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
 import { deliveryBackoff } from './backoff.ts';
 import { closeEmailAccount, releaseOperatorPin, removeSpool } from './cleanup.ts';
 import { Gate } from './gate.ts';
@@ -88,6 +89,8 @@ export interface InboundWorkerOptions {
   rentRecoveryMetrics?: RentRecoveryMetrics;
   /** SendMail intents in the store (delivery/pipeline.ts): a job that lost its Redis state settles its own send. */
   intents?: IntentsRepo;
+  /** The outbound ledger (src/store/outbound-ledger.ts): DSNs are recorded there before they are queued. */
+  outboundLedger?: OutboundLedger;
 }
 
 export interface InboundWorkers {
@@ -158,6 +161,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     proofRetryMs: opts.proofRetryMs,
     deliveryLogger: opts.logger.child({ component: 'delivery' }),
     intents: opts.intents,
+    outboundLedger: opts.outboundLedger,
   };
   // A crashed worker's jobs are picked up again within seconds, and however
   // often a job is interrupted it is retried (stages resume), never failed

@@ -7,6 +7,7 @@
 import { DelayedError, type Job } from 'bullmq';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import { type Logger, withContext } from '../src/log.ts';
+import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
 import { type AttemptDeps, attemptDelivery, type Reason } from './attempt.ts';
 import type { DomainLimiter } from './domain-limiter.ts';
 import { type DsnDeps, queueDsn, wantsDsn } from './dsn-out.ts';
@@ -19,6 +20,8 @@ export interface DeliverJobDeps {
   limiter: DomainLimiter;
   blobs: BlobStore;
   dsn: DsnDeps;
+  /** The outbound ledger (src/store/outbound-ledger.ts): a domain job's end is recorded there. */
+  ledger?: OutboundLedger | null;
   logger: Logger;
   /** Test hook: runs right after a hand-off is recorded, before anything else. */
   afterHandoff?: (job: Job<DomainJobData>, delivered: string[]) => Promise<void>;
@@ -139,6 +142,13 @@ export async function processDomainJob(
     // The job's delay runs on the real clock; the configured one decides how long.
     await job.moveToDelayed(Date.now() + Math.max(0, due - at), token);
     throw new DelayedError();
+  }
+  // Recorded before the content goes: a job rebuilt from the ledger never comes back to this domain.
+  if (deps.ledger) {
+    const allDelivered = data.rcpts.every((r) => data.final[r]?.state === 'delivered');
+    await deps.ledger.domainsDone(data.msgid, [data.domain], allDelivered ? 'delivered' : 'failed');
+    // One domain: no cleanup parent, this job is the message's end.
+    if (data.removeBlobs) await deps.ledger.finish([data.msgid]);
   }
   for (const key of data.removeBlobs ?? []) await deps.blobs.delete(key);
   return {

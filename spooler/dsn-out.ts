@@ -12,6 +12,7 @@ import type { Queue } from 'bullmq';
 import type { OutboundJobData } from '../delivery/jobs.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import { buildDsn, type DsnRecipient, headerSection } from '../src/mail/dsn.ts';
+import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
 import type { DomainJobData } from './jobs.ts';
 
 export interface DsnDeps {
@@ -19,6 +20,8 @@ export interface DsnDeps {
   intake: Queue<OutboundJobData>;
   hostname: string;
   now: () => number;
+  /** The outbound ledger: the DSN is recorded there before it is queued (src/store/outbound-ledger.ts). */
+  ledger?: OutboundLedger | null;
 }
 
 export interface DsnEntry {
@@ -110,6 +113,7 @@ export async function queueDsn(
     kind: 'dsn',
     createdAt: now,
   };
+  await deps.ledger?.record([data]);
   await deps.intake.add('dsn', data, { jobId, removeOnComplete: { age: 86_400 }, removeOnFail: 5000 });
   return jobId;
 }

@@ -13,6 +13,7 @@ import type { SpoolerConfig } from '../src/config/types.ts';
 import type { DnsServer } from '../src/dns/resolver.ts';
 import type { Logger } from '../src/log.ts';
 import { holdGuard } from '../src/queue/hold.ts';
+import { OutboundLedger } from '../src/store/outbound-ledger.ts';
 import type { Database } from '../src/store/types.ts';
 import { type DaneProbe, type DaneStatus, daneSelfTest } from './dane-selftest.ts';
 import { type DeliverJobDeps, processDomainJob } from './deliver-job.ts';
@@ -173,6 +174,8 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
   const tlsrpt: TlsrptRecorder | null =
     config.tlsrpt.enabled && opts.db ? createTlsrptRecorder(opts.db, now, log) : null;
 
+  // What the spooler still owes, outside Redis (src/store/outbound-ledger.ts); without a store Redis alone holds it.
+  const ledger = opts.db ? new OutboundLedger(opts.db) : null;
   const sessions = createSessionCache();
   const limiter = createDomainLimiter(shared, opts.prefix, config.per_domain_concurrency);
   const deliverDeps: DeliverJobDeps = {
@@ -191,7 +194,8 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
     },
     limiter,
     blobs: opts.blobs,
-    dsn: { blobs: opts.blobs, intake, hostname: config.hostname, now },
+    dsn: { blobs: opts.blobs, intake, hostname: config.hostname, now, ledger },
+    ledger,
     logger: log,
     afterHandoff: opts.hooks?.afterHandoff,
   };
@@ -231,6 +235,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
             dkim,
             logger: log,
             now,
+            ledger,
             local: opts.local
               ? { local: opts.local, flow, spool: spoolQueue, deliver: pipelineDeliver }
               : undefined,
@@ -252,7 +257,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
         concurrency: config.concurrency,
       },
     ),
-    new Worker<CleanupJobData>(QUEUE_SPOOLER_CLEANUP, (job) => processCleanupJob(opts.blobs, job), {
+    new Worker<CleanupJobData>(QUEUE_SPOOLER_CLEANUP, (job) => processCleanupJob(opts.blobs, job, ledger), {
       ...common,
       connection: conn(),
       concurrency: 4,

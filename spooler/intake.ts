@@ -11,6 +11,7 @@ import type { BlobStore } from '../src/blobs/blob-store.ts';
 import { DomainNameError, normalizeDomainName } from '../src/dns/name.ts';
 import type { Logger } from '../src/log.ts';
 import { headerSection } from '../src/mail/dsn.ts';
+import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
 import type { DkimSigner } from './dkim-sign.ts';
 import { type DomainJobData, domainJobId, QUEUE_SPOOLER_DELIVER } from './jobs.ts';
 import { deliverLocally, type LocalDeliveryDeps } from './local-delivery.ts';
@@ -32,10 +33,22 @@ export interface IntakeDeps {
   now: () => number;
   /** Recipients at our own local domains go to the inbound pipeline (local-delivery.ts); absent: out by SMTP. */
   local?: Omit<LocalDeliveryDeps, 'blobs' | 'logger' | 'now'>;
+  /** The outbound ledger: domains handed over and messages finished are recorded there. */
+  ledger?: OutboundLedger | null;
 }
 
 /** Bad recipients are grouped under this pseudo-domain and failed at once. */
 export const INVALID_DOMAIN = 'invalid.';
+
+/** The domain a recipient's domain job is for, as the ledger records it (`invalid.` for bad addresses). */
+export function recipientDomain(rcpt: string): string {
+  return domainOf(rcpt) ?? INVALID_DOMAIN;
+}
+
+/** The domain job id of a recipient domain (invalid addresses share one job). */
+export function domainJobIdOf(msgid: string, domain: string): string {
+  return domainJobId(msgid, domain === INVALID_DOMAIN ? 'invalid' : domain);
+}
 
 function domainOf(rcpt: string): string | null {
   const at = rcpt.lastIndexOf('@');
@@ -79,6 +92,7 @@ export async function processIntakeJob(
         { msgid: job.data.msgid, blobKey: job.data.blobKey },
         'outbound message content is missing; dropped',
       );
+      await deps.ledger?.finish([job.data.msgid]);
       return { domains: [] };
     }
     deps.logger.warn(
@@ -109,7 +123,10 @@ async function splitMessage(deps: IntakeDeps, job: Job<OutboundJobData>): Promis
         local,
       );
       recipients = recipients.filter((r) => !local.includes(r));
+      // Handed to the inbound pipeline (its spool is their durable record now): never again from the ledger.
+      await deps.ledger?.domainsDone(data.msgid, local.map(recipientDomain), 'local');
       if (recipients.length === 0) {
+        await deps.ledger?.finish([data.msgid]);
         await deps.blobs.delete(data.blobKey);
         return { domains: [] };
       }
@@ -130,7 +147,7 @@ async function splitMessage(deps: IntakeDeps, job: Job<OutboundJobData>): Promis
 
   const byDomain = new Map<string, string[]>();
   for (const rcpt of recipients) {
-    const domain = domainOf(rcpt) ?? INVALID_DOMAIN;
+    const domain = recipientDomain(rcpt);
     byDomain.set(domain, [...(byDomain.get(domain) ?? []), rcpt]);
   }
   const at = deps.now();
@@ -168,7 +185,7 @@ async function splitMessage(deps: IntakeDeps, job: Job<OutboundJobData>): Promis
       queueName: QUEUE_SPOOLER_DELIVER,
       data: child,
       opts: {
-        jobId: domainJobId(data.msgid, invalid ? 'invalid' : domain),
+        jobId: domainJobIdOf(data.msgid, domain),
         // Only unexpected errors use these; SMTP retries are the spooler's own schedule.
         attempts: 10,
         backoff: { type: 'exponential', delay: 30_000 },
@@ -201,6 +218,12 @@ async function splitMessage(deps: IntakeDeps, job: Job<OutboundJobData>): Promis
   return { domains };
 }
 
-export async function processCleanupJob(blobs: BlobStore, job: Job<CleanupJobData>): Promise<void> {
+export async function processCleanupJob(
+  blobs: BlobStore,
+  job: Job<CleanupJobData>,
+  ledger?: OutboundLedger | null,
+): Promise<void> {
+  // The ledger first: a message it still owed is never rebuilt after its content is gone.
+  await ledger?.finish([job.data.msgid]);
   for (const key of job.data.blobKeys) await blobs.delete(key);
 }

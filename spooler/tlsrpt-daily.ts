@@ -18,6 +18,7 @@ import type { OutboundJobData } from '../delivery/jobs.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { SpoolerConfig } from '../src/config/types.ts';
 import type { Logger } from '../src/log.ts';
+import { OutboundLedger } from '../src/store/outbound-ledger.ts';
 import type { Database } from '../src/store/types.ts';
 import { trustedCa } from '../src/tls/extra-ca.ts';
 import type { DkimSigner } from './dkim-sign.ts';
@@ -238,6 +239,8 @@ async function queueReportMail(
     // A report that cannot be delivered is not worth a bounce to ourselves.
     dsn: { notify: 'NEVER' },
   };
+  // Recorded outside Redis first (src/store/outbound-ledger.ts): a Redis that loses it loses no report.
+  await new OutboundLedger(deps.db).record([data]);
   await deps.intake.add('report', data, { jobId: id, removeOnComplete: { age: 86_400 }, removeOnFail: 5000 });
 }
 

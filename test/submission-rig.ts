@@ -27,6 +27,7 @@ import { dkimPublicKeyFromPem, dkimRecord, generateDkimKey } from '../src/keys/d
 import { ChainView } from '../src/smtp/chain-view.ts';
 import type { ErrorLimits } from '../src/smtp/error-limit.ts';
 import { AccountsRepo, openStore, type Store } from '../src/store/index.ts';
+import { OutboundLedger } from '../src/store/outbound-ledger.ts';
 import type { AuthBackoff } from '../src/submission/password-auth.ts';
 import { SendRate, type SendRateLimits } from '../src/submission/send-rate.ts';
 import { type SubmissionServer, startSubmission } from '../src/submission/server.ts';
@@ -55,6 +56,8 @@ export interface RigOptions {
   /** Redis for the flow producer (a dead port shows what happens when the queue is down). */
   queueRedisUrl?: string;
   errorLimits?: ErrorLimits;
+  /** Record remote copies in the store's outbound ledger (as serve does). */
+  ledger?: boolean;
 }
 
 export interface Certs {
@@ -168,6 +171,7 @@ export async function startSubmissionRig(opts: RigOptions = {}): Promise<Submiss
     maxMessageBytes: opts.maxMessageBytes ?? 256 * 1024,
     maxRecipients: 10,
     hostname: 'mx.mail.test',
+    ...(opts.ledger ? { ledger: new OutboundLedger(store.db) } : {}),
   };
   const sleeps: number[] = [];
   const server = await startSubmission({

@@ -11,7 +11,8 @@
 // lifetime_secs), and storing the same bytes again refreshes a blob's age
 // (BlobStore.putContent), so the only blobs that qualify are ones no job and
 // no row can reach. A sealed blob an unfinished SendMail intent names
-// (delivery_intents) is kept too: a rebuilt job reuses it.
+// (delivery_intents) is kept too: a rebuilt job reuses it, and so is the
+// content of a message the outbound ledger still owes (outbound_ledger).
 // Spool entries are the durable truth of acknowledged mail
 // (delivery/reconcile.ts): one is removed only when its index lists every
 // recipient as finished (a message row stored for the copy, or its intent
@@ -23,6 +24,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from '../log.ts';
 import { IntentsRepo } from '../store/intents-repo.ts';
+import { OutboundLedger } from '../store/outbound-ledger.ts';
 import type { Database } from '../store/types.ts';
 import type { BlobStore } from './blob-store.ts';
 
@@ -70,6 +72,7 @@ export async function sweepOrphanBlobs(deps: BlobSweepDeps, now: number): Promis
     olderThan,
   };
   const intents = new IntentsRepo(deps.db);
+  const ledger = new OutboundLedger(deps.db);
   const removeTemp = async (key: string) => {
     await deps.blobs.deleteTemp(key);
     summary.tempRemoved++;
@@ -86,6 +89,7 @@ export async function sweepOrphanBlobs(deps: BlobSweepDeps, now: number): Promis
       .execute();
     const referenced = new Set(rows.map((r) => r.blob_key));
     for (const key of await intents.openBlobKeys(keys)) referenced.add(key);
+    for (const key of await ledger.openBlobKeys(keys)) referenced.add(key);
     for (const b of batch) {
       if (referenced.has(b.key)) continue;
       // Stored again since it was listed: young again, keep it.

@@ -205,6 +205,7 @@ export function spoolReconcileCheck(redis: Redis, prefix: string, name = 'spool_
         recovered_last_run: status.recovered_last_run ?? 0,
         without_jobs: status.without_jobs ?? 0,
         corrupt_total: status.corrupt_total ?? 0,
+        outbound_recovered_total: status.outbound_recovered_total ?? 0,
       };
     },
   };

@@ -64,6 +64,7 @@ import {
   SenderEvaluationsRepo,
   type Store,
 } from '../store/index.ts';
+import { OutboundLedger } from '../store/outbound-ledger.ts';
 import { type ServeParts, submissionOptionsFromConfig } from '../submission/from-config.ts';
 import { startSubmission } from '../submission/server.ts';
 import { readExtraCa } from '../tls/extra-ca.ts';
@@ -294,6 +295,8 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         rentRecoveryMetrics: rentRecoveryMetrics(metrics),
         // SendMail intents: a job that lost its Redis state settles its own send (delivery/pipeline.ts).
         intents: new IntentsRepo(store.db),
+        // The outbound ledger: the pipeline's DSNs survive Redis losing its data (src/store/outbound-ledger.ts).
+        outboundLedger: new OutboundLedger(store.db),
       });
       const w = workers;
       closers.push(() => w.close());

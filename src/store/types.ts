@@ -253,7 +253,31 @@ export interface DeliveryIntentsTable {
   outcome: 'stored' | 'bounced' | 'deleted' | null;
 }
 
+/** The outbound ledger (migration 0014, src/store/outbound-ledger.ts): one row per message the spooler still owes. */
+export interface OutboundLedgerTable {
+  /** The intake job's id (QUEUE_OUTBOUND), which is also the message's spooler id. */
+  msgid: string;
+  kind: string;
+  /** JSON: the intake job's data (delivery/jobs.ts OutboundJobData) as first queued. */
+  data: string;
+  /** The message's content blob (a rebuilt job reads it; the blob sweep keeps it). */
+  blob_key: string;
+  created_at: number;
+}
+
+/** Destination domains of a ledger message whose domain job ended. */
+export interface OutboundLedgerDoneTable {
+  msgid: string;
+  /** As the spooler groups recipients (lowercase ASCII; `invalid.` for bad addresses). */
+  domain: string;
+  /** delivered | failed | local | deleted (failed includes bounced and expired). */
+  outcome: string;
+  at: number;
+}
+
 export interface Database {
+  outbound_ledger: OutboundLedgerTable;
+  outbound_ledger_done: OutboundLedgerDoneTable;
   delivery_intents: DeliveryIntentsTable;
   program_index_state: ProgramIndexStateTable;
   program_index_accounts: ProgramIndexAccountsTable;

@@ -18,6 +18,7 @@ import type { ChainView } from '../smtp/chain-view.ts';
 import { type ErrorLimitMetrics, errorLimitsFromConfig } from '../smtp/error-limit.ts';
 import { replicationOf } from '../smtp/replication.ts';
 import { AccountsRepo, type Store } from '../store/index.ts';
+import { OutboundLedger } from '../store/outbound-ledger.ts';
 import { SendRate } from './send-rate.ts';
 import { storeSentCopy } from './sent-copy.ts';
 import { SubmissionConfigError, type SubmissionOptions } from './server.ts';
@@ -64,6 +65,7 @@ export function submitDepsFromConfig(
     maxRecipients: config.smtp.max_recipients,
     hostname: config.smtp.hostname,
     sentCopy: parts.store ? sentCopyFrom(parts.store, parts.blobs, parts.chain) : undefined,
+    ledger: parts.store ? new OutboundLedger(parts.store.db) : undefined,
     logger: parts.logger.child({ component: 'submit' }),
   };
 }

@@ -17,6 +17,7 @@
 //   7. only then, for an account, the Sent copy is stored (sent-copy.ts); a
 //      failure there is logged and never fails or repeats the send.
 // A failure before step 7 leaves nothing queued and no blob behind.
+import type { OutboundJobData } from '../../delivery/jobs.ts';
 import type { DkimSigner } from '../../spooler/dkim-sign.ts';
 import type { CostGuard, Reservation } from '../limits/cost-guard.ts';
 import type { Logger } from '../log.ts';
@@ -26,6 +27,7 @@ import type { ChainView } from '../smtp/chain-view.ts';
 import { MessageChecker } from '../smtp/message-checks.ts';
 import type { RecipientPolicy } from '../smtp/recipients.ts';
 import { SmtpReply } from '../smtp/smtp-error.ts';
+import type { OutboundLedger } from '../store/outbound-ledger.ts';
 import { type HeaderFacts, headerFacts, submissionHeaders } from './headers.ts';
 import { type DsnRequest, prepareOutbound, removeBlobs } from './outbound.ts';
 import { lookup, planRecipients, type RecipientPlan } from './recipients.ts';
@@ -59,6 +61,12 @@ export interface SubmitDeps {
    * `storeSentCopy` bound to the store); absent: no copy is kept.
    */
   sentCopy?: (copy: SentCopy) => Promise<unknown>;
+  /**
+   * The outbound ledger (src/store/outbound-ledger.ts): remote copies are
+   * recorded there before they are queued, so a Redis that loses its data
+   * loses no accepted message. Absent (no store): Redis alone holds them.
+   */
+  ledger?: OutboundLedger;
   logger?: Logger;
   now?: () => number;
 }
@@ -291,7 +299,10 @@ async function queue(
           },
         )
       : { jobs: [], blobKeys: [] };
+  const ledgered = outbound.jobs.map((j) => j.data as OutboundJobData);
   try {
+    // Durable before it is queued (and so before the 250): reconcile rebuilds it if Redis loses it.
+    if (deps.ledger) await deps.ledger.record(ledgered);
     if (plan.local.length > 0) {
       const message = messageFor(msgid);
       await acceptMessage(deps.accept, {
@@ -309,6 +320,7 @@ async function queue(
     }
   } catch (err) {
     // Each signed copy carries its own id in its Received field: no other job shares it.
+    await deps.ledger?.finish(ledgered.map((d) => d.msgid)).catch(() => undefined);
     await removeBlobs(deps.accept.blobs, outbound.blobKeys);
     if (err instanceof SmtpReply && !err.temporary) throw new SubmitError('bad_message', err.message);
     throw new SubmitError('unavailable', 'Mail queue temporarily unavailable, try again later');

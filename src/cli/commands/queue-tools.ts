@@ -18,6 +18,7 @@ import {
   type DeliverJobData,
   type OutboundJobData,
   QUEUE_DELIVER,
+  QUEUE_OUTBOUND,
   QUEUE_SPOOL,
 } from '../../../delivery/jobs.ts';
 import type { DomainJobData } from '../../../spooler/jobs.ts';
@@ -25,6 +26,7 @@ import { type BlobStore, FsBlobStore } from '../../blobs/blob-store.ts';
 import { openBlobStore } from '../../blobs/open-blob-store.ts';
 import { clearHold, HELD_DELAY_MS, readHolds, setHold } from '../../queue/hold.ts';
 import { IntentsRepo, openStore, type Store } from '../../store/index.ts';
+import { OutboundLedger } from '../../store/outbound-ledger.ts';
 import { CliError } from '../common.ts';
 import {
   bounceDropped,
@@ -233,11 +235,10 @@ async function deleteRows(
   const prefix = s.config.redis.prefix;
   const out: Outcome[] = [];
   const inboundMsgids = new Set<string>();
-  const { blobs, store, close } = await backends(
-    s,
-    rows.some((r) => r.stage === QUEUE_DELIVER),
-  );
+  // The store holds the SendMail intents (inbound) and the outbound ledger (outbound).
+  const { blobs, store, close } = await backends(s, rows.length > 0);
   const intents = store ? new IntentsRepo(store.db) : null;
+  const ledger = store ? new OutboundLedger(store.db) : null;
   try {
     for (const row of rows) {
       const base = { id: row.id, msgid: row.msgid };
@@ -257,6 +258,13 @@ async function deleteRows(
       const note = bounce ? await bounceDropped(s, ref, job, state) : undefined;
       // Finished before the job goes: should this run stop here, reconcile still never re-queues the copy.
       if (ref.name === QUEUE_DELIVER && intents) await intents.markFinished(row.id, 'deleted');
+      // Likewise the outbound ledger: a deleted domain (or a whole message not yet split) is never rebuilt.
+      if (ledger && isDomainJob(ref)) {
+        const d = job.data as DomainJobData;
+        await ledger.domainsDone(d.msgid, [d.domain], 'deleted');
+        if (d.removeBlobs) await ledger.finish([d.msgid]);
+      } else if (ledger && ref.name === QUEUE_OUTBOUND)
+        await ledger.finish([(job.data as OutboundJobData).msgid]);
       await job.remove();
       await clearHold(s.redis, prefix, ref.name, row.id);
       if (isDomainJob(ref)) {

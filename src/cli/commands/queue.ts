@@ -551,6 +551,14 @@ function reconcileText(r: ReconcileResult): string {
     lines.push(
       `  ${e.action.padEnd(9)} ${e.id}${e.jobs ? ` ${e.jobs.join(',')}` : ''}${e.reason ? ` (${e.reason})` : ''}${e.movedTo ? ` -> ${e.movedTo}` : ''}`,
     );
+  const o = r.outbound;
+  lines.push(
+    `outbound ledger: ${o.scanned} messages owed looked at, ${o.withJobs} with jobs in Redis`,
+    `  recovered (${verb}queued again): ${o.recovered} messages, ${o.recoveredRecipients} recipients`,
+    `  finished (${verb}removed): ${o.finished}`,
+  );
+  for (const e of o.entries)
+    lines.push(`  ${e.action.padEnd(9)} ${e.msgid} (${e.kind})${e.to ? ` ${e.to.join(',')}` : ''}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -642,7 +650,7 @@ export function register(program: Command): void {
   queue
     .command('reconcile')
     .description(
-      'queue again the spool entries that have no job in Redis (whatever Redis lost), remove finished ones, move unreadable ones to spool-corrupt/',
+      'queue again the spool entries and outbound messages that have no job in Redis (whatever Redis lost), remove finished ones, move unreadable ones to spool-corrupt/',
     )
     .option('--config <file>', CONFIG_OPTION_HELP)
     .option('--data-dir <dir>', 'data directory (overrides [store] data_dir): where the spool is')

@@ -14,6 +14,7 @@ import * as m0010 from './0010-program-index.ts';
 import * as m0011 from './0011-rent-recovery.ts';
 import * as m0012 from './0012-delivery-intents.ts';
 import * as m0013 from './0013-pg-blobs.ts';
+import * as m0014 from './0014-outbound-ledger.ts';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-accounts': m0001,
@@ -28,6 +29,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0011-rent-recovery': m0011,
   '0012-delivery-intents': m0012,
   '0013-pg-blobs': m0013,
+  '0014-outbound-ledger': m0014,
 };
 
 export class MigrationError extends Error {
