@@ -7,7 +7,10 @@
 // and N serving processes sharing the MX port (node:cluster hands out the
 // connections round robin), with `sealpost devnet` and `sealpost pind` as
 // processes too (bench/drill/rig.ts). The 250 comes after the spool fsync and
-// the delivery jobs in Redis. The CPU time each serve process used during the
+// the delivery jobs in Redis. It runs twice, with `[blobs] backend = "fs"`
+// (the spool on the local disk) and `"postgres"` (the spool in PostgreSQL, one
+// commit per group, for hosts that share no disk): both in Sealpost's cell.
+// The CPU time each serve process used during the
 // measured load is read from /proc: the CPU per accepted message, and the
 // share of each serving process (both must have taken connections).
 // The last column is the ceiling of the library itself under the same load:
@@ -70,6 +73,7 @@ function cpuSpent(
 }
 
 /** Serving processes of Sealpost's MX: one per core, as `serve` defaults to. */
+const PG_URL = process.env.SEALPOST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SERVE_PROCESSES = availableParallelism();
 
 const cut = (why: string): Cell => ({ missing: why.length > 90 ? `${why.slice(0, 87)}...` : why });
@@ -124,7 +128,7 @@ export async function measureMxAccept(
     return out;
   };
   const systems: [
-    key: 'sealpost' | 'postfix' | 'haraka' | 'bare' | 'floor',
+    key: 'sealpost' | 'sealpostPg' | 'postfix' | 'haraka' | 'bare' | 'floor',
     label: string,
     start: () => Promise<Target>,
   ][] = [
@@ -137,6 +141,30 @@ export async function measureMxAccept(
           wallets: 1,
           workers: 0,
           serveArgs: ['--workers', String(SERVE_PROCESSES)],
+        });
+        const servePid = stack.serve.pid as number;
+        return {
+          port: stack.mxPort,
+          rcpt: stack.addresses()[0] as string,
+          held: () => deliverJobCount(stack.redisUrl, stack.prefix),
+          what: 'jobs in Redis',
+          cpu: treeCpu(servePid),
+          stop: () => stack.close(),
+        };
+      },
+    ],
+    [
+      'sealpostPg',
+      `Sealpost with [blobs] backend = "postgres" (serve --no-workers --workers ${SERVE_PROCESSES})`,
+      async () => {
+        // The same stack with the spool in PostgreSQL (a schema of its own, dropped after).
+        const stack = await startDrillStack({
+          label: 'mx-pg',
+          wallets: 1,
+          workers: 0,
+          serveArgs: ['--workers', String(SERVE_PROCESSES)],
+          postgresUrl: PG_URL,
+          extraToml: '[blobs]\nbackend = "postgres"',
         });
         const servePid = stack.serve.pid as number;
         return {
@@ -208,8 +236,20 @@ export async function measureMxAccept(
       },
     ],
   ];
-  // The floor has no column of its own: it is shown in the library's cell, after the library bare.
+  // The floor has no column of its own: it is shown in the library's cell, after the library bare;
+  // Sealpost on PostgreSQL blobs likewise in Sealpost's cell, after the filesystem run.
   const put = (key: (typeof systems)[number][0], cell: Cell) => {
+    if (key === 'sealpostPg') {
+      const pg =
+        'value' in cell
+          ? `[blobs] backend = "postgres": ${cell.value.toFixed(0)} msg/s (${cell.note})`
+          : `[blobs] backend = "postgres": ${'missing' in cell ? `failed: ${cell.missing}` : cell.text}`;
+      row.sealpost =
+        row.sealpost && 'value' in row.sealpost
+          ? { value: row.sealpost.value, note: `[blobs] backend = "fs": ${row.sealpost.note}; ${pg}` }
+          : { text: pg };
+      return;
+    }
     if (key !== 'floor') {
       row[key] = cell;
       return;
