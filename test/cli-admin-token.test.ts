@@ -56,7 +56,9 @@ describe('sealpost admin token', { timeout: 120_000 }, () => {
     expect(second).not.toBe(first);
     expect(mode(path)).toBe(0o600);
     expect(rotated.stderr).toContain(`rotated admin token file ${path}`);
-    expect(rotated.stderr).toContain('warning: the account API reads this file only at start; restart');
+    expect(rotated.stderr).toContain(
+      'warning: running servers accept only the old token until they read this file again: run `sealpost reload`',
+    );
     expect(rotated.stderr).not.toContain(second.trim());
   });
 
@@ -121,7 +123,7 @@ describe('sealpost admin token', { timeout: 120_000 }, () => {
     const run = await adminToken(['--help'], tempDir());
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('$ sealpost admin token --config sealpost.toml');
-    expect(run.stdout).toContain('reads the file once, at start');
+    expect(run.stdout).toContain('reads the file at start and at each reload');
     expect(run.stdout).toContain('--print');
   });
 });

@@ -171,4 +171,31 @@ describe('sealpost config check opens every file the config names', () => {
       stderr: 'config error in bad.toml:\n  unknown key smtp.hostnme (did you mean smtp.hostname?)\n',
     });
   });
+
+  it('opens [spam] password_file: missing or empty is a problem with [spam] on, a note with it off', async () => {
+    const { dir, toml } = await goodDeployment();
+    const pass = join(dir, 'keys', 'rspamd.pass');
+    const spam = (enabled: boolean) =>
+      `${toml}[spam]\nenabled = ${enabled}\npassword_file = "keys/rspamd.pass"\n`;
+    writeFileSync(join(dir, 'on.toml'), spam(true));
+    writeFileSync(join(dir, 'off.toml'), spam(false));
+    const missing = await check(['--config', 'on.toml'], dir);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe(
+      `file problems in on.toml:\n  spam.password_file (${pass}): does not exist\n`,
+    );
+    const off = await check(['--config', 'off.toml'], dir);
+    expect(off.code).toBe(0);
+    expect(off.stderr).toContain(`  spam.password_file (${pass}): does not exist; [spam] is off`);
+    writeFileSync(pass, '\n');
+    expect((await check(['--config', 'on.toml'], dir)).stderr).toContain(
+      `  spam.password_file (${pass}): is empty (expected the password)\n`,
+    );
+    writeFileSync(pass, 'controller-secret\n');
+    expect(await check(['--config', 'on.toml'], dir)).toEqual({
+      code: 0,
+      stdout: 'config ok: on.toml\n',
+      stderr: '',
+    });
+  });
 });

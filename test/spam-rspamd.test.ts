@@ -107,7 +107,12 @@ describe('rspamd at the MX', { timeout: 120_000 }, () => {
     // Clean mail carries no verdict of ours; the sender's own field is left as it was.
     expect(text).not.toMatch(/^X-Spam-Score:/m);
     expect(await mailCount(rig, bob)).toBe(before + 1n);
-    const rows = await storedRows(rig, bob.publicKey.toBase58());
+    // The store row follows the chain's Email account by a moment: wait for it.
+    let rows = await storedRows(rig, bob.publicKey.toBase58());
+    for (let i = 0; i < 100 && rows.length === 0; i++) {
+      await sleep(100);
+      rows = await storedRows(rig, bob.publicKey.toBase58());
+    }
     expect(rows.map((r) => r.name)).toEqual(['INBOX']);
   });
 

@@ -58,6 +58,8 @@ export interface RigOptions {
   errorLimits?: ErrorLimits;
   /** Record remote copies in the store's outbound ledger (as serve does). */
   ledger?: boolean;
+  /** The outbound content scan ([spam] scan_submission). */
+  spam?: SubmitDeps['spam'];
 }
 
 export interface Certs {
@@ -172,6 +174,7 @@ export async function startSubmissionRig(opts: RigOptions = {}): Promise<Submiss
     maxRecipients: 10,
     hostname: 'mx.mail.test',
     ...(opts.ledger ? { ledger: new OutboundLedger(store.db) } : {}),
+    ...(opts.spam ? { spam: opts.spam } : {}),
   };
   const sleeps: number[] = [];
   const server = await startSubmission({

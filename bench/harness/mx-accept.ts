@@ -9,7 +9,9 @@
 // processes too (bench/drill/rig.ts). The 250 comes after the spool fsync and
 // the delivery jobs in Redis. It runs twice, with `[blobs] backend = "fs"`
 // (the spool on the local disk) and `"postgres"` (the spool in PostgreSQL, one
-// commit per group, for hosts that share no disk): both in Sealpost's cell.
+// commit per group, for hosts that share no disk), and a third time with
+// `[spam]` scoring every message in a private rspamd before the 250: all in
+// Sealpost's cell.
 // The CPU time each serve process used during the
 // measured load is read from /proc: the CPU per accepted message, and the
 // share of each serving process (both must have taken connections).
@@ -24,6 +26,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { removeRspamdDir, startRspamd } from '../../src/dev/rspamd.ts';
 import { startDrillStack } from '../drill/rig.ts';
 import { startBareSmtp } from './bare-smtp.ts';
 import { startHarakaPeer } from './haraka-peer.ts';
@@ -128,7 +131,7 @@ export async function measureMxAccept(
     return out;
   };
   const systems: [
-    key: 'sealpost' | 'sealpostPg' | 'postfix' | 'haraka' | 'bare' | 'floor',
+    key: 'sealpost' | 'sealpostPg' | 'sealpostSpam' | 'postfix' | 'haraka' | 'bare' | 'floor',
     label: string,
     start: () => Promise<Target>,
   ][] = [
@@ -175,6 +178,41 @@ export async function measureMxAccept(
           cpu: treeCpu(servePid),
           stop: () => stack.close(),
         };
+      },
+    ],
+    [
+      'sealpostSpam',
+      `Sealpost with [spam] (a private rspamd scoring every message before the 250; serve --no-workers --workers ${SERVE_PROCESSES})`,
+      async () => {
+        const rspamdDir = mkdtempSync(join(tmpdir(), 'sealpost-bench-rspamd-'));
+        const rspamd = await startRspamd({ dir: rspamdDir, timeoutMs: 180_000 });
+        try {
+          const stack = await startDrillStack({
+            label: 'mx-spam',
+            wallets: 1,
+            workers: 0,
+            serveArgs: ['--workers', String(SERVE_PROCESSES)],
+            extraToml: `[spam]\nenabled = true\nrspamd_url = "${rspamd.url}"\npassword_file = "${rspamd.passwordFile}"\n`,
+          });
+          const servePid = stack.serve.pid as number;
+          return {
+            port: stack.mxPort,
+            rcpt: stack.addresses()[0] as string,
+            held: () => deliverJobCount(stack.redisUrl, stack.prefix),
+            what: 'jobs in Redis',
+            // rspamd's own processes are not counted: this is the MX's CPU.
+            cpu: treeCpu(servePid),
+            stop: async () => {
+              await stack.close();
+              await rspamd.close();
+              removeRspamdDir(rspamdDir);
+            },
+          };
+        } catch (err) {
+          await rspamd.close();
+          removeRspamdDir(rspamdDir);
+          throw err;
+        }
       },
     ],
     [
@@ -239,14 +277,18 @@ export async function measureMxAccept(
   // The floor has no column of its own: it is shown in the library's cell, after the library bare;
   // Sealpost on PostgreSQL blobs likewise in Sealpost's cell, after the filesystem run.
   const put = (key: (typeof systems)[number][0], cell: Cell) => {
-    if (key === 'sealpostPg') {
+    if (key === 'sealpostPg' || key === 'sealpostSpam') {
+      const what = key === 'sealpostPg' ? '[blobs] backend = "postgres"' : 'with rspamd ([spam] enabled)';
       const pg =
         'value' in cell
-          ? `[blobs] backend = "postgres": ${cell.value.toFixed(0)} msg/s (${cell.note})`
-          : `[blobs] backend = "postgres": ${'missing' in cell ? `failed: ${cell.missing}` : cell.text}`;
+          ? `${what}: ${cell.value.toFixed(0)} msg/s (${cell.note})`
+          : `${what}: ${'missing' in cell ? `failed: ${cell.missing}` : cell.text}`;
       row.sealpost =
         row.sealpost && 'value' in row.sealpost
-          ? { value: row.sealpost.value, note: `[blobs] backend = "fs": ${row.sealpost.note}; ${pg}` }
+          ? {
+              value: row.sealpost.value,
+              note: `${key === 'sealpostPg' ? '[blobs] backend = "fs": ' : ''}${row.sealpost.note}; ${pg}`,
+            }
           : { text: pg };
       return;
     }

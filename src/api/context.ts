@@ -25,10 +25,17 @@ export interface ApiContext {
   challenges: ChallengeStore;
   adminAuth: AdminAuth;
   limiter: RateLimiter;
+  /** `[api] rate_limit_ip_per_min` / `rate_limit_wallet_per_min`, read per request (a reload replaces them). */
+  rateLimits: ApiRateLimits;
   /** Session state and pin-provider status per wallet, invalidated across processes. */
   accountState: AccountStateCache;
   sweep: SweepDeps;
   now: () => number;
+}
+
+export interface ApiRateLimits {
+  ipPerMin: number;
+  walletPerMin: number;
 }
 
 /** `jwt`: a wallet's login token; `admin`: the admin bearer token; `none`: anonymous. */

@@ -48,8 +48,8 @@ async function checkStepUp(ctx: ApiContext, request: FastifyRequest): Promise<vo
 }
 
 export function requestGuard(ctx: ApiContext) {
-  const { rate_limit_ip_per_min: ipLimit, rate_limit_wallet_per_min: walletLimit } = ctx.config.api;
   return async function guard(request: FastifyRequest): Promise<void> {
+    const { ipPerMin: ipLimit, walletPerMin: walletLimit } = ctx.rateLimits;
     const config = request.routeOptions.config;
     // Health probes must answer while Redis is down and whatever a client's rate window says.
     if (config.probe) return;

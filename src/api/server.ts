@@ -26,7 +26,7 @@ import { AccountStateCache } from './account-state-cache.ts';
 import { AdminAuth, readAdminTokenFile } from './auth/admin-auth.ts';
 import { ChallengeStore } from './auth/challenges.ts';
 import { SessionTokens } from './auth/session-tokens.ts';
-import type { ApiContext } from './context.ts';
+import type { ApiContext, ApiRateLimits } from './context.ts';
 import { ApiError, toErrorReply } from './errors.ts';
 import { buildOpenApi, type CollectedRoute } from './openapi.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -49,6 +49,10 @@ export interface ApiDeps {
   jwtKey?: Uint8Array;
   /** Default: read from `[api] admin_token_file` (null: admin routes refuse everyone). */
   adminToken?: string | null;
+  /** The admin token holder a reload updates (serve shares it with its reload); wins over `adminToken`. */
+  adminAuth?: AdminAuth;
+  /** The rate limits a reload updates; default from `[api]`. */
+  rateLimits?: ApiRateLimits;
   now?: () => number;
   randomBytes?: (n: number) => Uint8Array;
   /** Extra route plugins, registered after the built-in routes. */
@@ -111,10 +115,16 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       now,
       randomBytes: deps.randomBytes,
     }),
-    adminAuth: new AdminAuth(
-      deps.adminToken !== undefined ? deps.adminToken : readAdminTokenFile(config.api.admin_token_file),
-    ),
+    adminAuth:
+      deps.adminAuth ??
+      new AdminAuth(
+        deps.adminToken !== undefined ? deps.adminToken : readAdminTokenFile(config.api.admin_token_file),
+      ),
     limiter: new RateLimiter(deps.redis, config.redis.prefix, now),
+    rateLimits: deps.rateLimits ?? {
+      ipPerMin: config.api.rate_limit_ip_per_min,
+      walletPerMin: config.api.rate_limit_wallet_per_min,
+    },
     accountState,
     sweep: {
       db,
@@ -219,6 +229,8 @@ export interface StartApiOptions {
   logger: Logger;
   plugins?: FastifyPluginAsync[];
   readinessChecks?: DependencyCheck[];
+  adminAuth?: AdminAuth;
+  rateLimits?: ApiRateLimits;
 }
 
 export interface ApiServer {
@@ -237,6 +249,8 @@ export async function startApiServer(opts: StartApiOptions): Promise<ApiServer> 
     logger: opts.logger,
     plugins: opts.plugins,
     readinessChecks: opts.readinessChecks,
+    adminAuth: opts.adminAuth,
+    rateLimits: opts.rateLimits,
   });
   const host = opts.host ?? opts.config.api.host;
   await app.listen({ host, port: opts.port ?? opts.config.api.port });

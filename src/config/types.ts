@@ -325,11 +325,43 @@ export interface SpamConfig {
   rspamd_url: string;
   /** Absolute; the controller password. */
   password_file?: string;
+  controller_url: string;
+  learn_from_junk: boolean;
   timeout_ms: number;
   on_error: 'accept' | 'defer';
   max_scan_bytes: number;
   publish_junk: boolean;
   scan_submission: boolean;
+  dnsbl: DnsblListConfig[];
+  dnswl: DnswlListConfig[];
+  dnsbl_timeout_ms: number;
+  dnsbl_junk_score: number;
+  dnsbl_reject_score: number;
+  dnsbl_cache_secs: number;
+  dnsbl_probe_secs: number;
+  /** IP addresses and CIDR networks. */
+  dnsbl_skip_networks: string[];
+}
+
+/** One `[spam] dnsbl` entry (a bare zone string is one with every other key at its default). */
+export interface DnsblListConfig {
+  zone: string;
+  check: ('ip' | 'sender')[];
+  at: 'connect' | 'rcpt';
+  action: 'reject' | 'defer' | 'score';
+  weight: number;
+  /** `127.0.0.2`, `127.0.0.2-127.0.0.11`, `127.0.0.0/24`; empty: any listing code. */
+  responses: string[];
+  /** Last-octet bit mask; 0: none. */
+  mask: number;
+  reason?: string;
+}
+
+/** One `[spam] dnswl` entry. */
+export interface DnswlListConfig {
+  zone: string;
+  responses: string[];
+  mask: number;
 }
 
 export interface Config {

@@ -179,6 +179,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
           ...config.spam,
           enabled: true,
           rspamd_url: rspamd.url,
+          controller_url: rspamd.controllerUrl,
           password_file: rspamd.passwordFile,
         };
         log.info({ url: rspamd.url, pid: rspamd.pid }, 'started a private rspamd: MX mail is scanned');

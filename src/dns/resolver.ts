@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import { splitHostPort } from '../config/fields.ts';
 import { type DnsFailureKind, DnsLookupError, type DnsServer } from './lookup-error.ts';
 import { reverseName } from './name.ts';
-import { wireQuery } from './wire-query.ts';
+import { type WireRecordType, type WireResult, wireQuery } from './wire-query.ts';
 
 export { type DnsFailureKind, DnsLookupError, type DnsServer };
 
@@ -46,6 +46,15 @@ export interface DnsResolver {
   /** PTR names of an IP address (the reverse name is built here). */
   reverse(ip: string): Promise<string[]>;
   tlsa(name: string): Promise<TlsaRecord[]>;
+  /**
+   * One question by wire (./wire-query.ts) to the servers in order (the
+   * system's when none are configured): the rcode, the answers with their
+   * TTLs and the authority section. The next server is asked after a
+   * timeout, SERVFAIL or REFUSED; `timeoutMs` (default timeoutMs × tries)
+   * bounds the whole call. NXDOMAIN is a result, not an error; when no
+   * server answers it throws DnsLookupError (timeout, servfail, refused).
+   */
+  query(name: string, type: WireRecordType, opts?: { timeoutMs?: number }): Promise<WireResult>;
 }
 
 export interface DnsResolverOptions {
@@ -150,6 +159,40 @@ export function createDnsResolver(opts: DnsResolverOptions = {}): DnsResolver {
           data: d.certificate.toString('hex'),
         };
       });
+    },
+    query: async (name, type, q = {}) => {
+      const configuredServers = await servers();
+      const list =
+        configuredServers.length > 0
+          ? configuredServers
+          : resolver.getServers().map((s) => parseDnsServer(s));
+      if (list.length === 0) throw new DnsLookupError(name, 'other', 'no resolver address is known');
+      const budget = q.timeoutMs ?? timeoutMs * tries;
+      const deadline = performance.now() + budget;
+      let last: DnsLookupError | undefined;
+      for (const [i, server] of list.entries()) {
+        const left = deadline - performance.now();
+        if (left < 1) break;
+        try {
+          // Each server left gets its share of what remains.
+          const result = await wireQuery(server, name, type, {
+            timeoutMs: Math.max(1, Math.floor(left / (list.length - i))),
+          });
+          if (result.rcode === 'SERVFAIL' || result.rcode === 'REFUSED') {
+            last = new DnsLookupError(
+              name,
+              result.rcode === 'SERVFAIL' ? 'servfail' : 'refused',
+              result.rcode,
+            );
+            continue;
+          }
+          return result;
+        } catch (err) {
+          last =
+            err instanceof DnsLookupError ? err : new DnsLookupError(name, 'other', (err as Error).message);
+        }
+      }
+      throw last ?? new DnsLookupError(name, 'timeout', `no answer within ${budget} ms`);
     },
   };
 }

@@ -33,6 +33,8 @@ export interface WireResult {
   /** The resolver says it validated the answer with DNSSEC. */
   authenticated: boolean;
   answers: WireAnswer[];
+  /** The authority section (a negative answer's SOA, whose TTL bounds how long "no such name" may be kept). */
+  authorities: WireAnswer[];
 }
 
 export interface WireQueryOptions {
@@ -71,12 +73,17 @@ export async function wireQuery(
   return {
     rcode: String((response as { rcode?: string }).rcode ?? 'NOERROR'),
     authenticated: response.flag_ad,
-    answers: (response.answers ?? []).map((a) => ({
-      name: a.name,
-      type: a.type,
-      ttl: 'ttl' in a ? (a.ttl ?? 0) : 0,
-      data: 'data' in a ? a.data : undefined,
-    })),
+    answers: (response.answers ?? []).map(wireAnswer),
+    authorities: (response.authorities ?? []).map(wireAnswer),
+  };
+}
+
+function wireAnswer(a: packet.Answer): WireAnswer {
+  return {
+    name: a.name,
+    type: a.type,
+    ttl: 'ttl' in a ? (a.ttl ?? 0) : 0,
+    data: 'data' in a ? a.data : undefined,
   };
 }
 

@@ -29,8 +29,8 @@ export interface ImapConnectionOptions {
   idleTimeoutMs: number;
   /** Before login. */
   preAuthTimeoutMs: number;
-  /** Present on a plain listener that offers STARTTLS. */
-  startTls?: SecureContext;
+  /** Present on a plain listener that offers STARTTLS: the context current at the client's STARTTLS. */
+  startTls?: () => SecureContext;
   logger: Logger;
 }
 
@@ -160,7 +160,7 @@ export class ImapConnection {
 
   /** Swaps the socket for a TLS one (STARTTLS); bytes sent before the handshake are dropped. */
   async upgradeTls(): Promise<void> {
-    const context = this.opts.startTls;
+    const context = this.opts.startTls?.();
     if (!context) throw new ImapError('BAD', 'STARTTLS is not offered here');
     this.reader.detach();
     const plain = this.socket as Socket;

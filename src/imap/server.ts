@@ -2,13 +2,16 @@
 // plain port that offers STARTTLS (143, only when configured). Each
 // connection is an ImapConnection; at most `maxConnectionsPerIp` at once
 // from one address.
-import { type ListenerSetup, startSessionListener } from '../net/session-listener.ts';
+import { type ListenerSetup, type SessionListener, startSessionListener } from '../net/session-listener.ts';
 import { ImapConnection, type ImapConnectionOptions } from './connection.ts';
 
 export interface ImapServerOptions extends Omit<ImapConnectionOptions, 'startTls'>, ListenerSetup {}
 
 export interface ImapServer {
   port: number;
+  /** A reload's certificate for new handshakes (src/net/session-listener.ts). */
+  setCertificate: SessionListener['setCertificate'];
+  setMaxConnectionsPerIp: SessionListener['setMaxConnectionsPerIp'];
   /** Stops accepting, says BYE to every session, and waits up to `drainMs` for them to go. */
   close(drainMs?: number): Promise<void>;
 }

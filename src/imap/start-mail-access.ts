@@ -12,17 +12,18 @@ import type { Config } from '../config/index.ts';
 import { CredentialSealer } from '../crypto/credential-seal.ts';
 import { acquireWalletLease } from '../limits/lease.ts';
 import type { Logger } from '../log.ts';
-import { pop3ServerFor } from '../pop3/index.ts';
+import { type Pop3Server, pop3ServerFor } from '../pop3/index.ts';
 import { type LoginBackoff, MailLogin } from '../reader-keys/index.ts';
 import { createRedis } from '../redis/client.ts';
 import { recipientSealKey } from '../seal/index.ts';
 import { ChainView, chainCacheOptions } from '../smtp/chain-view.ts';
+import { spamLearnerFromConfig } from '../spam/from-config.ts';
 import { AccountsRepo } from '../store/index.ts';
 import type { Database } from '../store/types.ts';
 import { walletOfLogin } from '../submission/password-auth.ts';
 import type { MailAccessDeps } from './mail/mail-access.ts';
 import { createCopyReleaser } from './mail/release.ts';
-import { startImapServer } from './server.ts';
+import { type ImapServer, startImapServer } from './server.ts';
 
 const MAILDROP_LOCK_MS = 30_000;
 
@@ -44,10 +45,16 @@ export interface StartMailAccessOptions {
   /** Replace the implicit-TLS listener addresses (tests, --imap-listen / --pop3-listen). */
   overrides?: { imap?: { host: string; port: number }; pop3?: { host: string; port: number } };
   backoff?: LoginBackoff;
+  /** Counts spam learning outcomes (`sealpost_spam_learned_total`). */
+  metrics?: { spamLearned(kind: 'spam' | 'ham', outcome: string): void };
 }
 
 export interface MailAccessServers {
   listeners: MailAccessListener[];
+  /** A reload: new handshakes on every IMAP and POP3 listener use this pair; open sessions keep theirs. */
+  setCertificate(pem: { cert: Buffer; key: Buffer }): void;
+  /** A reload: `[imap]` / `[pop3]` max_connections_per_ip. */
+  setLimits(limits: { imapMaxConnectionsPerIp: number; pop3MaxConnectionsPerIp: number }): void;
   close(drainMs?: number): Promise<void>;
 }
 
@@ -76,7 +83,21 @@ export async function startMailAccess(opts: StartMailAccessOptions): Promise<Mai
   const close = async (drainMs?: number) => {
     for (const fn of closers.splice(0).reverse()) await fn(drainMs).catch(() => {});
   };
-  if (!opts.imap && !opts.pop3) return { listeners, close };
+  const imapServers: ImapServer[] = [];
+  const pop3Servers: Pop3Server[] = [];
+  const servers: MailAccessServers = {
+    listeners,
+    close,
+    // Each listener builds its context before swapping, so one that throws keeps its pair.
+    setCertificate(pem) {
+      for (const server of [...imapServers, ...pop3Servers]) server.setCertificate(pem);
+    },
+    setLimits(limits) {
+      for (const server of imapServers) server.setMaxConnectionsPerIp(limits.imapMaxConnectionsPerIp);
+      for (const server of pop3Servers) server.setMaxConnectionsPerIp(limits.pop3MaxConnectionsPerIp);
+    },
+  };
+  if (!opts.imap && !opts.pop3) return servers;
   // [mail_hosts] may name another host, so a mismatch is worth a warning, not a refusal.
   for (const proto of ['imap', 'pop3'] as const) {
     if (
@@ -124,6 +145,8 @@ export async function startMailAccess(opts: StartMailAccessOptions): Promise<Mai
     sealKeyOf: async (wallet) =>
       (await recipientSealKey(opts.connection, config.chain.program_id, wallet)).publicKey,
     releaseCopies: (rows) => releaser.release(rows),
+    // Moves into and out of Junk train rspamd ([spam] learn_from_junk).
+    learner: spamLearnerFromConfig(config.spam, opts.logger, opts.metrics),
   };
   try {
     if (opts.imap) {
@@ -142,6 +165,7 @@ export async function startMailAccess(opts: StartMailAccessOptions): Promise<Mai
       const at = opts.overrides?.imap ?? { host: config.imap.host, port: config.imap.port };
       const implicit = await startImapServer({ ...common, ...at, tls: 'implicit' });
       closers.push((ms) => implicit.close(ms));
+      imapServers.push(implicit);
       listeners.push({ name: 'imaps', host: at.host, port: implicit.port });
       if (config.imap.starttls_port !== undefined) {
         const plain = await startImapServer({
@@ -151,11 +175,12 @@ export async function startMailAccess(opts: StartMailAccessOptions): Promise<Mai
           tls: 'starttls',
         });
         closers.push((ms) => plain.close(ms));
+        imapServers.push(plain);
         listeners.push({ name: 'imap', host: config.imap.host, port: plain.port });
       }
     }
     if (opts.pop3) {
-      const servers = await pop3ServerFor({
+      const pop3 = await pop3ServerFor({
         config,
         login,
         mail,
@@ -170,12 +195,13 @@ export async function startMailAccess(opts: StartMailAccessOptions): Promise<Mai
         logger: opts.logger,
         override: opts.overrides?.pop3,
       });
-      closers.push((ms) => servers.close(ms));
-      listeners.push(...servers.listeners);
+      closers.push((ms) => pop3.close(ms));
+      listeners.push(...pop3.listeners);
+      pop3Servers.push(...pop3.servers);
     }
   } catch (err) {
     await close();
     throw err;
   }
-  return { listeners, close };
+  return servers;
 }

@@ -106,6 +106,15 @@ export class CostGuard {
     this.prefix = opts.prefix;
   }
 
+  /**
+   * A reload's `[limits]` windows, used from the next reservation on. The
+   * buckets in Redis keep their keys and what they already hold; the new
+   * limit and window apply to them from then on (src/limits/window.ts).
+   */
+  setLimits(limits: PublicationLimits): void {
+    this.opts.limits = limits;
+  }
+
   /** MAIL FROM: the cached authority balance verdict (counted when it defers). */
   checkBalance(): BalanceCheck {
     const verdict = this.opts.balance?.check() ?? { ok: true };

@@ -9,6 +9,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { MetricsRegistry } from '../limits/metrics.ts';
 import { closeQueueDepthSource, type QueueDepthSource, readQueueDepths } from './queue-depth.ts';
 import type {
+  DnsblMetrics,
   PipelineMetrics,
   SmtpMetrics,
   SmtpPhase,
@@ -30,7 +31,7 @@ export interface SealpostMetricsOptions {
   extra?: MetricsRegistry[];
 }
 
-export class SealpostMetrics implements PipelineMetrics, SmtpMetrics, SpamMetrics {
+export class SealpostMetrics implements PipelineMetrics, SmtpMetrics, SpamMetrics, DnsblMetrics {
   readonly registry = new Registry();
   private readonly extra: MetricsRegistry[];
   private readonly queueSources: QueueDepthSource[] = [];
@@ -49,6 +50,14 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics, SpamMetric
   private readonly spamSeconds: Histogram;
   private readonly spamErrors: Counter<'kind' | 'handled'>;
   private readonly spamSkips: Counter<'why'>;
+  private readonly spamLearns: Counter<'kind' | 'outcome'>;
+  private readonly dnsblLookups: Counter<'list' | 'result'>;
+  private readonly dnsblSeconds: Histogram;
+  private readonly dnsblCacheHits: Counter<'list'>;
+  private readonly dnsblRefusals: Counter<'list' | 'action'>;
+  private readonly dnsblJunks: Counter<'list'>;
+  private readonly dnsblAllows: Counter<'list'>;
+  private readonly dnsblDisabledGauge: Gauge<'list'>;
   /** Jobs of this process waiting for an expiry proof (the gauge is their number). */
   private readonly awaiting = new Set<string>();
 
@@ -90,6 +99,54 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics, SpamMetric
       name: 'sealpost_spam_scans_skipped_total',
       help: 'Messages not scanned by rule (why=too-big: over [spam] max_scan_bytes).',
       labelNames: ['why'],
+      registers,
+    });
+    this.spamLearns = new Counter({
+      name: 'sealpost_spam_learned_total',
+      help: 'Messages moved into or out of Junk that rspamd was asked to learn (kind: spam, ham; outcome: learned, failed, skipped, dropped).',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
+    this.dnsblLookups = new Counter({
+      name: 'sealpost_dnsbl_lookups_total',
+      help: "DNS queries of a block- or allowlist zone (cache misses) by list (zone) and result: listed (a code in 127.0.0.0/8, before an entry's responses/mask), clear (NXDOMAIN or no A record), timeout, servfail, error, list-error (only 127.255.255.x codes), invalid (an answer outside 127.0.0.0/8).",
+      labelNames: ['list', 'result'],
+      registers,
+    });
+    this.dnsblSeconds = new Histogram({
+      name: 'sealpost_dnsbl_lookup_seconds',
+      help: 'How long one DNSBL/DNSWL query took (cache misses).',
+      buckets: STAGE_BUCKETS,
+      registers,
+    });
+    this.dnsblCacheHits = new Counter({
+      name: 'sealpost_dnsbl_cache_hits_total',
+      help: 'DNSBL/DNSWL look-ups answered from the cache, by list.',
+      labelNames: ['list'],
+      registers,
+    });
+    this.dnsblRefusals = new Counter({
+      name: 'sealpost_dnsbl_rejections_total',
+      help: "Connections or recipients refused because of a listing, by list and action (reject: 5xx, defer: 4xx, score: the listings' total weight reached [spam] dnsbl_reject_score).",
+      labelNames: ['list', 'action'],
+      registers,
+    });
+    this.dnsblJunks = new Counter({
+      name: 'sealpost_dnsbl_junk_total',
+      help: 'Transactions filed as Junk because their listings reached [spam] dnsbl_junk_score, by each list that added weight.',
+      labelNames: ['list'],
+      registers,
+    });
+    this.dnsblAllows = new Counter({
+      name: 'sealpost_dnsbl_allowlisted_total',
+      help: 'Connections whose address an allowlist (DNSWL) lists, so no blocklist applied, by allowlist.',
+      labelNames: ['list'],
+      registers,
+    });
+    this.dnsblDisabledGauge = new Gauge({
+      name: 'sealpost_dnsbl_list_disabled',
+      help: 'Per list: 1 while its test entries show it answers for everything (or refuses our queries) and it is skipped, else 0.',
+      labelNames: ['list'],
       registers,
     });
     this.mxAccept = new Histogram({
@@ -192,6 +249,35 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics, SpamMetric
 
   spamSkipped(why: 'too-big'): void {
     this.spamSkips.inc({ why });
+  }
+
+  spamLearned(kind: 'spam' | 'ham', outcome: string): void {
+    this.spamLearns.inc({ kind, outcome });
+  }
+
+  dnsblLookup(list: string, result: string, seconds: number): void {
+    this.dnsblLookups.inc({ list, result });
+    this.dnsblSeconds.observe(seconds);
+  }
+
+  dnsblCacheHit(list: string): void {
+    this.dnsblCacheHits.inc({ list });
+  }
+
+  dnsblRefused(list: string, action: 'reject' | 'defer' | 'score'): void {
+    this.dnsblRefusals.inc({ list, action });
+  }
+
+  dnsblJunk(list: string): void {
+    this.dnsblJunks.inc({ list });
+  }
+
+  dnsblAllowed(list: string): void {
+    this.dnsblAllows.inc({ list });
+  }
+
+  dnsblDisabled(list: string, disabled: boolean): void {
+    this.dnsblDisabledGauge.set({ list }, disabled ? 1 : 0);
   }
 
   accepted(seconds: number): void {

@@ -47,6 +47,22 @@ export interface SpamMetrics {
   spamSkipped(why: 'too-big'): void;
 }
 
+/** DNS block- and allowlists at the MX (src/spam/dnsbl.ts); `list` is the zone. */
+export interface DnsblMetrics {
+  /** One DNS query of a zone (a cache miss) and how long it took; result: listed, clear, timeout, servfail, error, list-error, invalid. */
+  dnsblLookup(list: string, result: string, seconds: number): void;
+  /** A look-up answered from the cache. */
+  dnsblCacheHit(list: string): void;
+  /** A refusal because of a listing: action reject or defer (a list's own action), or score (the total weight). */
+  dnsblRefused(list: string, action: 'reject' | 'defer' | 'score'): void;
+  /** A transaction filed as Junk because of its listings (each list that added weight). */
+  dnsblJunk(list: string): void;
+  /** A connection whose address an allowlist lists (the blocklists were not applied). */
+  dnsblAllowed(list: string): void;
+  /** The list's test entries show it answers for everything (or refuses us): disabled, or enabled again. */
+  dnsblDisabled(list: string, disabled: boolean): void;
+}
+
 /** Runs one stage and reports its duration or its failure. */
 export async function timeStage<T>(
   metrics: PipelineMetrics | undefined,

@@ -2,12 +2,15 @@
 // first byte or a plain port (the protocol then offers STARTTLS/STLS), at
 // most `maxConnectionsPerIp` sessions from one address, and a shutdown that
 // asks every session to finish, waits up to a drain time, then cuts the rest.
+// The certificate and the per-address cap can be replaced while it runs (a
+// reload): new handshakes use the new pair, open sessions keep theirs.
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import {
   createSecureContext,
   createServer as createTlsServer,
   type SecureContext,
   type TLSSocket,
+  type Server as TlsServer,
 } from 'node:tls';
 import type { Logger } from '../log.ts';
 
@@ -37,12 +40,19 @@ export interface SessionListenerOptions<S extends ListenedSession> extends Liste
   logger: Logger;
   /** The line sent before closing a connection that is refused (over the limit, or shutting down). */
   refusal: (reason: 'busy' | 'closing') => string;
-  /** A session for an accepted socket; `startTls` is set on a plain listener. */
-  create: (socket: Socket | TLSSocket, secure: boolean, startTls: SecureContext | undefined) => S;
+  /**
+   * A session for an accepted socket; `startTls` is set on a plain listener
+   * and gives the context current when the client asks for TLS.
+   */
+  create: (socket: Socket | TLSSocket, secure: boolean, startTls: (() => SecureContext) | undefined) => S;
 }
 
 export interface SessionListener {
   port: number;
+  /** New handshakes use this pair; throws, changing nothing, when it does not load. */
+  setCertificate(pem: { cert: string | Buffer; key: string | Buffer }): void;
+  /** A new cap on sessions at once from one address (open sessions stay). */
+  setMaxConnectionsPerIp(max: number): void;
   /** Stops accepting, asks every session to end, and waits up to `drainMs` for them to go. */
   close(drainMs?: number): Promise<void>;
 }
@@ -54,15 +64,17 @@ export async function startSessionListener<S extends ListenedSession>(
   const name = opts.component.toUpperCase();
   const sessions = new Set<S>();
   const perIp = new Map<string, number>();
-  const secureContext = createSecureContext({ cert: opts.cert, key: opts.key, minVersion: 'TLSv1.2' });
-  const startTls = opts.tls === 'starttls' ? secureContext : undefined;
+  let secureContext = createSecureContext({ cert: opts.cert, key: opts.key, minVersion: 'TLSv1.2' });
+  const startTls = opts.tls === 'starttls' ? () => secureContext : undefined;
+  let maxConnectionsPerIp = opts.maxConnectionsPerIp;
+  let tlsServer: TlsServer | undefined;
   let closing = false;
 
   const accept = (socket: Socket | TLSSocket, secure: boolean) => {
     socket.on('error', () => {});
     const ip = socket.remoteAddress ?? 'unknown';
     const count = (perIp.get(ip) ?? 0) + 1;
-    if (closing || count > opts.maxConnectionsPerIp) {
+    if (closing || count > maxConnectionsPerIp) {
       socket.end(opts.refusal(closing ? 'closing' : 'busy'));
       return;
     }
@@ -82,7 +94,7 @@ export async function startSessionListener<S extends ListenedSession>(
 
   let server: Server;
   if (opts.tls === 'implicit') {
-    const tlsServer = createTlsServer({ cert: opts.cert, key: opts.key, minVersion: 'TLSv1.2' }, (s) =>
+    tlsServer = createTlsServer({ cert: opts.cert, key: opts.key, minVersion: 'TLSv1.2' }, (s) =>
       accept(s, true),
     );
     tlsServer.on('tlsClientError', (err) => log.debug({ err: err.message }, 'TLS handshake failed'));
@@ -103,6 +115,16 @@ export async function startSessionListener<S extends ListenedSession>(
 
   return {
     port,
+    setCertificate(pem) {
+      const options = { cert: pem.cert, key: pem.key, minVersion: 'TLSv1.2' as const };
+      // Built first: a pair that does not load throws here, before anything is swapped.
+      const next = createSecureContext(options);
+      tlsServer?.setSecureContext(options);
+      secureContext = next;
+    },
+    setMaxConnectionsPerIp(max) {
+      maxConnectionsPerIp = max;
+    },
     async close(drainMs = 5000) {
       closing = true;
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -4,13 +4,15 @@ import type { Config } from '../config/index.ts';
 import type { MailAccessDeps } from '../imap/mail/mail-access.ts';
 import type { Logger } from '../log.ts';
 import type { MailLogin } from '../reader-keys/index.ts';
-import { startPop3Server } from './server.ts';
+import { type Pop3Server, startPop3Server } from './server.ts';
 import type { MaildropLock } from './session.ts';
 
 export { type Pop3Server, type Pop3ServerOptions, startPop3Server } from './server.ts';
 
 export interface Pop3Listeners {
   listeners: { name: 'pop3s' | 'pop3'; host: string; port: number }[];
+  /** Every POP3 listener here (implicit and STLS) gets the reload's values. */
+  servers: Pop3Server[];
   close(drainMs?: number): Promise<void>;
 }
 
@@ -39,6 +41,7 @@ export async function pop3ServerFor(opts: {
   const implicit = await startPop3Server({ ...common, ...at, tls: 'implicit' });
   const out: Pop3Listeners = {
     listeners: [{ name: 'pop3s', host: at.host, port: implicit.port }],
+    servers: [implicit],
     close: (ms) => implicit.close(ms),
   };
   if (config.pop3.starttls_port !== undefined) {
@@ -50,6 +53,7 @@ export async function pop3ServerFor(opts: {
         tls: 'starttls',
       });
       out.listeners.push({ name: 'pop3', host: config.pop3.host, port: plain.port });
+      out.servers.push(plain);
       out.close = async (ms) => {
         await Promise.all([implicit.close(ms), plain.close(ms)]);
       };

@@ -1,12 +1,15 @@
 // The POP3 listener (docs/imap-pop3.md): implicit TLS (995; dev 1995) or a
 // plain port that offers STLS (110, only when configured).
-import { type ListenerSetup, startSessionListener } from '../net/session-listener.ts';
+import { type ListenerSetup, type SessionListener, startSessionListener } from '../net/session-listener.ts';
 import { Pop3Session, type Pop3SessionOptions } from './session.ts';
 
 export interface Pop3ServerOptions extends Omit<Pop3SessionOptions, 'startTls'>, ListenerSetup {}
 
 export interface Pop3Server {
   port: number;
+  /** A reload's certificate for new handshakes (src/net/session-listener.ts). */
+  setCertificate: SessionListener['setCertificate'];
+  setMaxConnectionsPerIp: SessionListener['setMaxConnectionsPerIp'];
   close(drainMs?: number): Promise<void>;
 }
 

@@ -33,8 +33,8 @@ export interface Pop3SessionOptions {
   lockMaildrop: (wallet: string) => Promise<MaildropLock | null>;
   /** Autologout after this long without a command (RFC 1939: at least 10 minutes). */
   timeoutMs: number;
-  /** Present on a plain listener that offers STLS. */
-  startTls?: SecureContext;
+  /** Present on a plain listener that offers STLS: the context current at the client's STLS. */
+  startTls?: () => SecureContext;
   logger: Logger;
 }
 
@@ -204,7 +204,7 @@ export class Pop3Session {
     this.reader.detach();
     const plain = this.socket as Socket;
     plain.setTimeout(0);
-    const tls = new TLSSocket(plain, { isServer: true, secureContext: this.opts.startTls });
+    const tls = new TLSSocket(plain, { isServer: true, secureContext: this.opts.startTls() });
     try {
       await new Promise<void>((resolve, reject) => {
         tls.once('secure', resolve);

@@ -13,6 +13,9 @@
 //   - SIGTERM/SIGINT go to every process as SIGTERM: listeners stop
 //     accepting and drain, workers finish their running jobs; a process
 //     still running after `stopTimeoutMs` is killed;
+//   - SIGHUP (a reload, src/serve/reload.ts) is passed on to every ready
+//     process over the IPC channel; their reports come back and are merged
+//     into one (onReload), so `sealpost reload` learns every process's outcome;
 //   - GET /metrics on any process sums all of them: the process that got the
 //     scrape asks the primary, which collects every process's figures and
 //     aggregates them (prom-client's cluster aggregation rules).
@@ -25,6 +28,7 @@ import type { Logger } from '../log.ts';
 import type { MetricsSource } from '../metrics/route.ts';
 import type { SealpostMetrics } from '../metrics/sealpost-metrics.ts';
 import { childEnv } from './child-env.ts';
+import { mergeReloadReports, type ProcessReload, type ReloadReport } from './reload.ts';
 
 /** Environment variable telling a forked serving process its slot (0..N-1). */
 export const SERVE_SLOT_ENV = 'SEALPOST_SERVE_SLOT';
@@ -34,14 +38,18 @@ const METRICS_REQ = 'sealpost:metrics-req';
 const METRICS_COLLECT = 'sealpost:metrics-collect';
 const METRICS_PART = 'sealpost:metrics-part';
 const METRICS_RES = 'sealpost:metrics-res';
+const RELOAD = 'sealpost:reload';
+const RELOADED = 'sealpost:reloaded';
 
 type ToPrimary =
   | { t: typeof READY; text: string }
   | { t: typeof METRICS_REQ; id: number }
-  | { t: typeof METRICS_PART; rid: number; metrics?: unknown[]; error?: string };
+  | { t: typeof METRICS_PART; rid: number; metrics?: unknown[]; error?: string }
+  | { t: typeof RELOADED; rid: number; report: ReloadReport };
 type ToWorker =
   | { t: typeof METRICS_COLLECT; rid: number }
-  | { t: typeof METRICS_RES; id: number; text?: string; error?: string };
+  | { t: typeof METRICS_RES; id: number; text?: string; error?: string }
+  | { t: typeof RELOAD; rid: number };
 
 /** `--workers` / `[serve] workers` to a process count: 0 means one per core. */
 export function serveProcessCount(configured: number): number {
@@ -62,6 +70,14 @@ function send(message: ToPrimary): void {
 /** In a serving process: tells the primary it is ready, with the lines serve prints. */
 export function reportReady(text: string): void {
   send({ t: READY, text });
+}
+
+/** In a serving process: runs `reload` for each reload the primary passes on and answers with its report. */
+export function answerReloads(reload: () => ReloadReport): void {
+  process.on('message', (raw: unknown) => {
+    const m = raw as ToWorker;
+    if (m?.t === RELOAD) send({ t: RELOADED, rid: m.rid, report: reload() });
+  });
 }
 
 /**
@@ -124,6 +140,12 @@ export interface ServePrimaryOptions {
   backoffMs?: { first: number; max: number };
   /** A process that ran this long starts its back-off count again (default 60 s). */
   stableMs?: number;
+  /** At SIGHUP, before the processes are asked (the supervisor's own log level). */
+  onSighup?: () => void;
+  /** The merged outcome of a SIGHUP's reload across the ready processes. */
+  onReload?: (report: ReloadReport, processes: number) => void;
+  /** How long a reload waits for the processes' answers (default 30 s). */
+  reloadTimeoutMs?: number;
 }
 
 interface Slot {
@@ -190,6 +212,51 @@ export function runServePrimary(opts: ServePrimaryOptions): Promise<number> {
     if (targets.length === 0) entry.finish();
     for (const w of targets) w.send({ t: METRICS_COLLECT, rid } satisfies ToWorker);
   };
+  // SIGHUP: every ready process reloads; their answers are merged into one report.
+  let nextReload = 0;
+  const reloading = new Map<
+    number,
+    { parts: ProcessReload[]; pending: Map<number, Slot>; finish: () => void }
+  >();
+  const reload = () => {
+    if (stopping) return;
+    opts.onSighup?.();
+    const rid = nextReload++;
+    const targets = slots.filter((s) => s.worker?.isConnected() && s.ready);
+    const entry = {
+      parts: [] as ProcessReload[],
+      pending: new Map(targets.map((s) => [s.worker?.id as number, s])),
+      finish: () => {},
+    };
+    const timeoutMs = opts.reloadTimeoutMs ?? 30_000;
+    const timer = setTimeout(() => entry.finish(), timeoutMs);
+    entry.finish = () => {
+      clearTimeout(timer);
+      if (!reloading.delete(rid)) return;
+      for (const slot of entry.pending.values())
+        entry.parts.push({
+          slot: slot.index,
+          error: `the serving process did not report its reload within ${timeoutMs / 1000} s (it ended or is stuck)`,
+        });
+      entry.parts.sort((a, b) => a.slot - b.slot);
+      const report = mergeReloadReports(entry.parts, new Date().toISOString());
+      if (report.ok) log.info({ processes: entry.parts.length }, 'every serving process reloaded');
+      else log.error({ errors: report.errors }, `reload failed: ${report.errors.join('; ')}`);
+      opts.onReload?.(report, entry.parts.length);
+    };
+    reloading.set(rid, entry);
+    if (targets.length === 0) entry.finish();
+    for (const s of targets) s.worker?.send({ t: RELOAD, rid } satisfies ToWorker);
+  };
+  const reloaded = (from: Worker, m: Extract<ToPrimary, { t: typeof RELOADED }>) => {
+    const entry = reloading.get(m.rid);
+    const slot = entry?.pending.get(from.id);
+    if (!entry || !slot) return;
+    entry.pending.delete(from.id);
+    entry.parts.push({ slot: slot.index, report: m.report });
+    if (entry.pending.size === 0) entry.finish();
+  };
+
   const collected = (from: Worker, m: Extract<ToPrimary, { t: typeof METRICS_PART }>) => {
     const entry = collecting.get(m.rid);
     if (!entry) return;
@@ -219,6 +286,8 @@ export function runServePrimary(opts: ServePrimaryOptions): Promise<number> {
         collect(worker, m.id);
       } else if (m?.t === METRICS_PART) {
         collected(worker, m);
+      } else if (m?.t === RELOADED) {
+        reloaded(worker, m);
       }
     });
     worker.on('exit', (code, signal) => exited(slot, worker, code, signal));
@@ -229,6 +298,15 @@ export function runServePrimary(opts: ServePrimaryOptions): Promise<number> {
     slot.worker = undefined;
     for (const entry of collecting.values())
       if (entry.pending.delete(worker.id) && entry.pending.size === 0) entry.finish();
+    // A process that ends mid-reload is reported as such; the others are still waited for.
+    for (const entry of reloading.values()) {
+      if (!entry.pending.delete(worker.id)) continue;
+      entry.parts.push({
+        slot: slot.index,
+        error: `the serving process ended (${signal ?? code}) during the reload`,
+      });
+      if (entry.pending.size === 0) entry.finish();
+    }
     if (stopping) {
       if (slots.every((s) => !s.worker)) finish(exitCode);
       return;
@@ -287,9 +365,11 @@ export function runServePrimary(opts: ServePrimaryOptions): Promise<number> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  process.on('SIGHUP', reload);
   for (const slot of slots) fork(slot);
   return done.finally(() => {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    process.off('SIGHUP', reload);
   });
 }

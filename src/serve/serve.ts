@@ -16,7 +16,8 @@ import { type InboundWorkers, startInboundWorkers } from '../../delivery/worker.
 import { createOperatorPinner } from '../../pinning/operator.ts';
 import type { Pinner } from '../../pinning/types.ts';
 import { type LocalDelivery, startSpooler } from '../../spooler/index.ts';
-import { readAdminTokenFile } from '../api/auth/admin-auth.ts';
+import { AdminAuth, readAdminTokenFile } from '../api/auth/admin-auth.ts';
+import type { ApiRateLimits } from '../api/context.ts';
 import { mailRoutesFromConfig } from '../api/routes/mail.ts';
 import { marketRoutes } from '../api/routes/market.ts';
 import { startApiServer } from '../api/server.ts';
@@ -32,6 +33,7 @@ import { createDnsResolver } from '../dns/resolver.ts';
 import { checkLocalDomains, domainCheckWarning } from '../domaind/domain-check.ts';
 import { type MailAccessListener, startMailAccess } from '../imap/start-mail-access.ts';
 import { readKeypairFile } from '../keys/keypair-file.ts';
+import { publicationLimitsFromConfig } from '../limits/cost-guard.ts';
 import { startCostGuard } from '../limits/from-config.ts';
 import { MetricsRegistry } from '../limits/metrics.ts';
 import { WindowLimiter } from '../limits/window.ts';
@@ -55,6 +57,7 @@ import { resolveRecipient } from '../smtp/recipients.ts';
 import { replicationOf } from '../smtp/replication.ts';
 import { reverseNameLookup } from '../smtp/reverse-name.ts';
 import { SenderAuth, type SenderEvaluation } from '../smtp/sender-auth.ts';
+import { dnsblFromConfig } from '../spam/dnsbl-from-config.ts';
 import { spamFilterFromConfig } from '../spam/from-config.ts';
 import {
   AccountsRepo,
@@ -71,6 +74,7 @@ import { readExtraCa } from '../tls/extra-ca.ts';
 import { toWeb3Keypair } from './keys.ts';
 import { startMaintenance } from './maintenance.ts';
 import { edgeRedis, workerRedis } from './redis-connections.ts';
+import { type ReloadReport, ServeReloader } from './reload.ts';
 
 export interface ServeOptions {
   config: Config;
@@ -128,6 +132,13 @@ export interface Serving {
   metricsUrl?: string;
   /** The IMAP and POP3 listeners running in this process. */
   mailAccessListeners?: MailAccessListener[];
+  /**
+   * Re-reads the certificates, the admin token and the reloadable config
+   * keys from the config `read` returns (SIGHUP, `sealpost reload`;
+   * src/serve/reload.ts). Open sessions stay; when `read` throws or anything
+   * does not load, nothing changes and the report says why.
+   */
+  reload(read: () => Config): ReloadReport;
   close(): Promise<void>;
 }
 
@@ -213,6 +224,11 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
   const closers: (() => Promise<void>)[] = [];
   const metrics = new MetricsRegistry();
   const prometheus = new SealpostMetrics({ extra: [metrics] });
+  const reloader = new ServeReloader({ config, logger: log, metrics });
+  // Children made without a level of their own follow it (pino children inherit through the prototype).
+  reloader.onSettings((next) => {
+    log.level = next.log.level;
+  });
   const close = async () => {
     for (const fn of closers.splice(0).reverse()) {
       await fn().catch((err: Error) => log.warn({ err: err.message }, 'shutdown step failed'));
@@ -385,7 +401,11 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         metrics,
       });
       closers.push(async () => cost.stop());
+      reloader.onSettings((next) => cost.guard.setLimits(publicationLimitsFromConfig(next.limits)));
       const spam = spamFilterFromConfig(config.spam, log, prometheus);
+      // DNS block- and allowlists: one checker (and one cache) for every MX listener.
+      const dnsbl = dnsblFromConfig(config, log, prometheus);
+      if (dnsbl) closers.push(async () => dnsbl.close());
       const senderAuth = new SenderAuth({
         mode: config.smtp.sender_auth,
         mta: config.smtp.hostname,
@@ -414,6 +434,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         logger: log,
         costGuard: cost.guard,
         metrics: prometheus,
+        spamMetrics: prometheus,
       };
       const mxListeners = config.smtp.listeners.map((l, i) => ({ l, over: opts.listenerOverrides?.[i] }));
       for (const { l, over } of mxListeners) {
@@ -421,6 +442,14 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           const bind = { host: over?.host ?? l.host, port: over?.port ?? l.port };
           const sub = await startSubmission(submissionOptionsFromConfig(config, l, bind, submitParts));
           closers.push(() => sub.close(config.smtp.timeouts.shutdown_drain_secs * 1000));
+          reloader.addCertificateTarget({
+            name: l.name,
+            peers: sub.peers,
+            setCertificate: (pem) => sub.setCertificate(pem),
+          });
+          reloader.onSettings((next) =>
+            sub.setLimits({ maxConnectionsPerIp: next.smtp.max_connections_per_ip }),
+          );
           listeners.push({ name: l.name, mode: l.mode, tls: l.tls, host: bind.host, port: sub.port });
           continue;
         }
@@ -450,6 +479,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           metrics: prometheus,
           errorLimits: errorLimitsFromConfig(config.smtp),
           spam,
+          dnsbl,
           connectionRate: {
             limiter: connectionLimiter,
             prefix,
@@ -465,6 +495,17 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
           logger: log,
         });
         closers.push(() => server.close(config.smtp.timeouts.shutdown_drain_secs * 1000));
+        if (l.tls === 'starttls')
+          reloader.addCertificateTarget({
+            name: l.name,
+            setCertificate: (pem) => server.setCertificate(pem),
+          });
+        reloader.onSettings((next) =>
+          server.setLimits({
+            maxConnectionsPerIp: next.smtp.max_connections_per_ip,
+            connectionsPerIpPerMinute: next.smtp.connections_per_ip_per_minute,
+          }),
+        );
         listeners.push({
           name: l.name,
           mode: l.mode,
@@ -480,6 +521,17 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       closers.push(async () => {
         await apiRedis.quit().catch(() => apiRedis.disconnect());
       });
+      // Held here so a reload can replace them under the running API.
+      const adminAuth = new AdminAuth(readAdminTokenFile(config.api.admin_token_file));
+      const rateLimits: ApiRateLimits = {
+        ipPerMin: config.api.rate_limit_ip_per_min,
+        walletPerMin: config.api.rate_limit_wallet_per_min,
+      };
+      reloader.setAdminAuth(adminAuth);
+      reloader.onSettings((next) => {
+        rateLimits.ipPerMin = next.api.rate_limit_ip_per_min;
+        rateLimits.walletPerMin = next.api.rate_limit_wallet_per_min;
+      });
       const api = await startApiServer({
         config,
         host: opts.apiListen?.host,
@@ -487,6 +539,8 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         store,
         redis: apiRedis,
         logger: log,
+        adminAuth,
+        rateLimits,
         readinessChecks: readinessChecks(),
         plugins: [
           dmarcAdminRoutes({ db: store.db, blobs }),
@@ -510,8 +564,21 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       pop3: (opts.mailAccess?.pop3 ?? runSmtp) && config.mail_hosts.pop3_enabled,
       overrides: { imap: opts.mailAccess?.imapListen, pop3: opts.mailAccess?.pop3Listen },
       backoff: opts.mailAccess?.loginBackoff,
+      metrics: prometheus,
     });
     closers.push(() => access.close(config.smtp.timeouts.shutdown_drain_secs * 1000));
+    if (access.listeners.length > 0) {
+      reloader.addCertificateTarget({
+        name: 'imap/pop3',
+        setCertificate: (pem) => access.setCertificate(pem),
+      });
+      reloader.onSettings((next) =>
+        access.setLimits({
+          imapMaxConnectionsPerIp: next.imap.max_connections_per_ip,
+          pop3MaxConnectionsPerIp: next.pop3.max_connections_per_ip,
+        }),
+      );
+    }
     let metricsUrl: string | undefined;
     if (opts.metricsListen) {
       const adminToken = readAdminTokenFile(config.api.admin_token_file);
@@ -524,6 +591,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       closers.push(() => server.close());
       metricsUrl = server.url;
     }
+    reloader.noteStarted();
     return {
       listeners,
       workers,
@@ -533,6 +601,15 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       metricsUrl,
       apiUrl,
       mailAccessListeners: access.listeners,
+      reload(read) {
+        let next: Config;
+        try {
+          next = read();
+        } catch (err) {
+          return reloader.failed([(err as Error).message]);
+        }
+        return reloader.reload(next);
+      },
       close,
     };
   } catch (err) {

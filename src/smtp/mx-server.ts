@@ -11,12 +11,13 @@ import type { Logger } from '../log.ts';
 import { newMessageId, withContext } from '../log.ts';
 import { noAuthResults } from '../mail/trace.ts';
 import type { SmtpMetrics, SmtpPhase } from '../metrics/types.ts';
+import { type DnsblChecker, withListings } from '../spam/dnsbl.ts';
 import type { SpamFact, SpamFilter } from '../spam/filter.ts';
 import { type AcceptDeps, acceptMessage, ClientGoneError, StorageFailedReply } from './accept.ts';
 import type { ChainView } from './chain-view.ts';
 import { refuseDsnParams } from './dsn-params.ts';
 import { type ErrorLimits, NO_ERROR_LIMITS, SessionErrors } from './error-limit.ts';
-import { closeSmtp, listenSmtp } from './listen.ts';
+import { closeSmtp, listenSmtp, replaceSmtpCertificate } from './listen.ts';
 import { checkedChunks } from './message-checks.ts';
 import { postageGate, type RecipientPolicy, type ResolvedRecipient, resolveRecipient } from './recipients.ts';
 import type { ReverseNameLookup } from './reverse-name.ts';
@@ -60,11 +61,21 @@ export interface MxOptions {
   errorLimits?: ErrorLimits;
   /** `[spam]`: rspamd's verdict on the received bytes before the 250 (src/spam/filter.ts); absent: none. */
   spam?: SpamFilter;
+  /** `[spam] dnsbl`/`dnswl`: verdicts at the greeting and at RCPT (src/spam/dnsbl.ts); absent: none. */
+  dnsbl?: DnsblChecker;
   now?: () => number;
 }
 
 export interface MxServer {
   port: number;
+  /**
+   * A reload's STARTTLS certificate (src/serve/reload.ts): new handshakes use
+   * it, open sessions keep theirs; throws, changing nothing, when it does not
+   * load. A listener without STARTTLS ignores it.
+   */
+  setCertificate(pem: { cert: Buffer; key: Buffer }): void;
+  /** A reload's `[smtp] max_connections_per_ip` and `connections_per_ip_per_minute`, for new connections. */
+  setLimits(limits: { maxConnectionsPerIp: number; connectionsPerIpPerMinute: number }): void;
   /** Stops accepting, lets sessions finish for `drainMs`, then closes the rest with 421. */
   close(drainMs?: number): Promise<void>;
 }
@@ -77,7 +88,7 @@ interface SessionState {
   authResults?: string;
   /** Cost-guard units held for this transaction's recipients: kept by the 250, refunded otherwise. */
   reservations?: Reservation[];
-  /** rspamd's verdict on a flagged message (Junk), carried by its delivery jobs. */
+  /** rspamd's (or the DNSBL score's) verdict on a flagged message (Junk), carried by its delivery jobs. */
   spam?: SpamFact;
 }
 
@@ -137,13 +148,24 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
       perIp.set(ip, count);
       counted.add(session);
       clock.start(session);
+      // DNSBL/DNSWL look-ups run beside the rate check; both answer before the greeting.
+      const listed = opts.dnsbl ? opts.dnsbl.connect(session) : Promise.resolve(undefined);
       const rate = opts.connectionRate;
-      if (!rate || rate.perMinute <= 0) return callback();
-      rate.limiter
-        .take([{ key: ipBucketKey(rate.prefix, ip, 'mx-connect'), limit: rate.perMinute, windowMs: 60_000 }])
-        .then((r) => callback(r.ok ? undefined : replies.tooManyConnections()))
-        // Redis trouble must not close the door: acceptance answers 4xx on its own if Redis is gone.
-        .catch(() => callback());
+      const rateOk =
+        !rate || rate.perMinute <= 0
+          ? Promise.resolve(true)
+          : rate.limiter
+              .take([
+                { key: ipBucketKey(rate.prefix, ip, 'mx-connect'), limit: rate.perMinute, windowMs: 60_000 },
+              ])
+              .then(
+                (r) => r.ok,
+                // Redis trouble must not close the door: acceptance answers 4xx on its own if Redis is gone.
+                () => true,
+              );
+      void Promise.all([rateOk, listed]).then(([ok, reply]) =>
+        callback(ok ? reply : replies.tooManyConnections()),
+      );
     },
 
     onClose(session) {
@@ -169,6 +191,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
       releaseReservations(state.get(session));
       const s: SessionState = { msgid: newMessageId(), recipients: [] };
       state.set(session, s);
+      opts.dnsbl?.mailFrom(session, address.address);
       const balance = opts.costGuard?.checkBalance();
       if (balance && !balance.ok) {
         const reason = `authority balance low (${balance.lamports} lamports)`;
@@ -207,7 +230,12 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
       if (s.recipients.length >= opts.maxRecipients)
         return callback(replies.tooManyRecipients(opts.maxRecipients));
       const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-      rcpt(address.address, from)
+      // DNSBL verdicts due at RCPT come before any chain lookup; a Junk verdict rides on the transaction.
+      (opts.dnsbl ? opts.dnsbl.rcpt(session, from) : Promise.resolve(undefined))
+        .then((listings) => {
+          if (listings && !s.spam) s.spam = listings;
+          return rcpt(address.address, from);
+        })
         .then(async (recipient) => {
           const guard = opts.costGuard;
           if (guard) {
@@ -357,7 +385,7 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
           queueId: s.msgid,
           ...(cipher ? { tls: cipher } : {}),
         });
-        if (decision.kind === 'junk') s.spam = decision.fact;
+        if (decision.kind === 'junk') s.spam = withListings(decision.fact, s.spam);
       })();
       const [d, sp] = await Promise.allSettled([dmarc ? dmarc(message) : Promise.resolve(), scan]);
       if (d.status === 'rejected') throw d.reason;
@@ -444,6 +472,14 @@ export async function startMx(opts: MxOptions): Promise<MxServer> {
 
   return {
     port,
+    setCertificate(pem) {
+      if (tls) replaceSmtpCertificate(server, pem);
+    },
+    // The hooks read these from opts at each connection.
+    setLimits(limits) {
+      opts.maxConnectionsPerIp = limits.maxConnectionsPerIp;
+      if (opts.connectionRate) opts.connectionRate.perMinute = limits.connectionsPerIpPerMinute;
+    },
     async close(drainMs = 5000) {
       closing = true;
       await closeSmtp(server, drainMs);

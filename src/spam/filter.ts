@@ -26,6 +26,8 @@ export interface SpamFact {
   junk: boolean;
   /** Published on chain (false: stored for server-mode readers only). */
   publish: boolean;
+  /** Who gave the verdict, for X-Spam-Status (absent: rspamd; "dnsbl": the DNS blocklists alone, src/spam/dnsbl.ts). */
+  scanner?: string;
 }
 
 export interface SpamFilterOptions {
@@ -142,7 +144,7 @@ export function spamFields(fact: SpamFact, hostname: string): string {
   const flagged = fact.junk || fact.action === 'reject';
   const symbols = fact.symbols.join(',\r\n\t') || 'none';
   return (
-    `X-Spam-Status: ${flagged ? 'Yes' : 'No'}, score=${fact.score} required=${fact.required} action="${fact.action}" scanner=rspamd at ${hostname}\r\n` +
+    `X-Spam-Status: ${flagged ? 'Yes' : 'No'}, score=${fact.score} required=${fact.required} action="${fact.action}" scanner=${fact.scanner ?? 'rspamd'} at ${hostname}\r\n` +
     `X-Spam-Score: ${fact.score}\r\n` +
     (flagged ? 'X-Spam-Flag: YES\r\n' : '') +
     `X-Spam-Symbols: ${symbols}\r\n`

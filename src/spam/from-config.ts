@@ -4,6 +4,8 @@ import type { SpamConfig } from '../config/types.ts';
 import type { Logger } from '../log.ts';
 import type { SpamMetrics } from '../metrics/types.ts';
 import { SpamFilter } from './filter.ts';
+import { SpamLearner } from './learn.ts';
+import { RspamdClient } from './rspamd.ts';
 
 export function spamFilterFromConfig(
   config: SpamConfig,
@@ -21,5 +23,29 @@ export function spamFilterFromConfig(
     password: password || undefined,
     logger: logger.child({ component: 'spam' }),
     metrics,
+  });
+}
+
+/**
+ * The learner IMAP moves into and out of Junk train (src/spam/learn.ts), on
+ * rspamd's controller (`[spam] controller_url`, the same password), or
+ * undefined when `[spam]` is off or `learn_from_junk = false`.
+ */
+export function spamLearnerFromConfig(
+  config: SpamConfig,
+  logger: Logger,
+  metrics?: { spamLearned(kind: 'spam' | 'ham', outcome: string): void },
+): SpamLearner | undefined {
+  if (!config.enabled || !config.learn_from_junk) return undefined;
+  const password = config.password_file ? readFileSync(config.password_file, 'utf8').trim() : undefined;
+  return new SpamLearner({
+    client: new RspamdClient({
+      url: config.controller_url,
+      timeoutMs: config.timeout_ms,
+      password: password || undefined,
+    }),
+    logger: logger.child({ component: 'spam-learn' }),
+    metrics,
+    maxBytes: config.max_scan_bytes,
   });
 }

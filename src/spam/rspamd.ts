@@ -116,13 +116,19 @@ export class RspamdClient {
     return { ...parseCheckV2(body), seconds };
   }
 
-  /** POST /learnspam or /learnham on the controller. */
-  async learn(kind: 'spam' | 'ham', message: Buffer): Promise<void> {
+  /**
+   * POST /learnspam or /learnham on the controller: 'learned' (200, or 208:
+   * learned before), 'skipped' (204: rspamd learned nothing, e.g. too few
+   * tokens or no classifier storage configured).
+   */
+  async learn(kind: 'spam' | 'ham', message: Buffer): Promise<'learned' | 'skipped'> {
     const headers: Record<string, string> = { 'Content-Length': String(message.length) };
     if (this.opts.password) headers.Password = this.opts.password;
     const { status, body } = await this.post(`/learn${kind}`, headers, message);
-    if (status !== 200)
-      throw new ScanFailure('status', `rspamd learn${kind}: HTTP ${status}: ${body.slice(0, 200)}`);
+    // 208: rspamd had learned this message already (as this kind): nothing to do.
+    if (status === 200 || status === 208) return 'learned';
+    if (status === 204) return 'skipped';
+    throw new ScanFailure('status', `rspamd learn${kind}: HTTP ${status}: ${body.slice(0, 200)}`);
   }
 
   private post(

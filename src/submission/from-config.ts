@@ -12,11 +12,13 @@ import type { Config, SmtpListener } from '../config/index.ts';
 import { CredentialSealer } from '../crypto/credential-seal.ts';
 import type { CostGuard } from '../limits/cost-guard.ts';
 import type { Logger } from '../log.ts';
+import type { SpamMetrics } from '../metrics/types.ts';
 import { readerPublicKeys } from '../reader-keys/index.ts';
 import { walletEncryptionPublicKey } from '../seal/index.ts';
 import type { ChainView } from '../smtp/chain-view.ts';
 import { type ErrorLimitMetrics, errorLimitsFromConfig } from '../smtp/error-limit.ts';
 import { replicationOf } from '../smtp/replication.ts';
+import { spamFilterFromConfig } from '../spam/from-config.ts';
 import { AccountsRepo, type Store } from '../store/index.ts';
 import { OutboundLedger } from '../store/outbound-ledger.ts';
 import { SendRate } from './send-rate.ts';
@@ -37,6 +39,8 @@ export interface ServeParts {
   costGuard?: CostGuard;
   /** Counts the listener's session errors for /metrics. */
   metrics?: ErrorLimitMetrics;
+  /** Counts the outbound spam scans ([spam] scan_submission). */
+  spamMetrics?: SpamMetrics;
 }
 
 /** The hand-off's dependencies from config; also what an HTTP route needs to call submitMessage. */
@@ -66,6 +70,11 @@ export function submitDepsFromConfig(
     hostname: config.smtp.hostname,
     sentCopy: parts.store ? sentCopyFrom(parts.store, parts.blobs, parts.chain) : undefined,
     ledger: parts.store ? new OutboundLedger(parts.store.db) : undefined,
+    // [spam] scan_submission: every submission is scored as outbound, with its User, before it is queued.
+    spam:
+      config.spam.enabled && config.spam.scan_submission
+        ? spamFilterFromConfig(config.spam, parts.logger, parts.spamMetrics)
+        : undefined,
     logger: parts.logger.child({ component: 'submit' }),
   };
 }

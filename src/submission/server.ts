@@ -19,7 +19,7 @@ import {
   NO_ERROR_LIMITS,
   SessionErrors,
 } from '../smtp/error-limit.ts';
-import { closeSmtp, listenSmtp } from '../smtp/listen.ts';
+import { closeSmtp, listenSmtp, replaceSmtpCertificate } from '../smtp/listen.ts';
 import { checkedChunks } from '../smtp/message-checks.ts';
 import { SessionClock } from '../smtp/session-limits.ts';
 import { replies, SmtpReply, toSmtpReply } from '../smtp/smtp-error.ts';
@@ -65,6 +65,16 @@ export interface SubmissionOptions {
 
 export interface SubmissionServer {
   port: number;
+  /** Whether client certificates are asked for (`[smtp] peer_ca_file` was set at start). */
+  peers: boolean;
+  /**
+   * A reload's certificate, key and (with `peers`) peer CA bundle
+   * (src/serve/reload.ts): new handshakes use them, open sessions keep
+   * theirs; throws, changing nothing, when they do not load.
+   */
+  setCertificate(pem: { cert: Buffer; key: Buffer; ca?: Buffer }): void;
+  /** A reload's `[smtp] max_connections_per_ip`, for new connections. */
+  setLimits(limits: { maxConnectionsPerIp: number }): void;
   /** Stops accepting, lets sessions finish for `drainMs`, then closes the rest. */
   close(drainMs?: number): Promise<void>;
 }
@@ -302,6 +312,14 @@ export async function startSubmission(opts: SubmissionOptions): Promise<Submissi
 
   return {
     port,
+    peers: Boolean(peerCa),
+    setCertificate(pem) {
+      replaceSmtpCertificate(server, peerCa && pem.ca ? pem : { cert: pem.cert, key: pem.key });
+    },
+    // onConnect reads it from opts at each connection.
+    setLimits(limits) {
+      opts.maxConnectionsPerIp = limits.maxConnectionsPerIp;
+    },
     async close(drainMs = 5000) {
       closing = true;
       await closeSmtp(server, drainMs);

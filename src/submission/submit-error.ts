@@ -21,6 +21,10 @@ export type SubmitErrorCode =
   | 'postage_required'
   /** The bytes cannot be carried as they are (bare CR/LF, NUL, long lines, no single From). */
   | 'bad_message'
+  /** The outbound content scan (`[spam] scan_submission`) refused the message as spam. */
+  | 'spam'
+  /** The outbound content scan asked to try later (rspamd's soft reject or greylist, or rspamd down under on_error = "defer"). */
+  | 'spam_deferred'
   /** Storage, queue or chain lookups failed; nothing was queued, try again later. */
   | 'unavailable';
 
@@ -54,7 +58,7 @@ export class SubmitError extends Error {
 
   /** Whether trying the same submission later may succeed. */
   get temporary(): boolean {
-    return this.code === 'rate_limited' || this.code === 'unavailable';
+    return this.code === 'rate_limited' || this.code === 'unavailable' || this.code === 'spam_deferred';
   }
 }
 
@@ -75,6 +79,10 @@ export function submitErrorReply(err: SubmitError): SmtpReply {
       return new SmtpReply(550, '5.7.1', err.message, err.code);
     case 'bad_message':
       return new SmtpReply(554, '5.6.0', err.message, err.code);
+    case 'spam':
+      return new SmtpReply(550, '5.7.1', err.message, err.code);
+    case 'spam_deferred':
+      return new SmtpReply(451, '4.7.1', err.message, err.code);
     case 'unavailable':
       return new SmtpReply(451, '4.3.0', err.message, err.code);
   }

@@ -27,6 +27,7 @@ import type { ChainView } from '../smtp/chain-view.ts';
 import { MessageChecker } from '../smtp/message-checks.ts';
 import type { RecipientPolicy } from '../smtp/recipients.ts';
 import { SmtpReply } from '../smtp/smtp-error.ts';
+import type { SpamFilter } from '../spam/filter.ts';
 import type { OutboundLedger } from '../store/outbound-ledger.ts';
 import { type HeaderFacts, headerFacts, submissionHeaders } from './headers.ts';
 import { type DsnRequest, prepareOutbound, removeBlobs } from './outbound.ts';
@@ -67,6 +68,12 @@ export interface SubmitDeps {
    * loses no accepted message. Absent (no store): Redis alone holds them.
    */
   ledger?: OutboundLedger;
+  /**
+   * The outbound content scan (`[spam] scan_submission`): every submission is
+   * scored by rspamd with its User set before anything is queued, so a
+   * compromised account cannot spam the world. Absent: not scanned.
+   */
+  spam?: Pick<SpamFilter, 'decide'>;
   logger?: Logger;
   now?: () => number;
 }
@@ -119,6 +126,8 @@ export async function submitAs(
   await checkSenders(deps, submitter, input.envelopeFrom, facts.from);
   const plan = await planRecipients(deps, input.envelopeFrom, input.recipients);
 
+  const msgid = newMessageId();
+  await scanOutbound(deps, submitter, input, plan, msgid);
   const reservations = await reservePublications(deps, input.envelopeFrom, plan);
   const giveBack = async (refundKeys: string[]) => {
     if (reservations.length > 0) await deps.costGuard?.release(reservations).catch(() => {});
@@ -141,7 +150,6 @@ export async function submitAs(
     refundKeys = taken.keys;
   }
 
-  const msgid = newMessageId();
   const at = now();
   const messageFor = (id: string) => withTrace(deps, input, facts, id, at);
   try {
@@ -176,6 +184,47 @@ export async function submitAs(
     'submission queued',
   );
   return { msgid, local: plan.local.length, remote: plan.remote.length };
+}
+
+/** `[spam] scan_submission`: rspamd's reject refuses the submission, soft reject and greylist defer it. */
+async function scanOutbound(
+  deps: SubmitDeps,
+  submitter: Submitter,
+  input: Omit<SubmitInput, 'wallet'>,
+  plan: RecipientPlan,
+  msgid: string,
+): Promise<void> {
+  if (!deps.spam) return;
+  const user = submitter.kind === 'account' ? submitter.wallet : `peer:${submitter.name}`;
+  try {
+    const decision = await deps.spam.decide(
+      {
+        message: input.raw,
+        ip: input.remoteIp ?? '127.0.0.1',
+        from: input.envelopeFrom,
+        rcpts: [...plan.local.map((r) => r.address), ...plan.remote],
+        queueId: msgid,
+        user,
+      },
+      'outbound',
+    );
+    if (decision.kind === 'junk')
+      // Flagged but under the reject score: sent as is (our verdict is not written into outgoing mail), and logged.
+      deps.logger?.warn(
+        { msgid, sender: user, action: decision.fact.action, score: decision.fact.score },
+        'outbound spam scan flagged a submission (sent; rspamd did not reject it)',
+      );
+  } catch (err) {
+    if (!(err instanceof SmtpReply)) throw err;
+    deps.logger?.warn(
+      { msgid, sender: user, reply: `${err.responseCode} ${err.message}`, reason: err.reason },
+      'outbound spam scan refused a submission',
+    );
+    const text = err.message.startsWith(`${err.enhanced} `)
+      ? err.message.slice(err.enhanced.length + 1)
+      : err.message;
+    throw new SubmitError(err.responseCode >= 500 ? 'spam' : 'spam_deferred', text);
+  }
 }
 
 const GUARD_WORDS = {

@@ -12,6 +12,9 @@
 //  - UDP answers larger than 512 bytes (or the query's EDNS payload size) are
 //    sent truncated (TC, no records) so the client retries over TCP.
 //  - Per name or zone: answer SERVFAIL, or never answer (a timeout).
+//  - A name `*.zone` is a wildcard (RFC 4592, simplified): its records answer
+//    for any name below `zone` that has no records of its own, under the
+//    asked name.
 // Names are case-insensitive; the zone is mutable while the server runs.
 import { createSocket, type Socket } from 'node:dgram';
 import { type AddressInfo, createServer, type Server, type Socket as TcpSocket } from 'node:net';
@@ -188,6 +191,15 @@ export async function startDnsDouble(zone: DnsZone = {}, opts: { host?: string }
     for (const n of records.keys()) if (isAtOrBelow(n, name)) return true;
     return false;
   };
+  /** The records of the nearest `*.<ancestor>` wildcard for a name that does not exist. */
+  const wildcard = (name: string) => {
+    if (exists(name)) return undefined;
+    for (let at = name.indexOf('.'); at >= 0; at = name.indexOf('.', at + 1)) {
+      const byType = records.get(`*.${name.slice(at + 1)}`);
+      if (byType) return byType;
+    }
+    return undefined;
+  };
 
   /** Builds the response for one query, or null to stay silent. */
   const answer = (query: packet.DecodedPacket, transport: 'udp' | 'tcp'): Buffer | null => {
@@ -215,7 +227,7 @@ export async function startDnsDouble(zone: DnsZone = {}, opts: { host?: string }
     let rcode = 0;
     let validated = mostSpecific(adZones, current) === true;
     for (let hop = 0; ; hop++) {
-      const byType = records.get(current);
+      const byType = records.get(current) ?? wildcard(current);
       const cname = byType?.get('CNAME')?.[0];
       if (cname !== undefined && question.type !== 'CNAME' && hop < MAX_CNAME_CHAIN) {
         answers.push(toAnswer(current, 'CNAME', cname));
@@ -231,7 +243,7 @@ export async function startDnsDouble(zone: DnsZone = {}, opts: { host?: string }
             answers.push(toAnswer(current, 'RRSIG', sig));
         }
       }
-      if (!exists(current)) rcode = RCODE_NXDOMAIN;
+      if (!exists(current) && !byType) rcode = RCODE_NXDOMAIN;
       break;
     }
     const adFlag = validated && wantsAd ? packet.AUTHENTIC_DATA : 0;

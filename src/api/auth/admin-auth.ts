@@ -1,5 +1,6 @@
 // Admin authentication: `Authorization: Bearer <admin token>`, the token
-// read once at start from `[api] admin_token_file`. Both sides are hashed
+// read at start from `[api] admin_token_file` and again at each reload
+// (`sealpost reload`, SIGHUP; src/serve/reload.ts). Both sides are hashed
 // before a constant-time compare, so neither length nor content leaks
 // through timing.
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -30,10 +31,19 @@ export function readAdminTokenFile(path: string): string | null {
 }
 
 export class AdminAuth {
-  private readonly expected: Buffer | null;
+  private expected: Buffer | null;
 
   constructor(token: string | null) {
     this.expected = token === null ? null : digest(token);
+  }
+
+  /** A reload: from the next request on only `token` is accepted (null: nobody). Returns whether it changed. */
+  replace(token: string | null): boolean {
+    const next = token === null ? null : digest(token);
+    const same =
+      next === null || this.expected === null ? next === this.expected : timingSafeEqual(next, this.expected);
+    this.expected = next;
+    return !same;
   }
 
   /** Throws a 401 ApiError unless the header carries the admin token. */
@@ -42,7 +52,7 @@ export class AdminAuth {
       throw new ApiError(
         401,
         'admin_auth_unavailable',
-        'this server has no admin token file ([api] admin_token_file); create one with `sealpost admin token` and restart',
+        'this server has no admin token file ([api] admin_token_file); create one with `sealpost admin token`, then `sealpost reload` (or restart)',
       );
     }
     const match = /^Bearer +(\S+) *$/i.exec(authorization ?? '');

@@ -73,6 +73,8 @@ const SUBMIT_STATUS: Record<SubmitErrorCode, number> = {
   bad_recipient: 400,
   postage_required: 402,
   bad_message: 400,
+  spam: 422,
+  spam_deferred: 503,
   unavailable: 503,
 };
 

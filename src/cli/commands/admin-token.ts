@@ -1,7 +1,8 @@
 // `sealpost admin token`: creates or rotates the admin bearer token file
 // ([api] admin_token_file). The token is 32 random bytes as text on one
-// line; the account API reads the file once at start, so running servers
-// must be restarted to accept a rotated token.
+// line; `sealpost serve` reads the file at start and again at each reload
+// (`sealpost reload`, SIGHUP); `sealpost dev` and `sealpost worker
+// --metrics-listen` read it only at start.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
@@ -37,9 +38,10 @@ characters) or base64url (43 characters), then a newline; mode 0600. An
 existing file is replaced atomically (rotation). Admin clients send the
 token as "Authorization: Bearer <token>".
 
-The account API reads the file once, at start: after a rotation, restart
-every running server that serves /v1/admin (sealpost serve, sealpost dev);
-until then they accept only the old token.
+sealpost serve reads the file at start and at each reload: after a
+rotation, run \`sealpost reload\` (or send serve SIGHUP). sealpost dev and
+sealpost worker --metrics-listen read it only at start: restart them. Until
+then a server accepts only the old token.
 
 Nothing secret is printed unless --print is given (the token alone on
 stdout, or in the "token" field with --json). Without --print, read it from
@@ -75,9 +77,10 @@ export function registerAdminToken(admin: Command): void {
       process.stderr.write(
         `${action} admin token file ${file} (mode 0600, ${SECRET_TOKEN_BYTES} random bytes, ${opts.format})\n` +
           (action === 'rotated'
-            ? 'warning: the account API reads this file only at start; restart running servers ' +
-              '(sealpost serve, sealpost dev): until then they accept only the old token\n'
-            : 'the account API reads this file at start; (re)start the server to use it\n'),
+            ? 'warning: running servers accept only the old token until they read this file again: ' +
+              'run `sealpost reload` for sealpost serve; restart sealpost dev and sealpost worker\n'
+            : 'servers read this file at start: run `sealpost reload` for a running sealpost serve, ' +
+              'or (re)start the server\n'),
       );
       if (opts.json) {
         const out: Record<string, string> = { file, action, format: opts.format };

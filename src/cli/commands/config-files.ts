@@ -292,6 +292,13 @@ export async function checkConfigFiles(
   }
   const relayPassword = config.spooler.relay?.password_file;
   if (relayPassword !== undefined) run('spooler.relay.password_file', relayPassword, secretLine);
+  // The MX reads it at start when rspamd scanning is on; with [spam] off a missing file is a note.
+  const spamPassword = config.spam.password_file;
+  if (spamPassword !== undefined)
+    run('spam.password_file', spamPassword, secretLine, {
+      optional: !config.spam.enabled,
+      absent: '[spam] is off, so nothing reads it yet; `sealpost serve` will not start once it is on',
+    });
 
   run('store.data_dir', config.store.data_dir, writableDir);
   if (config.store.url.startsWith('sqlite:')) {

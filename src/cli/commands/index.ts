@@ -19,6 +19,7 @@ interface CommandEntry {
 export const commandEntries: CommandEntry[] = [
   { names: ['dev'], load: () => import('./dev.ts') },
   { names: ['serve', 'worker'], load: () => import('./serve.ts') },
+  { names: ['reload'], load: () => import('./reload.ts') },
   { names: ['devnet'], load: () => import('./devnet.ts') },
   { names: ['pind'], load: () => import('./pind.ts') },
   { names: ['domaind'], load: () => import('./domaind.ts') },

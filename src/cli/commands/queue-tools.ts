@@ -388,7 +388,15 @@ export function summarize(rows: QueueRow[]): {
   buckets: string[];
   total: SummaryLine;
   domains: SummaryLine[];
+  /** Recipients of messages the MX flagged as spam (filed in Junk), by verdict action. */
+  spam: Record<string, number>;
 } {
+  const spam: Record<string, number> = {};
+  for (const row of rows)
+    if (row.spam) {
+      const action = row.spam.replace(/ -?[\d.]+\/.*$/, '');
+      spam[action] = (spam[action] ?? 0) + row.recipients.length;
+    }
   const byDomain = new Map<string, SummaryLine>();
   const total: SummaryLine = { domain: 'TOTAL', total: 0, buckets: BUCKET_LABELS.map(() => 0) };
   for (const row of rows) {
@@ -411,7 +419,7 @@ export function summarize(rows: QueueRow[]): {
   const domains = [...byDomain.values()].sort(
     (a, b) => b.total - a.total || a.domain.localeCompare(b.domain),
   );
-  return { buckets: BUCKET_LABELS, total, domains };
+  return { buckets: BUCKET_LABELS, total, domains, spam };
 }
 
 function summaryText(v: ReturnType<typeof summarize>): string {
@@ -420,7 +428,9 @@ function summaryText(v: ReturnType<typeof summarize>): string {
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
   const fmt = (cells: string[]) =>
     cells.map((c, i) => (i === 0 ? c.padStart(widths[0] ?? 0) : c.padStart(widths[i] ?? 0))).join(' ');
-  return `${[fmt(head), ...lines.map(fmt)].join('\n')}\n`;
+  const flagged = Object.entries(v.spam).map(([action, n]) => `${n} ${action}`);
+  const spam = flagged.length ? `spam-flagged (to Junk): ${flagged.join(', ')}\n` : '';
+  return `${[fmt(head), ...lines.map(fmt)].join('\n')}\n${spam}`;
 }
 
 const SELECTOR_HELP = `

@@ -112,6 +112,8 @@ export interface QueueRow {
   signature: string | null;
   /** Inbound: a SendMail was signed and is not confirmed (a failed such job is what `retry` requeues). */
   unconfirmed: boolean;
+  /** Inbound: the spam verdict the MX gave a flagged message (it goes to Junk), e.g. `add header 8.2/6`; else null. */
+  spam: string | null;
 }
 
 export function isDomainJob(ref: QueueRef): boolean {
@@ -191,7 +193,15 @@ export function rowOf(ref: QueueRef, job: AnyJob, state: string, now: number): Q
       ref.name === QUEUE_DELIVER &&
       Boolean((job.data as DeliverJobData).stages.submit?.signature) &&
       !(job.data as DeliverJobData).stages.submit?.confirmed,
+    spam: spamOf(ref, job),
   };
+}
+
+function spamOf(ref: QueueRef, job: AnyJob): string | null {
+  if (ref.name !== QUEUE_DELIVER) return null;
+  const fact = (job.data as DeliverJobData).trace?.spam;
+  if (!fact) return null;
+  return `${fact.scanner === 'dnsbl' ? 'dnsbl ' : ''}${fact.action} ${fact.score}/${fact.required}${fact.publish ? '' : ' (off chain)'}`;
 }
 
 export async function listRows(s: Session): Promise<QueueRow[]> {
@@ -366,6 +376,7 @@ function showText(v: ReturnType<typeof showOf>): string {
     `queued:       ${v.timestamps.queued ?? '-'}`,
     `last run:     ${v.timestamps.lastProcessed ?? '-'}`,
     `last reason:  ${v.reason ?? '-'}`,
+    ...(v.spam ? [`spam verdict: ${v.spam}`] : []),
     'recipients:',
   ];
   for (const r of v.recipientStatus) {

@@ -2,18 +2,25 @@
 // worker` (only the workers; run many to scale out). Both stop on SIGINT/
 // SIGTERM: listeners stop accepting and drain, workers finish running jobs.
 // serve runs `--workers N` serving processes under a supervisor
-// (src/serve/cluster.ts); with N = 1 it is one process, no cluster.
+// (src/serve/cluster.ts); with N = 1 it is one process, no cluster. serve
+// reloads on SIGHUP (src/serve/reload.ts): the config file is read again and
+// the certificates, admin token and reloadable keys are swapped in; the pid
+// file and the reload status file (src/serve/pid-file.ts) let `sealpost
+// reload` send the signal and report the outcome.
 import cluster from 'node:cluster';
 import { type Command, InvalidArgumentError } from 'commander';
+import { type Config, loadConfig, parseConfig } from '../../config/index.ts';
 import { MAX_SERVE_WORKERS } from '../../config/sections/runtime.ts';
 import { createLogger } from '../../log.ts';
 import {
+  answerReloads,
   clusterMetricsSource,
   reportReady,
   runServePrimary,
   serveProcessCount,
   serveSlot,
 } from '../../serve/cluster.ts';
+import { PID_FILE_NAME, ServePidFile, servePidFilePath } from '../../serve/pid-file.ts';
 import { loadServeKeys, type Serving, startServe } from '../../serve/serve.ts';
 import { addServerOptions, type Listen, loadCliConfig, parseListen } from '../common.ts';
 import { waitForStop } from '../wait-for-stop.ts';
@@ -51,6 +58,15 @@ interface ServeCliOptions {
   apiListen?: Listen;
   imapListen?: Listen;
   pop3Listen?: Listen;
+  pidFile?: string;
+}
+
+/** Reads the config serve started with again: the same file (or the defaults) and --data-dir. */
+function configRereader(configFile: string | null, dataDir: string | undefined): () => Config {
+  return () =>
+    configFile === null
+      ? parseConfig('', { dataDirOverride: dataDir, source: '<defaults>' })
+      : loadConfig(configFile, { dataDirOverride: dataDir });
 }
 
 export function register(program: Command): void {
@@ -60,6 +76,8 @@ export function register(program: Command): void {
     .addHelpText(
       'after',
       '\nEach --listen replaces the address of the [[smtp.listeners]] entry at the same position.\n' +
+        'SIGHUP (or `sealpost reload`) re-reads the certificates, the admin token and the reloadable\n' +
+        'config keys without dropping sessions; docs/config.md "Reload" lists what needs a restart.\n' +
         'Example:\n  sealpost serve --config /etc/sealpost/sealpost.toml\n  sealpost serve --listen 127.0.0.1:2525',
     );
   // `--workers N` (processes) and `--no-workers` (no pipeline workers) share commander's
@@ -90,29 +108,69 @@ export function register(program: Command): void {
       'POP3 (implicit TLS) address, overriding [pop3] host and port',
       parseListen,
     )
+    .option(
+      '--pid-file <file>',
+      `where serve writes its process id while it runs, for \`sealpost reload\` (default <data_dir>/${PID_FILE_NAME})`,
+    )
     .action(async (opts: ServeCliOptions) => {
-      const { config } = loadCliConfig(opts);
+      const { config, configFile } = loadCliConfig(opts);
+      const reread = configRereader(configFile, opts.dataDir);
       const base = createLogger({ name: 'serve', level: config.log.level, format: config.log.format });
       const processes = serveProcessCount(processesOption ?? config.serve.workers);
+      const pidFile = new ServePidFile(
+        servePidFilePath(opts.pidFile, config.store.data_dir),
+        base.child({ component: 'reload' }),
+      );
       if (cluster.isPrimary && processes > 1) {
         // A key file every process would fail to read stops serve here, before any fork.
         loadServeKeys(config);
         const stopTimeoutMs = (config.smtp.timeouts.shutdown_drain_secs + 60) * 1000;
-        process.exitCode = await runServePrimary({
-          processes,
-          logger: base.child({ component: 'supervisor' }),
-          stopTimeoutMs,
-          maxStartFailures: config.serve.start_attempts,
-          onReady: (text) =>
-            process.stdout.write(
-              `${text}serve: ${processes} serving processes (supervisor pid ${process.pid})\n`,
-            ),
-        });
+        try {
+          process.exitCode = await runServePrimary({
+            processes,
+            logger: base.child({ component: 'supervisor' }),
+            stopTimeoutMs,
+            maxStartFailures: config.serve.start_attempts,
+            onReady: (text) => {
+              pidFile.claim(processes);
+              process.stdout.write(
+                `${text}serve: ${processes} serving processes (supervisor pid ${process.pid})\n`,
+              );
+            },
+            // The supervisor's own lines follow [log] level too; the processes report any config problem.
+            onSighup: () => {
+              try {
+                base.level = reread().log.level;
+              } catch {
+                // Reported by every serving process.
+              }
+            },
+            onReload: (report, n) => pidFile.record(report, n),
+          });
+        } finally {
+          pidFile.release();
+        }
         return;
       }
       const slot = serveSlot();
       const logger = slot === undefined ? base : base.child({ slot });
-      let running: Serving;
+      let running: Serving | undefined;
+      // Installed before anything starts: SIGHUP's default would end the process. One
+      // arriving during start-up is run once serve is up (the files are read then anyway).
+      // Once stopping, SIGHUP is ignored (not fatal) so the drain is never cut short.
+      let reloadPending = false;
+      let stopping = false;
+      const reload = () => {
+        if (stopping) return;
+        if (!running) {
+          reloadPending = true;
+          return;
+        }
+        const report = running.reload(reread);
+        // A forked process's report goes to the supervisor, which writes the status file.
+        if (slot === undefined) pidFile.record(report, 1);
+      };
+      process.on('SIGHUP', reload);
       try {
         running = await startServe({
           config,
@@ -131,11 +189,20 @@ export function register(program: Command): void {
         logger.error({ err: (err as Error).message }, 'this serving process could not start');
         process.exit(1);
       }
-      if (slot === undefined) process.stdout.write(readyText(running));
-      else reportReady(readyText(running));
+      const serving = running;
+      if (slot === undefined) {
+        pidFile.claim(1);
+        process.stdout.write(readyText(running));
+      } else {
+        answerReloads(() => serving.reload(reread));
+        reportReady(readyText(running));
+      }
+      if (reloadPending) reload();
       const reason = await waitForStop();
       logger.info({ signal: reason }, 'shutting down');
+      stopping = true;
       await running.close();
+      pidFile.release();
       // A forked process's IPC channel would keep it alive: leave now that everything is closed.
       if (slot !== undefined) cluster.worker?.disconnect();
     });

@@ -21,6 +21,11 @@ export const copy: ImapCommand = {
       targets.map((t) => t.msg.id),
       box.id,
     );
+    m.trainOnTransfer(
+      sel.mailbox,
+      box,
+      targets.map((t) => t.msg),
+    );
     if (box.id === sel.mailbox.id) await conn.sendAll(await sel.sync(false));
     const src = formatSequenceSet(targets.map((t) => t.msg.uid));
     const dst = formatSequenceSet(copied.map((c) => c.uid));

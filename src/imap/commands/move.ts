@@ -24,6 +24,11 @@ export const move: ImapCommand = {
       targets.map((t) => t.msg.id),
       box.id,
     );
+    m.trainOnTransfer(
+      sel.mailbox,
+      box,
+      targets.map((t) => t.msg),
+    );
     const src = formatSequenceSet(targets.map((t) => t.msg.uid));
     const dst = formatSequenceSet(moved.map((x) => x.uid));
     await conn.send([`* OK [COPYUID ${box.uidValidity} ${src} ${dst}] Moved`]);

@@ -13,6 +13,7 @@ import {
   walletEncryptionPublicKey,
   wrapContentKey,
 } from '../../seal/index.ts';
+import { learnKindOf, type SpamLearner } from '../../spam/learn.ts';
 import {
   FoldersRepo,
   type Mailbox,
@@ -31,6 +32,8 @@ export interface MailAccessDeps {
   sealKeyOf?: (wallet: string) => Promise<Uint8Array>;
   /** Removed copies, for releasing the operator pin / closing the Email account of chain-published ones. */
   releaseCopies?: (rows: StoredMessage[]) => Promise<void>;
+  /** Trains the spam filter from moves and copies into and out of Junk (src/spam/learn.ts); absent: no training. */
+  learner?: Pick<SpamLearner, 'submit'>;
   /** Plaintext kept per session for repeated fetches; default 32 MiB. */
   cacheBytes?: number;
   now?: () => number;
@@ -188,6 +191,26 @@ export class MailAccess {
       this.sizes.delete(r.id);
     }
     if (rows.length > 0 && this.deps.releaseCopies) await this.deps.releaseCopies(rows);
+  }
+
+  /**
+   * Teaches the spam filter what moving or copying these messages between
+   * the two folders says (into Junk: spam; out of Junk but not to Trash:
+   * ham). Never waits for it: the messages are opened one after another
+   * now (before the session could end and take its key), learned later.
+   */
+  trainOnTransfer(from: Mailbox, to: Mailbox, refs: readonly SealedRef[]): void {
+    const learner = this.deps.learner;
+    if (!learner || refs.length === 0) return;
+    const kind = learnKindOf(specialUseOf(from.name), specialUseOf(to.name));
+    if (!kind) return;
+    let previous: Promise<unknown> = Promise.resolve();
+    const messages = refs.map((ref) => {
+      const raw = previous.then(() => this.open(ref)).then((o) => o.raw);
+      previous = raw.catch(() => undefined);
+      return () => raw;
+    });
+    learner.submit(kind, messages);
   }
 
   /** Ends the session: the secret key and the plaintext go. */
