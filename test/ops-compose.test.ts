@@ -1,12 +1,16 @@
 // What can be checked of the operator's stack without a Docker engine:
-// docker-compose.yml parses (through `docker compose config` when the client
-// has compose, else as YAML against the compose file's shape), every
+// docker-compose.yml parses (through `docker compose config` (Compose v2) and
+// `docker-compose config` (v1) where those clients are installed, and always
+// as YAML against the subset of the compose file's shape both accept), every
 // sealpost service runs a real CLI command with options that command has,
 // the config the stack is documented with (docs/operations.md) validates and
 // agrees with the compose file's ports, hosts, mounts and service names, and
 // the Dockerfile's runtime stage is non-root, without dev dependencies, with
-// every source the CLI imports (dist/ from a stage that builds it), and an
-// entry point whose default command is `sealpost --help`.
+// every source the CLI imports (dist/ from a stage that builds it), every
+// directory a volume is mounted at owned by the runtime user, no VOLUME, a
+// toolchain in each stage that runs `npm ci`, and an entry point whose
+// default command is `sealpost --help`. The README's delivery check greps
+// for the line a delivered message really logs.
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -33,10 +37,47 @@ interface Service {
   profiles?: string[];
 }
 interface Compose {
-  name: string;
   services: Record<string, Service>;
   volumes: Record<string, unknown>;
 }
+
+// The part of the compose file format that docker-compose 1.28+ (Compose v1,
+// Debian's 1.29) and Compose v2 both accept. v2-only: top-level `name` and
+// `include`, services' `develop`, health checks' `start_interval`, the
+// `!reset`/`!override` tags; `profiles` needs 1.28.
+const TOP_LEVEL = new Set(['services', 'volumes', 'networks', 'secrets', 'configs']);
+const SERVICE_KEYS = new Set([
+  'build',
+  'image',
+  'command',
+  'entrypoint',
+  'environment',
+  'env_file',
+  'ports',
+  'expose',
+  'volumes',
+  'depends_on',
+  'healthcheck',
+  'restart',
+  'stop_grace_period',
+  'stop_signal',
+  'profiles',
+  'network_mode',
+  'networks',
+  'extra_hosts',
+  'user',
+  'cap_add',
+  'cap_drop',
+  'ulimits',
+  'logging',
+  'labels',
+  'tmpfs',
+  'read_only',
+  'init',
+  'sysctls',
+]);
+const HEALTHCHECK_KEYS = new Set(['test', 'interval', 'timeout', 'retries', 'start_period', 'disable']);
+const DEPENDS_CONDITIONS = new Set(['service_started', 'service_healthy', 'service_completed_successfully']);
 
 const composeText = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
 const compose = parseYaml(composeText, { merge: true }) as Compose;
@@ -73,23 +114,42 @@ function service(name: string): Service {
   return s;
 }
 
+/** Whether `cmd args… version` runs: the client is installed. */
+const installed = (cmd: string, args: string[]) =>
+  run(cmd, [...args, 'version']).then(
+    () => true,
+    () => false,
+  );
+
 describe('docker-compose.yml', () => {
-  it('parses and has the shape of a compose file', async () => {
-    const hasCompose = await run('docker', ['compose', 'version']).then(
-      () => true,
-      () => false,
-    );
-    if (hasCompose) {
-      // The client validates the file itself (it needs the .env variable the file requires).
-      await run('docker', ['compose', '-f', 'docker-compose.yml', 'config', '--quiet'], {
+  it('is valid for the Compose clients installed here, v2 and v1 alike', async () => {
+    const clients: [string, string[]][] = [
+      ['docker', ['compose']],
+      ['docker-compose', []],
+    ];
+    for (const [cmd, args] of clients) {
+      if (!(await installed(cmd, args))) continue;
+      // The client validates the file itself (it needs the .env variable the file requires),
+      // with the devnet profile's service too.
+      await run(cmd, [...args, '-f', 'docker-compose.yml', '--profile', 'devnet', 'config', '--quiet'], {
         cwd: ROOT,
         env: { ...process.env, POSTGRES_PASSWORD: 'check' },
       });
     }
-    const allowedTop = new Set(['name', 'services', 'volumes', 'networks', 'secrets', 'configs']);
+    // Always: only what both Compose v1 (1.28+) and v2 accept.
     for (const key of Object.keys(compose))
-      expect(allowedTop.has(key) || key.startsWith('x-'), key).toBe(true);
-    expect(compose.name).toBe('sealpost');
+      expect(TOP_LEVEL.has(key) || key.startsWith('x-'), `top-level key ${key}`).toBe(true);
+    expect(composeText, 'v2-only YAML tags').not.toMatch(/!(reset|override)\b/);
+    for (const [name, s] of Object.entries(compose.services)) {
+      for (const key of Object.keys(s)) expect(SERVICE_KEYS.has(key), `${name}: key ${key}`).toBe(true);
+      for (const key of Object.keys(s.healthcheck ?? {}))
+        expect(HEALTHCHECK_KEYS.has(key), `${name}: healthcheck ${key}`).toBe(true);
+      for (const [dep, d] of Object.entries(s.depends_on ?? {}))
+        expect(DEPENDS_CONDITIONS.has(d.condition), `${name}: depends_on ${dep}`).toBe(true);
+    }
+  }, 60_000);
+
+  it('has the shape of the production stack', () => {
     for (const [name, s] of Object.entries(compose.services)) {
       expect(s.image ?? s.build, `${name}: image or build`).toBeTruthy();
       if (s.command) expect(s.command.every((c) => typeof c === 'string')).toBe(true);
@@ -304,6 +364,68 @@ describe('Dockerfile', () => {
     expect(final.lines.some((l) => /apt-get install/.test(l))).toBe(false);
   });
 
+  it('creates every directory a volume is mounted at, owned by the runtime user; no VOLUME', () => {
+    const stages = dockerStages();
+    const final = stages.at(-1) as Stage;
+    for (const stage of stages)
+      expect(
+        stage.lines.filter((l) => /^VOLUME\s/i.test(l)),
+        `${stage.name}: VOLUME makes anonymous volumes`,
+      ).toEqual([]);
+    const user = (final.lines.filter((l) => /^USER\s/i.test(l)).at(-1) ?? '').split(/\s+/)[1] as string;
+    // Shell words of each command of the runtime stage's RUN lines, split at && and ;.
+    const commands = () =>
+      final.lines
+        .filter((l) => /^RUN\s/i.test(l))
+        .flatMap((l) => l.replace(/^RUN\s+/i, '').split(/&&|;/))
+        .map((c) => c.trim().split(/\s+/));
+    // The user the docs name: uid 10001 (bind mounts are chowned to it).
+    const useradd = commands().find((w) => w[0] === 'useradd');
+    expect(useradd?.at(-1), 'useradd makes the USER').toBe(user);
+    expect(useradd?.[(useradd?.indexOf('--uid') ?? -2) + 1]).toBe('10001');
+    const made = commands()
+      .filter((w) => w[0] === 'mkdir')
+      .flatMap((w) => w.slice(1).filter((a) => !a.startsWith('-')));
+    const owned = commands()
+      .filter((w) => w[0] === 'chown' && w.includes('-R'))
+      .flatMap((w) => {
+        const args = w.slice(1).filter((a) => !a.startsWith('-'));
+        const owner = (args[0] ?? '').split(':')[0];
+        return owner === user || owner === '10001' ? args.slice(1) : [];
+      });
+    const targets = new Set(
+      sealpostServices
+        .flatMap(([, s]) => mounts(s).filter((m) => !m.source.startsWith('.')))
+        .map((m) => m.target),
+    );
+    expect(targets.size).toBeGreaterThanOrEqual(3);
+    for (const target of targets) {
+      expect(made, `the image makes ${target}, where a named volume is mounted`).toContain(target);
+      expect(
+        owned.some((dir) => isUnder(target, dir)),
+        `${target} is chowned to ${user} after it is made`,
+      ).toBe(true);
+    }
+    // The chown comes after the mkdir, and the USER line after both.
+    const runIndex = final.lines.findIndex((l) => /^RUN\s.*mkdir.*chown -R/i.test(l));
+    expect(runIndex).toBeGreaterThan(-1);
+    expect(final.lines.findIndex((l) => /^USER\s/i.test(l))).toBeGreaterThan(runIndex);
+  });
+
+  it('installs a C++ toolchain in every stage that runs npm ci', () => {
+    // better-sqlite3 compiles from source where its prebuilt binary cannot be downloaded.
+    const installers = dockerStages().filter((s) => s.lines.some((l) => /\bnpm ci\b/.test(l)));
+    expect(installers.length).toBeGreaterThanOrEqual(2);
+    for (const stage of installers) {
+      const install = stage.lines.findIndex((l) =>
+        /apt-get install .*\bpython3\b.*\bmake\b.*\bg\+\+/.test(l),
+      );
+      const ci = stage.lines.findIndex((l) => /\bnpm ci\b/.test(l));
+      expect(install, `${stage.name}: python3, make, g++`).toBeGreaterThan(-1);
+      expect(install, `${stage.name}: the toolchain before npm ci`).toBeLessThan(ci);
+    }
+  });
+
   it('copies every source the CLI imports, and those import only production dependencies', () => {
     const final = dockerStages().at(-1) as Stage;
     const copied = final.lines
@@ -355,4 +477,44 @@ describe('Dockerfile', () => {
     expect(help.stdout).toContain('Usage: sealpost');
     for (const [, s] of sealpostServices) expect(help.stdout).toContain(`${s.command?.[0]} `);
   }, 60_000);
+});
+
+describe("the README's delivery check", () => {
+  /** The log message a source file passes to `log.info(…, \`…status=sent…\`)`, with sample values filled in. */
+  function sentMessage(file: string): string {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    const template = /`([^`]*status=sent[^`]*)`/.exec(text)?.[1];
+    if (!template) throw new Error(`${file} logs no status=sent line`);
+    return template.replace(/\$\{[^}]*\}/g, 'WALLET@example.org');
+  }
+
+  /** Runs grep with the README's pattern over `lines`; the lines it matched. */
+  function grep(pattern: string, lines: string[]): Promise<string[]> {
+    return new Promise((done, fail) => {
+      const child = execFile('grep', [pattern], (err, stdout) => {
+        if (err && err.code !== 1) fail(err);
+        else done(stdout.split('\n').filter(Boolean));
+      });
+      child.stdin?.end(`${lines.join('\n')}\n`);
+    });
+  }
+
+  it('greps the line the worker logs for a delivered message, as JSON and as text', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const check = /docker compose logs worker \| grep '([^']+)'/.exec(readme);
+    expect(check, 'README: docker compose logs worker | grep …').not.toBeNull();
+    const pattern = check?.[1] as string;
+    const inbound = sentMessage('delivery/pipeline.ts');
+    const outbound = sentMessage('spooler/deliver-job.ts');
+    // The JSON line pino writes (`[log] format = "json"`, the documented config) and a text one.
+    const json = (msg: string, status: string) =>
+      `worker-1  | ${JSON.stringify({ level: 'info', time: 1, name: 'worker', component: 'pipeline', status, msg })}`;
+    const lines = [
+      json(inbound, 'sent'),
+      `worker-1  | [12:00:00] INFO: ${inbound}`,
+      json(outbound, 'sent'),
+      json('inbound delivery to=<WALLET@example.org> status=deferred (chain)', 'deferred'),
+    ];
+    expect(await grep(pattern, lines)).toEqual(lines.slice(0, 2));
+  });
 });
