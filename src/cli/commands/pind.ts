@@ -64,10 +64,12 @@ async function runDaemon(opts: DaemonOpts): Promise<void> {
     }
     throw err;
   }
+  // The stop handlers first: a SIGTERM right after the banner (what a supervisor waits for) is a clean stop.
+  const stopped = waitForStop();
   process.stdout.write(
     `pind\n  pin surface  ${pind.pinUrl}\n  gateway      ${pind.gatewayUrl}\n  data dir     ${cfg.data_dir}\n`,
   );
-  await waitForStop();
+  await stopped;
   logger.info('shutting down');
   await pind.close();
 }
