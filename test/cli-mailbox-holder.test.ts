@@ -17,6 +17,7 @@ import {
   Transaction,
   type TransactionInstruction,
 } from '@solana/web3.js';
+import bs58 from 'bs58';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../chain/devnet/server.ts';
@@ -119,6 +120,22 @@ async function raceRelay(beforeSend: () => Promise<unknown>) {
         server.close(() => r());
       }),
   };
+}
+
+/** A mailbox command that needs no chain (sign-tx, sign-text): no --rpc. */
+function runOffline(args: string[], stdin?: string): Promise<Run> {
+  return new Promise((done) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+    delete env.SEALPOST_CONFIG;
+    const child = execFile(
+      process.execPath,
+      [BIN, 'mailbox', ...args],
+      { cwd: dir, env },
+      (err, stdout, stderr) =>
+        done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(stdin ?? '');
+  });
 }
 
 /** The one error line a refusal prints (the CLI may print progress lines before it). */
@@ -303,6 +320,47 @@ function externalSign(keyPath: string, unsignedTx: string): Promise<{ signature:
 }
 
 describe('external signers', () => {
+  it("sign-tx signs offline what --sign-offline printed (JSON or base64), refuses another wallet's transaction", async () => {
+    const erin = await wallet('erin');
+    const stranger = keyFile(dir, 'stranger-2.json');
+    const address = erin.kp.publicKey.toBase58();
+    const offline = await run(['create', '--wallet', address, '--sign-offline', '--json']);
+    expect(offline.code, offline.stderr).toBe(0);
+    const unsigned = JSON.parse(offline.stdout).unsigned_tx as string;
+
+    // Offline: no --rpc; the whole --json document on stdin.
+    const wrongKey = await runOffline(['sign-tx', '--key', stranger.path], offline.stdout);
+    expect(wrongKey.code).toBe(1);
+    expect(errorLine(wrongKey)).toBe(
+      `error: the transaction's fee payer is ${address}, not this key's wallet ${stranger.kp.publicKey.toBase58()}; nothing signed`,
+    );
+    expect(wrongKey.stdout).toBe('');
+    const garbage = await runOffline(['sign-tx', '--key', erin.path, 'not a transaction!']);
+    expect(garbage.code).toBe(2);
+    expect(errorLine(garbage)).toBe('error: expected a base64 transaction');
+
+    const signed = await runOffline(['sign-tx', '--key', erin.path, '--signed-tx'], offline.stdout);
+    expect(signed.code, signed.stderr).toBe(0);
+    expect(signed.stderr).toContain(`fee payer: ${address}`);
+    expect(signed.stderr).toContain('CreateMailbox');
+    expect(signed.stderr.trim().split('\n').pop()).toBe(`signer: ${address}`);
+    const tx = Transaction.from(Buffer.from(signed.stdout.trim(), 'base64'));
+    expect(tx.verifySignatures(true)).toBe(true);
+    // The bare signature for --tx … --signature … agrees with it.
+    const bare = await runOffline(['sign-tx', '--key', erin.path, unsigned]);
+    expect(bare.code, bare.stderr).toBe(0);
+    expect(bare.stdout.trim()).toBe(bs58.encode(tx.signature as Buffer));
+    // A signed transaction is not signed again.
+    const twice = await runOffline(['sign-tx', '--key', erin.path, signed.stdout.trim()]);
+    expect(twice.code).toBe(1);
+    expect(errorLine(twice)).toBe('error: the transaction is signed already; nothing signed');
+
+    const sent = await run(['submit', '--signed-tx', signed.stdout.trim(), '--json']);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(JSON.parse(sent.stdout)).toMatchObject({ status: 'confirmed', fee_payer: address });
+    expect(await getMailbox(conn, programId, erin.kp.publicKey)).not.toBeNull();
+  });
+
   it('prints the unsigned transaction, refuses a signature that does not verify, sends one that does', async () => {
     const dave = await wallet('dave');
     const stranger = keyFile(dir, 'stranger.json');

@@ -219,7 +219,8 @@ function insufficient(c: Cost): CliError {
 
 const BUDGET_KINDS: Record<number, string> = { 2: 'SetComputeUnitLimit', 3: 'SetComputeUnitPrice' };
 
-function instructionJson(ix: TransactionInstruction) {
+/** One instruction as the CLI shows it: program, decoded kind, data. */
+export function instructionJson(ix: TransactionInstruction) {
   let kind = 'unknown';
   if (ix.programId.equals(ComputeBudgetProgram.programId)) kind = BUDGET_KINDS[ix.data[0] ?? -1] ?? kind;
   else

@@ -49,6 +49,7 @@ import {
 import { registerSend } from './mailbox-send.ts';
 import { registerSetup } from './mailbox-setup.ts';
 import { registerSignText } from './mailbox-sign-text.ts';
+import { registerSignTx } from './mailbox-sign-tx.ts';
 import { registerStamps } from './mailbox-stamps.ts';
 import {
   API_TOKEN_ENV,
@@ -390,6 +391,7 @@ export function register(program: Command): void {
     .action((message: string | undefined, opts: ReadOptions) => read(message, opts));
 
   registerSignText(mailbox);
+  registerSignTx(mailbox);
   registerSetup(mailbox);
   registerSend(mailbox);
   registerStamps(mailbox);
