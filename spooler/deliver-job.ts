@@ -174,8 +174,18 @@ function logRecipients(
     delay: `${((at - data.createdAt) / 1000).toFixed(1)}s`,
   };
   for (const d of outcome.delivered) {
-    const line = { to: d.rcpt, ...common, status: 'sent', dsn: d.status, reason: d.response };
-    log.info(line, `outbound delivery to=<${d.rcpt}> status=sent (${d.response})`);
+    const line = {
+      to: d.rcpt,
+      ...(d.remoteMta ? { relay: d.remoteMta } : {}),
+      ...common,
+      status: 'sent',
+      dsn: d.status,
+      reason: d.response,
+    };
+    log.info(
+      line,
+      `outbound delivery to=<${d.rcpt}>${d.remoteMta ? ` relay=${d.remoteMta}` : ''} status=sent (${d.response})`,
+    );
   }
   for (const [rcpt, r] of outcome.failed) {
     const line = {
@@ -211,7 +221,13 @@ function logRecipients(
 }
 
 function finalOf(state: FinalOutcome['state'], a: RcptAnswer, at: number): FinalOutcome {
-  return { state, at, status: a.status, diagnostic: a.response };
+  return {
+    state,
+    at,
+    status: a.status,
+    diagnostic: a.response,
+    ...(a.remoteMta ? { remoteMta: a.remoteMta } : {}),
+  };
 }
 
 function expired(last: Reason | undefined, at: number, data: DomainJobData): FinalOutcome {

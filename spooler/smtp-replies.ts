@@ -10,6 +10,8 @@ export interface RcptAnswer {
   /** RFC 3463 status (from the reply when it carries one). */
   status: string;
   response: string;
+  /** Delivered: the MX host that said 250. */
+  remoteMta?: string;
 }
 
 export type SmtpError = Error & {

@@ -154,6 +154,8 @@ export class SmtpSession {
   private constructor(
     private readonly conn: SMTPConnection,
     readonly tls: TlsInfo,
+    /** The MX host name, as failures name it (the delivery log's relay, the DSN's Remote-MTA). */
+    readonly relay: string,
   ) {
     conn.on('end', () => {
       this.dead = true;
@@ -222,7 +224,7 @@ export class SmtpSession {
       conn.quit();
       return { kind: 'no-session', reason: failure.reason, policyFailure: failure, tls };
     }
-    const session = new SmtpSession(conn, tls);
+    const session = new SmtpSession(conn, tls, req.host);
     if (req.auth) {
       const auth = req.auth;
       try {
@@ -304,7 +306,10 @@ export class SmtpSession {
       if (!e.responseCode) this.close();
       return { kind: 'transaction', delivered: [], ...answers, tls: this.tls, dsnOffered };
     }
-    const delivered = info.accepted.map((rcpt) => answer(rcpt, 250, info.response, '250 OK'));
+    const delivered = info.accepted.map((rcpt) => ({
+      ...answer(rcpt, 250, info.response, '250 OK'),
+      remoteMta: this.relay,
+    }));
     this.boundary = true;
     await req.onDelivered(delivered, { dsnOffered });
     return {
