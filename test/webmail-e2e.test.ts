@@ -598,16 +598,19 @@ describe('webmail in headless Chromium against the dev stack', () => {
     await setPostage(DEV_POSTAGE_LAMPORTS * 2n);
     await card.getByRole('button', { name: /Buy 1 stamp and send/ }).click();
     await expect
-      .poll(() => card.getByRole('alert').textContent())
+      .poll(() => card.getByRole('alert').textContent(), { timeout: 15_000 })
       .toMatch(/price changed to .* SOL per stamp.*Nothing was bought; your draft is kept/);
     expect(
       await getFrombox(stack.connection, stack.programId, fromHash(eve.publicKey), dora.publicKey),
     ).toBeNull();
     expect(await page.locator('textarea[name=body]').inputValue()).toBe('Here is my answer, with a bounty.');
-
-    await setPostage(DEV_POSTAGE_LAMPORTS);
+    // The card is quoted again in place: the new price, and Buy asks for it.
+    await expect
+      .poll(() => page.getByTestId('quote-postage').textContent(), { timeout: 15_000 })
+      .toBe('0.0002 SOL');
     await card.getByRole('button', { name: /Buy 1 stamp and send/ }).click();
     await page.getByTestId('receipt').waitFor({ timeout: 60_000 });
+    await setPostage(DEV_POSTAGE_LAMPORTS);
     await shot(page, '09-prepay-resent');
     const sentAddress = (await page.getByTestId('receipt-email').textContent()) ?? '';
     const sent = await getEmailAt(stack.connection, stack.programId, sentAddress);

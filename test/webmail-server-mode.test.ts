@@ -116,10 +116,23 @@ describe('webmail server mode at par (headless Chromium, dev stack)', () => {
     const settings = page.getByTestId('settings-status');
     await settings.getByRole('alert').waitFor();
     expect(await settings.textContent()).toMatch(/time ?zone/i);
+    // A password the server would refuse is refused before the wallet is asked for a step-up.
+    const stepUps: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/v1/auth/step-up') stepUps.push(r.method());
+    });
+    const password = page.getByTestId('password-status');
+    await page.getByLabel('New mail password').fill('too short');
+    await page.getByRole('button', { name: 'Set mail password' }).click();
+    await password.getByRole('alert').waitFor();
+    expect(await password.getByRole('alert').textContent()).toBe(
+      'The mail password must be at least 10 characters (this one has 9). Nothing was signed or changed.',
+    );
+    expect(stepUps).toEqual([]);
     await page.getByLabel('New mail password').fill(MAIL_PASSWORD);
     await page.getByRole('button', { name: 'Set mail password' }).click();
-    const password = page.getByTestId('password-status');
     await password.getByText('Mail password set.', { exact: false }).waitFor();
+    expect(stepUps.length).toBeGreaterThan(0);
     // The settings error stays with its form; the password's notice does not leak into it.
     expect(await settings.getByRole('alert').count()).toBe(1);
     expect(await password.getByRole('alert').count()).toBe(0);
@@ -142,6 +155,10 @@ describe('webmail server mode at par (headless Chromium, dev stack)', () => {
     // POP3 delete-after-download keeps the chain record unless the holder says otherwise.
     const popCloses = page.locator('input[name="pop3-closes"]');
     expect(await popCloses.isChecked()).toBe(false);
+    // Its sentence ends before the form's button starts: the button sits on a line of its own.
+    const popLabel = await page.locator('label', { has: popCloses }).boundingBox();
+    const saveButton = await page.getByRole('button', { name: 'Save settings' }).boundingBox();
+    expect(saveButton?.y).toBeGreaterThanOrEqual((popLabel?.y ?? 0) + (popLabel?.height ?? 0));
     await popCloses.check();
     await page.getByRole('button', { name: 'Save settings' }).click();
     await settings.getByText('Settings saved.').waitFor();

@@ -2,14 +2,28 @@
 // parser the page uses, amounts, secret-key import, the passphrase vault
 // (WebCrypto, as in the browser) and the mode rule of the settings.
 import { ed25519 } from '@noble/curves/ed25519.js';
+import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
-import { ComposeRefusal, formatSol, parseSol } from '../webmail/src/chain/compose.ts';
+import { mailPasswordProblem as serverPasswordProblem } from '../src/api/mail-password.ts';
+import { ComposeRefusal, formatSol, type Prepared, parseSol } from '../webmail/src/chain/compose.ts';
+import {
+  changedNotice,
+  draftChanges,
+  freshDifference,
+  type HeldPrepared,
+  quoteSnapshot,
+} from '../webmail/src/chain/held-quote.ts';
+import { importMailboxKey, KeyFileError } from '../webmail/src/chain/mailbox-key.ts';
+import { RepricedError } from '../webmail/src/chain/prepay.ts';
 import { addressForm, bareAddress } from '../webmail/src/chain/recipient.ts';
+import { humanError, isRefusal } from '../webmail/src/errors.ts';
 import { ReadMarks, relativeTime, snippetOf } from '../webmail/src/inbox-state.ts';
 import { buildMessage, encodeHeaderText, replySubject } from '../webmail/src/mail/build-message.ts';
 import { hasRemoteContent, htmlFrameDocument } from '../webmail/src/mail/html-frame.ts';
 import { parseMail } from '../webmail/src/mail/parse.ts';
+import { Refusal } from '../webmail/src/refusal.ts';
+import { mailPasswordProblem } from '../webmail/src/server/mail-password.ts';
 import { DEV_DEFAULTS, modeOf } from '../webmail/src/settings.ts';
 import {
   BackupError,
@@ -322,5 +336,129 @@ describe('inbox rows', () => {
     const reread = new ReadMarks(storage, 'walletA');
     expect(reread.has('k5099')).toBe(true);
     expect(reread.has('m1')).toBe(false);
+  });
+});
+
+describe('a held draft bound to its quote', () => {
+  const first = Keypair.generate().publicKey;
+  const second = Keypair.generate().publicKey;
+  // Only what the snapshot and the comparison read; the rest of a preparation does not matter here.
+  const prepared = (
+    o: { wallet?: typeof first; perStamp?: bigint; rent?: bigint; bounty?: bigint; ready?: boolean } = {},
+  ): Prepared => {
+    const base = {
+      recipient: { input: 'alice@mail.test', wallet: o.wallet ?? first, alias: 'alice', domain: 'mail.test' },
+      bounty: { lamports: o.bounty ?? 0n, expiresAt: o.bounty ? 1_700_000_000n : 0n },
+      cost: {},
+    };
+    const quote = { perStamp: o.perStamp ?? 106_000n, rent: o.rent ?? 1_524_240n };
+    return (o.ready ? { kind: 'ready', ...base } : { kind: 'held', ...base, quote }) as unknown as Prepared;
+  };
+  const terms = { to: 'alice@mail.test', bountySol: '', claimDays: '' };
+  const snap = quoteSnapshot(terms, prepared() as HeldPrepared);
+
+  it('takes the quoted wallet, bounty, expiry and price', () => {
+    expect(snap).toEqual({
+      terms,
+      label: 'alice@mail.test',
+      wallet: first.toBase58(),
+      bountyLamports: 0n,
+      expiresAt: 0n,
+      perStamp: 106_000n,
+      rent: 1_524_240n,
+    });
+  });
+
+  it('names every change of To, bounty and claim window, and none for edits that mean the same', () => {
+    expect(draftChanges(snap, terms)).toEqual([]);
+    expect(draftChanges(snap, { ...terms, to: '  alice@mail.test ' })).toEqual([]);
+    expect(draftChanges(snap, { ...terms, to: 'bob@mail.test' })).toEqual([
+      'To ("alice@mail.test" → "bob@mail.test")',
+    ]);
+    expect(draftChanges(snap, { ...terms, bountySol: '0' })).toEqual([]);
+    expect(draftChanges(snap, { ...terms, bountySol: '0.01' })).toEqual(['the bounty (none → "0.01" SOL)']);
+    expect(draftChanges(snap, { ...terms, bountySol: 'lots' })).toEqual(['the bounty (none → "lots" SOL)']);
+    // Without a bounty the window is moot; with one, blank means 7.
+    expect(draftChanges(snap, { ...terms, claimDays: '2' })).toEqual([]);
+    const withBounty = quoteSnapshot(
+      { ...terms, bountySol: '0.01' },
+      prepared({ bounty: 10_000_000n }) as HeldPrepared,
+    );
+    expect(draftChanges(withBounty, { ...terms, bountySol: '0.010', claimDays: '7' })).toEqual([]);
+    expect(draftChanges(withBounty, { ...terms, bountySol: '0.01', claimDays: '0.5' })).toEqual([
+      'the bounty\'s claim window (7 → "0.5" days)',
+    ]);
+    expect(changedNotice(['To ("a" → "b")'])).toBe(
+      'The draft changed after the postage quote: To ("a" → "b"). Nothing was bought. Check the new quote and confirm again.',
+    );
+  });
+
+  it('finds a fresh read that no longer matches: another wallet, no postage needed, another price or rent', () => {
+    expect(freshDifference(snap, prepared())).toBeNull();
+    expect(freshDifference(snap, prepared({ wallet: second }))).toMatch(
+      /^alice@mail\.test now resolves to wallet \S+…\S+, not \S+…\S+ as the quote said\. Nothing was bought\./,
+    );
+    expect(freshDifference(snap, prepared({ bounty: 5n }))).toMatch(/^The bounty is now/);
+    expect(freshDifference(snap, prepared({ ready: true }))).toMatch(/no longer asks you for postage/);
+    expect(freshDifference(snap, prepared({ perStamp: 206_000n }))).toBe(
+      new RepricedError(106_000n, 206_000n).message,
+    );
+    // Cheaper is a change too: the card asks again rather than charge what it did not show.
+    expect(freshDifference(snap, prepared({ perStamp: 6_000n }))).toMatch(/price changed to 0\.000006 SOL/);
+    expect(freshDifference(snap, prepared({ rent: 0n }))).toMatch(/rent changed to 0 SOL/);
+  });
+});
+
+describe('refusals in words', () => {
+  const ctx = { rpcUrl: 'http://rpc.test', gatewayUrl: 'http://gw.test' };
+
+  it('says what is wrong with a pasted mailbox key file, without naming a file', () => {
+    const refused = (text: string) => {
+      try {
+        importMailboxKey(text, 0);
+      } catch (err) {
+        expect(err).toBeInstanceOf(KeyFileError);
+        expect(isRefusal(err)).toBe(true);
+        return humanError(err, ctx);
+      }
+      throw new Error('accepted');
+    };
+    expect(refused('not a key')).toBe(
+      'The pasted text is not a mailbox key file: not JSON; expected an array of 64 numbers.',
+    );
+    expect(refused('[1,2,3]')).toBe(
+      'The pasted text is not a mailbox key file: expected a JSON array of 64 (or 32) numbers.',
+    );
+    expect(refused(JSON.stringify(Array(32).fill(300)))).toBe(
+      'The pasted text is not a mailbox key file: every element must be an integer 0-255.',
+    );
+    expect(importMailboxKey(JSON.stringify(Array(32).fill(7)), 5).addedAt).toBe(5);
+  });
+
+  it('tells refusals (shown, not logged) from faults', () => {
+    expect(isRefusal(new Refusal('Buy at least one stamp.'))).toBe(true);
+    expect(isRefusal(new RepricedError(1n, 2n))).toBe(true);
+    expect(isRefusal(new ComposeRefusal('bad_bounty', 'x'))).toBe(true);
+    expect(isRefusal(new Error('socket hang up'))).toBe(false);
+    expect(isRefusal(new TypeError('x is undefined'))).toBe(false);
+  });
+
+  it('checks a mail password in the page exactly as the server does', () => {
+    for (const p of [
+      '',
+      'short',
+      'nine char',
+      'ten chars!',
+      'x'.repeat(256),
+      'x'.repeat(257),
+      'tab\there ok',
+      '😀'.repeat(10),
+      '😀'.repeat(9),
+    ]) {
+      expect(mailPasswordProblem(p) === null).toBe(serverPasswordProblem(p) === null);
+    }
+    expect(mailPasswordProblem('nine char')).toBe(
+      'The mail password must be at least 10 characters (this one has 9). Nothing was signed or changed.',
+    );
   });
 });

@@ -4,7 +4,7 @@
 // never left blank.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useErrorBoundary, useMemo, useState } from 'preact/hooks';
-import { humanError } from './errors.ts';
+import { humanError, isRefusal } from './errors.ts';
 import { forgetMessages } from './messages.ts';
 import { ApiClient } from './server/api.ts';
 import { Ctx, makeConnection, type Session, type View } from './session.ts';
@@ -116,7 +116,8 @@ export function App({ settings, mode, storage, unlocked, onLock }: Props) {
   const [view, setView] = useState<View>(home);
   const [status, setStatus] = useState<{ text: string; kind: 'info' | 'error' } | null>(null);
   const errorText = (err: unknown) => {
-    console.error(err);
+    // A refusal is shown in words and is no fault: only the unexpected go to the console.
+    if (!isRefusal(err)) console.error(err);
     return humanError(err, settings);
   };
   useEffect(() => {

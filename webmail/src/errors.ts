@@ -1,5 +1,6 @@
 // Every failure, put in words a person understands. The raw detail stays
-// available to the console; the screen gets a sentence and what to do.
+// available to the console for failures the page did not expect; a refusal
+// (bad input, a program's refusal, the server's 4xx) is shown, not logged.
 import { GatewayError, SealFormatError } from '../../src/seal/index.ts';
 import { ComposeRefusal } from './chain/compose.ts';
 import { MarketInputError } from './chain/market.ts';
@@ -8,6 +9,7 @@ import { RepricedError } from './chain/prepay.ts';
 import { NoKeyOpensError } from './chain/read.ts';
 import { RecipientError } from './chain/recipient.ts';
 import { TxFailedError } from './chain/tx.ts';
+import { Refusal } from './refusal.ts';
 import { ApiRequestError } from './server/api.ts';
 import { BackupError } from './wallet/backup.ts';
 import { SecretKeyFormatError } from './wallet/secret-key.ts';
@@ -57,9 +59,27 @@ export interface ErrorContext {
   gatewayUrl: string;
 }
 
+/** Whether a failure is a refusal put to the holder in words (not a fault worth a console error). */
+export function isRefusal(err: unknown): boolean {
+  if (err instanceof ApiRequestError) return err.status >= 400 && err.status < 500;
+  if (err instanceof TxFailedError) return Boolean(err.mailError?.name && PROGRAM_ERRORS[err.mailError.name]);
+  return (
+    err instanceof Refusal ||
+    err instanceof WrongPassphraseError ||
+    err instanceof ComposeRefusal ||
+    err instanceof RecipientError ||
+    err instanceof RepricedError ||
+    err instanceof SecretKeyFormatError ||
+    err instanceof NoKeyOpensError ||
+    err instanceof BackupError ||
+    err instanceof MarketInputError
+  );
+}
+
 export function humanError(err: unknown, ctx: ErrorContext): string {
   if (err instanceof WrongPassphraseError) return 'Wrong passphrase. Try again.';
   if (
+    err instanceof Refusal ||
     err instanceof ComposeRefusal ||
     err instanceof RecipientError ||
     err instanceof RepricedError ||

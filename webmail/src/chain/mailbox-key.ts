@@ -6,7 +6,8 @@ import { type Connection, PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { getMailboxKey } from '../../../chain/client.ts';
 import { publishKeyInstruction, removeKeyInstruction } from '../../../chain/instructions.ts';
-import { generateReaderKeypair, parseMailboxKeyFile } from '../../../src/seal/index.ts';
+import { generateReaderKeypair, parseMailboxKeyFile, SealFormatError } from '../../../src/seal/index.ts';
+import { Refusal } from '../refusal.ts';
 import type { StoredMailboxKey } from '../wallet/vault.ts';
 import { b64 } from '../wallet/vault.ts';
 import type { Wallet } from '../wallet/wallet.ts';
@@ -31,9 +32,28 @@ export function newMailboxKey(now: number): StoredMailboxKey {
   return { secret: b64(kp.secretKey), publicKey: bs58.encode(kp.publicKey), addedAt: now };
 }
 
+/** What is wrong with a pasted mailbox key file, in a sentence. */
+export class KeyFileError extends Refusal {
+  constructor(detail: string) {
+    super(`The pasted text is not a mailbox key file: ${detail}.`);
+    this.name = 'KeyFileError';
+  }
+}
+
+const SOURCE = 'pasted';
+
 /** A mailbox key file's secret (docs/sealing.md "Mailbox key file"). */
 export function importMailboxKey(text: string, now: number): StoredMailboxKey {
-  const kp = parseMailboxKeyFile(text, 'the pasted key');
+  let kp: ReturnType<typeof parseMailboxKeyFile>;
+  try {
+    kp = parseMailboxKeyFile(text, SOURCE);
+  } catch (err) {
+    // The parser names a file ("mailbox key file <source>: …"); here there is only the pasted text.
+    if (err instanceof SealFormatError) {
+      throw new KeyFileError(err.message.replace(`mailbox key file ${SOURCE}: `, ''));
+    }
+    throw err;
+  }
   return { secret: b64(kp.secretKey), publicKey: bs58.encode(kp.publicKey), addedAt: now };
 }
 

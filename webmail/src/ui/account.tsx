@@ -2,7 +2,9 @@
 // whether to expose it, the mail password (a step-up write), and the export.
 // Each form answers beside its own button: its status or its error.
 import { useEffect, useState } from 'preact/hooks';
+import { Refusal } from '../refusal.ts';
 import type { AccountView, DndWindow } from '../server/api.ts';
+import { MAIL_PASSWORD_MAX, MAIL_PASSWORD_MIN, mailPasswordProblem } from '../server/mail-password.ts';
 import { useApp } from '../session.ts';
 import { stepUpProof } from './login.tsx';
 import { ErrorText, Field } from './widgets.tsx';
@@ -87,6 +89,9 @@ export function AccountSettingsView() {
   const savePassword = () =>
     run('password', async () => {
       if (!api) throw new Error('No account API.');
+      // Checked before the wallet signs: a refused password must not cost a step-up.
+      const problem = mailPasswordProblem(password);
+      if (problem) throw new Refusal(problem);
       const proof = await stepUpProof(api, s.wallet);
       await api.setMailPassword(password, proof);
       setPassword('');
@@ -169,7 +174,7 @@ export function AccountSettingsView() {
               am away
             </label>
           </fieldset>
-          <label>
+          <label class="check">
             <input
               type="checkbox"
               name="pop3-closes"
@@ -193,7 +198,7 @@ export function AccountSettingsView() {
           void savePassword();
         }}
       >
-        <Field label="New mail password" hint="10 to 256 characters">
+        <Field label="New mail password" hint={`${MAIL_PASSWORD_MIN} to ${MAIL_PASSWORD_MAX} characters`}>
           <input
             type="password"
             autoComplete="new-password"

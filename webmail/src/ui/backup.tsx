@@ -2,6 +2,7 @@
 // Restoring is on the unlock screen (restore.tsx). The file format lives in
 // wallet/backup.ts and docs/webmail.md.
 import { useState } from 'preact/hooks';
+import { Refusal } from '../refusal.ts';
 import { useApp } from '../session.ts';
 import { backupFileName, createBackup } from '../wallet/backup.ts';
 import { ErrorText, Field } from './widgets.tsx';
@@ -32,7 +33,7 @@ export function BackupPanel({ prompt }: { prompt: boolean }) {
     setError('');
     setDone('');
     try {
-      if (pass !== again) throw new Error('The two passphrases differ.');
+      if (pass !== again) throw new Refusal('The two passphrases differ.');
       const file = await createBackup(s.vault, pass);
       const name = backupFileName(file);
       download(name, `${JSON.stringify(file, null, 2)}\n`);

@@ -6,11 +6,31 @@
 // others get the message at once and each held one gets the trustless prepay
 // card; after the purchase that recipient's copy goes on chain, signed by
 // the wallet (the stamp is bought for the wallet's own frombox).
+// A held draft's card is bound to a snapshot of what it quoted (recipient
+// wallet, bounty, expiry, price): Buy first compares the draft as it stands
+// and a fresh chain read with it, and on any difference shows the new quote
+// (or the send's confirmation) instead of spending; while a purchase and
+// its send run, the terms cannot be edited.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type ComposeResult, type Draft, executeSend, type Prepared, prepareSend } from '../chain/compose.ts';
+import {
+  type ComposeResult,
+  type Draft,
+  executeSend,
+  formatSol,
+  type Prepared,
+  prepareSend,
+} from '../chain/compose.ts';
+import {
+  changedNotice,
+  draftChanges,
+  freshDifference,
+  type QuoteSnapshot,
+  quoteSnapshot,
+} from '../chain/held-quote.ts';
 import { PinServiceError } from '../chain/pin.ts';
-import type { PurchaseOutcome } from '../chain/prepay.ts';
+import type { PurchaseOutcome, RepricedError } from '../chain/prepay.ts';
 import { buildMessage, newMessageId } from '../mail/build-message.ts';
+import { Refusal } from '../refusal.ts';
 import { type PostageHold, postageHolds } from '../server/api.ts';
 import { useApp } from '../session.ts';
 import { PrepayCard } from './prepay-card.tsx';
@@ -18,7 +38,7 @@ import { RecipientCheck } from './recipient-check.tsx';
 import { SendConfirm } from './send-summary.tsx';
 import { ServerReceipt } from './server-receipt.tsx';
 import { useSend } from './use-send.ts';
-import { ErrorText, Field, short } from './widgets.tsx';
+import { ErrorText, Field, formatTime, short } from './widgets.tsx';
 
 /**
  * A draft as compose keeps it: `reply` names the parent of a reply sent
@@ -35,21 +55,50 @@ export function replyHeaders(d: ComposeDraft): { inReplyTo?: string; references?
   return { inReplyTo: parent.messageId, references: [...parent.references, parent.messageId] };
 }
 
+type Ready = Extract<Prepared, { kind: 'ready' }>;
+type Held = Extract<Prepared, { kind: 'held' }>;
+
+/** The stamp bought for this send, when one was. */
+interface Bought {
+  stamps: bigint;
+  signature: string;
+}
+
 type Outcome =
   | { kind: 'idle' }
-  | { kind: 'receipt'; emailAddress: string; signature: string; pending: boolean }
-  | { kind: 'confirm'; prepared: Extract<Prepared, { kind: 'ready' }> }
-  | { kind: 'held'; prepared: Extract<Prepared, { kind: 'held' }> }
+  | {
+      kind: 'receipt';
+      emailAddress: string;
+      signature: string;
+      pending: boolean;
+      prepared: Ready;
+      bought: Bought | null;
+    }
+  | { kind: 'confirm'; prepared: Ready; notice?: string }
+  | { kind: 'held'; prepared: Held; snapshot: QuoteSnapshot; notice?: string }
   | { kind: 'server-sent'; msgid: string | null; sentTo: string[]; held: PostageHold[] };
 
 export function ComposeView({ initial }: { initial?: ComposeDraft }) {
   const app = useApp();
   const s = app.session;
   const [draft, setDraft] = useState<ComposeDraft>(initial ?? EMPTY);
-  const [via, setVia] = useState<'chain' | 'server'>(s.api && !initial?.replyTo ? 'server' : 'chain');
+  // The draft as typed, read by the purchase's checks (which may run after renders they did not see).
+  const draftRef = useRef(draft);
+  const [via, setViaState] = useState<'chain' | 'server'>(s.api && !initial?.replyTo ? 'server' : 'chain');
+  const viaRef = useRef(via);
+  const setVia = (v: 'chain' | 'server') => {
+    viaRef.current = v;
+    setViaState(v);
+  };
   const { deps, step, setStep, busy, error, setError, guarded } = useSend();
   const [outcome, setOutcome] = useState<Outcome>({ kind: 'idle' });
-  const set = (patch: Partial<ComposeDraft>) => setDraft((d) => ({ ...d, ...patch }));
+  // A stamp purchase (or its check) is under way: the draft's terms are locked.
+  const [purchasing, setPurchasing] = useState(false);
+  const locked = busy || purchasing;
+  const set = (patch: Partial<ComposeDraft>) => {
+    draftRef.current = { ...draftRef.current, ...patch };
+    setDraft(draftRef.current);
+  };
   const receiptRef = useRef<HTMLElement>(null);
   // Errors sit just above Send and are scrolled into view: the form is taller than a laptop screen.
   const errorRef = useRef<HTMLDivElement>(null);
@@ -63,19 +112,27 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
     receiptRef.current?.scrollIntoView({ block: 'nearest' });
   }, [sent]);
   const newMessage = () => {
+    draftRef.current = EMPTY;
     setDraft(EMPTY);
     setOutcome({ kind: 'idle' });
     setError('');
     setVia(s.api ? 'server' : 'chain');
   };
 
-  const showResult = (result: ComposeResult) => {
+  /** Shows a priced draft: its prepay card (bound to these terms) or its confirmation. */
+  const show = (p: Prepared, terms: Draft, notice?: string) =>
+    setOutcome(
+      p.kind === 'held'
+        ? { kind: 'held', prepared: p, snapshot: quoteSnapshot(terms, p), notice }
+        : { kind: 'confirm', prepared: p, notice },
+    );
+
+  const showResult = async (result: ComposeResult, prepared: Ready, bought: Bought | null) => {
     if (result.kind === 'held') {
       // Stamps were spent meanwhile: price the send again and hold it.
-      void prepareSend(deps, draft).then(
-        (p) => setOutcome(p.kind === 'held' ? { kind: 'held', prepared: p } : { kind: 'idle' }),
-        (err: unknown) => setError(app.errorText(err)),
-      );
+      const d = draftRef.current;
+      const p = await prepareSend(deps, d);
+      show(p, d, 'The stamp was spent meanwhile (another send?): nothing was sent. Check the new quote.');
       return;
     }
     setOutcome({
@@ -83,21 +140,20 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
       emailAddress: result.emailAddress,
       signature: result.signature,
       pending: result.kind === 'pending',
+      prepared,
+      bought,
     });
   };
 
   /** Checks and prices the draft; nothing is spent until the holder confirms. */
-  const prepareOnChain = async (d: Draft) => {
-    const p = await prepareSend(deps, d);
-    setOutcome(p.kind === 'held' ? { kind: 'held', prepared: p } : { kind: 'confirm', prepared: p });
-  };
+  const prepareOnChain = async (d: Draft) => show(await prepareSend(deps, d), d);
 
   // A failure after confirming (pin service or RPC down mid-send) closes the
   // sheet so the error shows beside the kept draft.
-  const confirmSend = (prepared: Extract<Prepared, { kind: 'ready' }>) =>
+  const confirmSend = (prepared: Ready) =>
     guarded(async () => {
       try {
-        showResult(await executeSend(deps, draft, prepared));
+        await showResult(await executeSend(deps, draftRef.current, prepared), prepared, null);
       } catch (err) {
         setOutcome({ kind: 'idle' });
         // Pinning comes before any signature: nothing left the wallet.
@@ -153,26 +209,96 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
     setOutcome({ kind: 'server-sent', msgid, sentTo: msgid ? rest : [], held });
   };
 
-  const send = (d: ComposeDraft = draft) =>
+  const send = (d: ComposeDraft = draftRef.current) =>
     guarded(async () => {
       setOutcome({ kind: 'idle' });
-      if (via === 'server' && s.api) await sendViaServer(d);
+      if (viaRef.current === 'server' && s.api) await sendViaServer(d);
       else await prepareOnChain(d);
     });
 
+  /**
+   * Buy was pressed on a held draft's card: true only when the draft as it
+   * stands and a fresh chain read still match what the card quoted.
+   * Otherwise the new quote (or the send's confirmation) replaces the card,
+   * with the reason, and nothing is bought.
+   */
+  const stillAsQuoted = async (snapshot: QuoteSnapshot): Promise<boolean> => {
+    let go = false;
+    await guarded(async () => {
+      const d = draftRef.current;
+      if (viaRef.current !== 'chain') {
+        setOutcome({ kind: 'idle' });
+        throw new Refusal(
+          'The draft now goes through the server: nothing was bought. Press Send to send it.',
+        );
+      }
+      const changes = draftChanges(snapshot, d);
+      let fresh: Prepared;
+      try {
+        fresh = await prepareSend(deps, d);
+      } catch (err) {
+        // The edited draft does not price (a recipient that is no mailbox, a bad bounty).
+        setOutcome({ kind: 'idle' });
+        throw new Refusal(
+          `${changes.length > 0 ? `The draft changed after the postage quote (${changes.join(', ')}). ` : ''}${app.errorText(err)} Nothing was bought; your draft is kept.`,
+        );
+      }
+      const why = changes.length > 0 ? changedNotice(changes) : freshDifference(snapshot, fresh);
+      if (why === null) {
+        go = true;
+        return;
+      }
+      show(fresh, d, why);
+    });
+    return go;
+  };
+
+  /** A reprice refusal: the card is quoted again in place, with the new price and the reason. */
+  const requote = (err: RepricedError) =>
+    guarded(async () => {
+      const d = draftRef.current;
+      let fresh: Prepared;
+      try {
+        fresh = await prepareSend(deps, d);
+      } catch (e) {
+        // No new quote to show: the old card must not stay up with its Buy.
+        setOutcome({ kind: 'idle' });
+        throw new Refusal(`${err.message} The new quote could not be read: ${app.errorText(e)}`);
+      }
+      show(fresh, d, err.message);
+    });
+
   // The prepay card showed the stamps and this send's costs together, so a
-  // completed purchase sends at once, without a second confirmation.
-  const afterPurchase = async (out: PurchaseOutcome) => {
+  // completed purchase sends at once, without a second confirmation — to the
+  // wallet the card named, and only if the draft still resolves to it.
+  const afterPurchase = async (out: PurchaseOutcome, snapshot: QuoteSnapshot, stamps: bigint) => {
     if (out.status === 'pending') {
       setOutcome({ kind: 'idle' });
       setError('The stamp purchase is still pending on chain. Your draft is kept: send again shortly.');
       return;
     }
-    app.notify('Stamps bought. Sending your message…');
     await guarded(async () => {
-      const p = await prepareSend(deps, draft);
-      if (p.kind === 'held') setOutcome({ kind: 'held', prepared: p });
-      else showResult(await executeSend(deps, draft, p));
+      setStep('Stamp bought. Sending your message…');
+      const d = draftRef.current;
+      const p = await prepareSend(deps, d);
+      const wallet = p.recipient.wallet.toBase58();
+      if (wallet !== snapshot.wallet) {
+        setOutcome({ kind: 'idle' });
+        throw new Refusal(
+          `The stamp was bought toward wallet ${short(snapshot.wallet)}, but ${p.recipient.input} now resolves to ${short(wallet)}. Nothing was sent; your draft is kept.`,
+        );
+      }
+      if (p.bounty.lamports !== snapshot.bountyLamports) {
+        setOutcome({ kind: 'idle' });
+        throw new Refusal(
+          `The stamp was bought, but the bounty now prices at ${formatSol(p.bounty.lamports)} SOL, not the ${formatSol(snapshot.bountyLamports)} SOL the card showed. Nothing was sent; your draft is kept: press Send to send it with the stamp.`,
+        );
+      }
+      if (p.kind === 'held') {
+        show(p, d, 'The stamp was spent meanwhile (another send?): nothing was sent. Check the new quote.');
+        return;
+      }
+      await showResult(await executeSend(deps, d, p), p, { stamps, signature: out.signature });
     });
   };
 
@@ -193,11 +319,23 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
             <fieldset class="inline">
               <legend>Send</legend>
               <label>
-                <input type="radio" name="via" checked={via === 'server'} onChange={() => setVia('server')} />{' '}
+                <input
+                  type="radio"
+                  name="via"
+                  checked={via === 'server'}
+                  disabled={locked}
+                  onChange={() => setVia('server')}
+                />{' '}
                 through the server
               </label>
               <label>
-                <input type="radio" name="via" checked={via === 'chain'} onChange={() => setVia('chain')} />{' '}
+                <input
+                  type="radio"
+                  name="via"
+                  checked={via === 'chain'}
+                  disabled={locked}
+                  onChange={() => setVia('chain')}
+                />{' '}
                 on chain, signed by my wallet
               </label>
             </fieldset>
@@ -222,6 +360,7 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
               type="text"
               name="to"
               value={draft.to}
+              readOnly={locked}
               onInput={(e) => set({ to: e.currentTarget.value })}
               autoComplete="off"
               spellcheck={false}
@@ -253,15 +392,18 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
                   inputMode="decimal"
                   name="bounty"
                   value={draft.bountySol}
+                  readOnly={locked}
                   onInput={(e) => set({ bountySol: e.currentTarget.value })}
                 />
               </Field>
-              <Field label="Claim window (days)">
+              <Field label="Claim window (days)" hint="Blank for 7; fractions count (0.5 is 12 hours)">
                 <input
                   type="number"
                   name="claim-days"
                   min={0}
+                  step="any"
                   placeholder="7"
+                  readOnly={locked}
                   value={draft.claimDays}
                   onInput={(e) => set({ claimDays: e.currentTarget.value })}
                 />
@@ -271,8 +413,8 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
           <div ref={errorRef}>
             <ErrorText text={error} />
           </div>
-          <button type="submit" disabled={busy}>
-            {busy ? 'Sending…' : 'Send'}
+          <button type="submit" disabled={locked}>
+            {busy ? 'Sending…' : purchasing ? 'Buying the stamp…' : 'Send'}
           </button>
         </form>
       )}
@@ -285,6 +427,7 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
       {outcome.kind === 'confirm' && (
         <SendConfirm
           prepared={outcome.prepared}
+          notice={outcome.notice}
           busy={busy}
           onConfirm={() => void confirmSend(outcome.prepared)}
           onCancel={() => setOutcome({ kind: 'idle' })}
@@ -300,6 +443,34 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
         >
           <h2>{outcome.pending ? 'Submitted, not yet confirmed' : 'Sent'}</h2>
           <dl class="headers">
+            <dt>To</dt>
+            <dd data-testid="receipt-recipient">
+              {outcome.prepared.recipient.input}
+              {outcome.prepared.recipient.input !== outcome.prepared.recipient.wallet.toBase58() && (
+                <>
+                  {' '}
+                  (wallet <code>{outcome.prepared.recipient.wallet.toBase58()}</code>)
+                </>
+              )}
+            </dd>
+            <dt>Postage</dt>
+            <dd data-testid="receipt-stamp">
+              {outcome.bought ? (
+                <>
+                  {String(outcome.bought.stamps)} stamp{outcome.bought.stamps === 1n ? '' : 's'} bought toward
+                  this recipient (transaction <code>{outcome.bought.signature}</code>); this message spent
+                  one.
+                </>
+              ) : (
+                'No stamp bought for this send.'
+              )}
+            </dd>
+            <dt>Bounty</dt>
+            <dd data-testid="receipt-bounty">
+              {outcome.prepared.bounty.lamports > 0n
+                ? `${formatSol(outcome.prepared.bounty.lamports)} SOL, the recipient's to claim until ${formatTime(outcome.prepared.bounty.expiresAt)}; unclaimed, it comes back to you with the rent when the message is deleted after that.`
+                : 'None.'}
+            </dd>
             <dt>Message account</dt>
             <dd>
               <code data-testid="receipt-email">{outcome.emailAddress}</code>
@@ -334,12 +505,18 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
             Your draft is held until postage is paid.
           </p>
           <PrepayCard
+            key={outcome.snapshot.wallet}
             recipient={outcome.prepared.recipient.wallet}
             recipientLabel={outcome.prepared.recipient.input}
             quote={outcome.prepared.quote}
             actionSuffix="and send"
             send={outcome.prepared.cost}
-            onBought={afterPurchase}
+            notice={outcome.notice}
+            changes={draftChanges(outcome.snapshot, draft)}
+            beforeBuy={() => stillAsQuoted(outcome.snapshot)}
+            onRepriced={requote}
+            onBusy={setPurchasing}
+            onBought={(out, stamps) => afterPurchase(out, outcome.snapshot, stamps)}
           />
         </>
       )}

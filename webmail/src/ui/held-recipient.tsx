@@ -4,9 +4,14 @@
 // the wallet — BuyStamps funds the wallet's own frombox, which a direct-
 // signed send spends (the server's relayed send would need a frombox keyed
 // on the address, which only the recipient can open). One send per recipient.
+// The card is bound to what it quoted: Buy re-reads the chain first and
+// quotes again (nothing bought) when the wallet, the price or the need for
+// postage changed; a reprice refusal re-quotes in place.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Draft, executeSend, type Prepared, prepareSend } from '../chain/compose.ts';
-import type { PurchaseOutcome } from '../chain/prepay.ts';
+import { freshDifference, type QuoteSnapshot, quoteSnapshot } from '../chain/held-quote.ts';
+import type { PurchaseOutcome, RepricedError } from '../chain/prepay.ts';
+import { Refusal } from '../refusal.ts';
 import type { PostageHold } from '../server/api.ts';
 import { useApp } from '../session.ts';
 import { PrepayCard } from './prepay-card.tsx';
@@ -16,8 +21,8 @@ import { ErrorText, short } from './widgets.tsx';
 
 type State =
   | { kind: 'checking' }
-  | { kind: 'held'; prepared: Extract<Prepared, { kind: 'held' }> }
-  | { kind: 'ready'; prepared: Extract<Prepared, { kind: 'ready' }> }
+  | { kind: 'held'; prepared: Extract<Prepared, { kind: 'held' }>; snapshot: QuoteSnapshot; notice?: string }
+  | { kind: 'ready'; prepared: Extract<Prepared, { kind: 'ready' }>; notice?: string }
   | { kind: 'sent'; emailAddress: string; signature: string; pending: boolean }
   | { kind: 'failed' };
 
@@ -32,7 +37,6 @@ export function HeldRecipient({
   onSent?: () => void;
 }) {
   const app = useApp();
-  const _s = app.session;
   const [state, setState] = useState<State>({ kind: 'checking' });
   const { deps, step, setStep, busy, error, setError, guarded: once } = useSend();
   // One send for this recipient, also across a slow confirmation.
@@ -45,15 +49,19 @@ export function HeldRecipient({
     const p = await prepareSend(deps, single);
     const wallet = p.recipient.wallet.toBase58();
     if (wallet !== hold.wallet) {
-      throw new Error(
+      throw new Refusal(
         `${hold.address} resolves on chain to wallet ${short(wallet)}, not ${short(hold.wallet)} as the server said. Nothing was bought or sent.`,
       );
     }
     return p;
   };
 
-  const show = (p: Prepared) =>
-    setState(p.kind === 'held' ? { kind: 'held', prepared: p } : { kind: 'ready', prepared: p });
+  const show = (p: Prepared, notice?: string) =>
+    setState(
+      p.kind === 'held'
+        ? { kind: 'held', prepared: p, snapshot: quoteSnapshot(single, p), notice }
+        : { kind: 'ready', prepared: p, notice },
+    );
 
   useEffect(() => {
     prepare()
@@ -85,6 +93,23 @@ export function HeldRecipient({
 
   const sendNow = (prepared: Extract<Prepared, { kind: 'ready' }>) => guarded(() => deliver(prepared));
 
+  /** Buy was pressed: true only when a fresh read still matches the card; else the new quote, nothing bought. */
+  const stillAsQuoted = async (snapshot: QuoteSnapshot): Promise<boolean> => {
+    let go = false;
+    await guarded(async () => {
+      const fresh = await prepare();
+      const why = freshDifference(snapshot, fresh);
+      if (why === null) go = true;
+      else show(fresh, why);
+    });
+    return go;
+  };
+
+  const requote = (err: RepricedError) =>
+    guarded(async () => {
+      show(await prepare(), err.message);
+    });
+
   // The card itemized the stamps and this send together: a confirmed purchase sends at once.
   const afterPurchase = async (out: PurchaseOutcome) => {
     if (out.status === 'pending') {
@@ -93,8 +118,8 @@ export function HeldRecipient({
       );
       return;
     }
-    app.notify(`Stamp bought. Sending to ${hold.address}…`);
     await guarded(async () => {
+      setStep(`Stamp bought. Sending to ${hold.address}…`);
       const p = await prepare();
       if (p.kind === 'held') show(p);
       else await deliver(p);
@@ -115,6 +140,9 @@ export function HeldRecipient({
           quote={state.prepared.quote}
           actionSuffix="and send"
           send={state.prepared.cost}
+          notice={state.notice}
+          beforeBuy={() => stillAsQuoted(state.snapshot)}
+          onRepriced={requote}
           onBought={afterPurchase}
         />
       )}
@@ -123,6 +151,7 @@ export function HeldRecipient({
           <p>Your wallet already holds a stamp toward this recipient: the message can go on chain now.</p>
           <SendConfirm
             prepared={state.prepared}
+            notice={state.notice}
             busy={busy}
             onConfirm={() => void sendNow(state.prepared)}
             onCancel={() => setState({ kind: 'failed' })}

@@ -69,7 +69,11 @@ export function ReaderView({ address }: { address: string }) {
     new ReadMarks(s.storage, s.wallet.address).mark([address]);
   }, [loaded]);
 
+  // 'claiming' while the transaction is out, 'claimed' once submitted: no second claim either way.
+  const [claimState, setClaimState] = useState<'none' | 'claiming' | 'claimed'>('none');
   const claim = async () => {
+    if (claimState !== 'none') return;
+    setClaimState('claiming');
     setNotice('Claiming the bounty…');
     try {
       const ix = claimBountyInstruction({
@@ -78,12 +82,22 @@ export function ReaderView({ address }: { address: string }) {
         email: address,
       });
       const out = await sendInstructions(s.conn, s.wallet, [ix]);
+      setClaimState('claimed');
+      // The account as it is now (its bounty paid out), also for the inbox's cached entry.
+      const fresh =
+        out.status === 'confirmed' ? await getEmailAt(s.conn, s.programId, address).catch(() => null) : null;
+      if (fresh && entry) {
+        const next = { ...entry, email: fresh };
+        inboxEntries.set(address, next);
+        setEntry(next);
+      }
       setNotice(
         out.status === 'confirmed'
           ? 'Bounty claimed.'
           : 'The claim is still pending; check your balance shortly.',
       );
     } catch (err) {
+      setClaimState('none');
       setNotice('');
       setError(app.errorText(err));
     }
@@ -93,6 +107,7 @@ export function ReaderView({ address }: { address: string }) {
   const nowSec = Date.now() / 1000;
   const claimable =
     email &&
+    claimState !== 'claimed' &&
     email.bountyLamports > 0n &&
     nowSec < Number(email.expiresAt) &&
     email.recipient.equals(s.wallet.publicKey);
@@ -117,7 +132,7 @@ export function ReaderView({ address }: { address: string }) {
           </button>
         )}
         {claimable && (
-          <button type="button" onClick={claim}>
+          <button type="button" onClick={claim} disabled={claimState === 'claiming'}>
             Claim bounty ({formatSol(email.bountyLamports)} SOL)
           </button>
         )}

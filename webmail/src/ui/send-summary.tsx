@@ -90,12 +90,14 @@ export function Sheet({
 
 interface Props {
   prepared: Extract<Prepared, { kind: 'ready' }>;
+  /** Why this is asked (again), e.g. the draft changed under its prepay card. */
+  notice?: string;
   busy: boolean;
   onConfirm: () => void;
   onCancel: () => void;
 }
 
-export function SendConfirm({ prepared, busy, onConfirm, onCancel }: Props) {
+export function SendConfirm({ prepared, notice, busy, onConfirm, onCancel }: Props) {
   const confirmRef = useRef<HTMLButtonElement>(null);
   const { cost, recipient } = prepared;
   // The sheet mounts while the check that priced it is finishing (the button still disabled).
@@ -104,6 +106,11 @@ export function SendConfirm({ prepared, busy, onConfirm, onCancel }: Props) {
   }, [busy]);
   return (
     <Sheet title="Send this message?" testId="send-confirm" busy={busy} onCancel={onCancel}>
+      {notice && (
+        <p role="alert" class="error" data-testid="requote-notice">
+          {notice}
+        </p>
+      )}
       <p>
         To <strong>{recipient.input}</strong>: {describeRecipient(recipient, short)}.
       </p>
