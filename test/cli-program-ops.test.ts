@@ -297,5 +297,5 @@ describe('sealpost dev airdrop|balance', () => {
     const bad = await sealpost(['dev', 'airdrop', 'not-an-address'], dir);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('expected a base58 address or a keypair file, got "not-an-address"');
-  }, 60_000);
+  }, 120_000);
 });

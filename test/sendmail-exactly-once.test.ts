@@ -63,6 +63,8 @@ interface Proxy {
   dropRate: number;
   dropped: number;
   dead: boolean;
+  /** Goes dead the moment a send has been forwarded (a worker whose node vanished right after its send). */
+  dieAfterSend: boolean;
 }
 
 async function startProxy(target: string): Promise<Proxy> {
@@ -75,6 +77,7 @@ async function startProxy(target: string): Promise<Proxy> {
     dropRate: 0,
     dropped: 0,
     dead: false,
+    dieAfterSend: false,
   };
   const one = async (call: RpcCall): Promise<unknown | undefined> => {
     if (call.method === 'sendTransaction') {
@@ -127,6 +130,8 @@ async function startProxy(target: string): Promise<Proxy> {
             const a = answers.find((x) => x.id === c.id) ?? answers[remote.indexOf(c)];
             return rewrite(c, a as { result?: { value?: unknown[] } });
           });
+          // Set before the answer goes out: nothing after this send can reach the node.
+          if (proxy.dieAfterSend && calls.some((c) => c.method === 'sendTransaction')) proxy.dead = true;
           res.setHeader('content-type', 'application/json');
           res.end(JSON.stringify(Array.isArray(body) ? out : out[0]));
         } catch (err) {
@@ -329,15 +334,15 @@ describe('exactly once under a lagging status read', () => {
     const lockPrefix = prefix();
     // The first worker's own way to the chain; it "dies" (every request fails) once its send went out.
     const dying = await startProxy(chain.devnet.rpcUrl);
+    dying.dieAfterSend = true;
     const first = worker(chain, mail, dying.connection, { lockPrefix, confirmTimeoutMs: 1500 });
     const job = await newJob(wallet, 'crash@remote.example');
     const attempt = submitSendMail(first, job.input).then(
       () => 'done',
       () => 'died',
     );
-    while (dying.sent.length === 0) await new Promise((r) => setTimeout(r, 5));
-    dying.dead = true;
     expect(await attempt).toBe('died');
+    expect(dying.sent).toHaveLength(1);
     const checkpoint = job.saved.at(-1) as Submitted;
     expect(checkpoint.signature).toBe(dying.sent[0]);
     // BullMQ retries the job on another worker, whose RPC node never shows that signature.
@@ -380,6 +385,7 @@ describe('DeleteMail under a lagging status read', () => {
     // A worker that died after sending: the retry settles the checkpoint.
     const second = { wallet, emailAddress: published[1]?.emailAddress as string, messageId: 'm2' };
     const dying = await startProxy(chain.devnet.rpcUrl);
+    dying.dieAfterSend = true;
     const dyingWatch = new SignatureWatch(dying.connection);
     closers.push(() => dyingWatch.close());
     let sent: NonNullable<Parameters<typeof closeEmailAccount>[1]['sent']> | undefined;
@@ -393,9 +399,8 @@ describe('DeleteMail under a lagging status read', () => {
       () => 'done',
       () => 'died',
     );
-    while (dying.sent.length === 0) await new Promise((r) => setTimeout(r, 5));
-    dying.dead = true;
     expect(await attempt).toBe('died');
+    expect(dying.sent).toHaveLength(1);
     proxy.hidden.add(sent?.signature as string);
     await pastHeight(chain.connection, sent?.lastValidBlockHeight as number);
     expect(await closeEmailAccount(deps, { ...second, sent })).toBe('closed');

@@ -368,11 +368,13 @@ describe('sealpost serve --workers 2 that cannot start', () => {
     const serve = await spawnServe(['--config', bad, '--workers', '2'], null);
     expect(await serve.exited).toBe(1);
     expect(serve.stderr()).toMatch(/\/nonexistent\/authority\.json.*file not found/);
-    // Nothing was forked: the restart back-off alone would take 15 s.
+    // Nothing was forked: no serving process failed (the restart back-off alone would take 15 s more).
     expect(
       serve.logs().some((l) => l.msg === 'a serving process keeps failing at start; stopping serve'),
     ).toBe(false);
-    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(serve.logs().some((l) => /serving process/.test(String(l.msg)))).toBe(false);
+    // Generous for a loaded CI machine; the retrying path takes start_attempts × the back-off.
+    expect(Date.now() - t0).toBeLessThan(30_000);
     rmSync(bad);
   }, 60_000);
 
