@@ -321,9 +321,9 @@ function externalSign(keyPath: string, unsignedTx: string): Promise<{ signature:
 
 describe('external signers', () => {
   it("sign-tx signs offline what --sign-offline printed (JSON or base64), refuses another wallet's transaction", async () => {
-    const erin = await wallet('erin');
-    const stranger = keyFile(dir, 'stranger-2.json');
-    const address = erin.kp.publicKey.toBase58();
+    const fiona = await wallet('fiona');
+    const stranger = keyFile(dir, 'sign-tx-stranger.json');
+    const address = fiona.kp.publicKey.toBase58();
     const offline = await run(['create', '--wallet', address, '--sign-offline', '--json']);
     expect(offline.code, offline.stderr).toBe(0);
     const unsigned = JSON.parse(offline.stdout).unsigned_tx as string;
@@ -335,11 +335,11 @@ describe('external signers', () => {
       `error: the transaction's fee payer is ${address}, not this key's wallet ${stranger.kp.publicKey.toBase58()}; nothing signed`,
     );
     expect(wrongKey.stdout).toBe('');
-    const garbage = await runOffline(['sign-tx', '--key', erin.path, 'not a transaction!']);
+    const garbage = await runOffline(['sign-tx', '--key', fiona.path, 'not a transaction!']);
     expect(garbage.code).toBe(2);
     expect(errorLine(garbage)).toBe('error: expected a base64 transaction');
 
-    const signed = await runOffline(['sign-tx', '--key', erin.path, '--signed-tx'], offline.stdout);
+    const signed = await runOffline(['sign-tx', '--key', fiona.path, '--signed-tx'], offline.stdout);
     expect(signed.code, signed.stderr).toBe(0);
     expect(signed.stderr).toContain(`fee payer: ${address}`);
     expect(signed.stderr).toContain('CreateMailbox');
@@ -347,18 +347,18 @@ describe('external signers', () => {
     const tx = Transaction.from(Buffer.from(signed.stdout.trim(), 'base64'));
     expect(tx.verifySignatures(true)).toBe(true);
     // The bare signature for --tx … --signature … agrees with it.
-    const bare = await runOffline(['sign-tx', '--key', erin.path, unsigned]);
+    const bare = await runOffline(['sign-tx', '--key', fiona.path, unsigned]);
     expect(bare.code, bare.stderr).toBe(0);
     expect(bare.stdout.trim()).toBe(bs58.encode(tx.signature as Buffer));
     // A signed transaction is not signed again.
-    const twice = await runOffline(['sign-tx', '--key', erin.path, signed.stdout.trim()]);
+    const twice = await runOffline(['sign-tx', '--key', fiona.path, signed.stdout.trim()]);
     expect(twice.code).toBe(1);
     expect(errorLine(twice)).toBe('error: the transaction is signed already; nothing signed');
 
     const sent = await run(['submit', '--signed-tx', signed.stdout.trim(), '--json']);
     expect(sent.code, sent.stderr).toBe(0);
     expect(JSON.parse(sent.stdout)).toMatchObject({ status: 'confirmed', fee_payer: address });
-    expect(await getMailbox(conn, programId, erin.kp.publicKey)).not.toBeNull();
+    expect(await getMailbox(conn, programId, fiona.kp.publicKey)).not.toBeNull();
   });
 
   it('prints the unsigned transaction, refuses a signature that does not verify, sends one that does', async () => {
