@@ -15,6 +15,8 @@ describe('[imap] and [pop3] config', () => {
       host: '127.0.0.1',
       port: 1993,
       idle_poll_ms: 2000,
+      idle_push: true,
+      idle_push_poll_ms: 30_000,
       autologout_secs: 1800,
     });
     expect(c.imap.starttls_port).toBeUndefined();
@@ -28,13 +30,17 @@ describe('[imap] and [pop3] config', () => {
 
     let err: unknown;
     try {
-      parseConfig('[imap]\nidle_poll_ms = 5\nautologout_secs = 60\n[pop3]\nbogus = 1\n');
+      parseConfig(
+        '[imap]\nidle_poll_ms = 5\nidle_push = "yes"\nidle_push_poll_ms = 50\nautologout_secs = 60\n[pop3]\nbogus = 1\n',
+      );
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(ConfigError);
     const text = (err as Error).message;
     expect(text).toMatch(/imap\.idle_poll_ms: expected integer 100-60000/);
+    expect(text).toMatch(/imap\.idle_push: expected true or false/);
+    expect(text).toMatch(/imap\.idle_push_poll_ms: expected integer 100-3600000/);
     expect(text).toMatch(/imap\.autologout_secs: expected integer >= 1800 \(RFC 3501\)/);
     expect(text).toMatch(/pop3\.bogus/);
     let second: unknown;

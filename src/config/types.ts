@@ -130,8 +130,12 @@ export interface ImapConfig {
   /** A plain listener offering STARTTLS (143); absent: none. */
   starttls_port?: number;
   max_connections_per_ip: number;
-  /** How often IDLE looks for new mail. */
+  /** How often IDLE looks for new mail while push is off or its subscription is down. */
   idle_poll_ms: number;
+  /** Wake IDLE sessions at once on a store change, through Redis pub/sub (src/imap/push.ts). */
+  idle_push: boolean;
+  /** How often IDLE still looks while push is live (a lost notification's bound). */
+  idle_push_poll_ms: number;
   autologout_secs: number;
 }
 

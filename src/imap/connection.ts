@@ -14,6 +14,7 @@ import { Args } from './protocol/args.ts';
 import { ByteReader, InputClosedError, LineTooLongError } from './protocol/byte-reader.ts';
 import { type Piece, toBuffers } from './protocol/format.ts';
 import { type CommandParts, ImapSyntaxError, tokenize } from './protocol/tokens.ts';
+import type { IdlePush, IdleWakeCause, ImapPushMetrics, SharedRead } from './push.ts';
 import type { SelectedMailbox } from './selected.ts';
 
 export type SessionState = 'not-authenticated' | 'authenticated' | 'selected' | 'logout';
@@ -23,8 +24,12 @@ export interface ImapConnectionOptions {
   mail: MailAccessDeps;
   /** Largest APPEND literal. */
   maxAppendBytes: number;
-  /** How often IDLE looks for new mail. */
+  /** How often IDLE looks for new mail without push (with `push`, its interval in force). */
   idlePollMs: number;
+  /** IDLE push (src/imap/push.ts): wakes an IDLE session at once when its mailbox changes anywhere. */
+  push?: IdlePush;
+  /** Counts IDLE wake-ups by cause (`sealpost_imap_idle_wakeups_total`). */
+  metrics?: Pick<ImapPushMetrics, 'idleWakeup'>;
   /** Autologout after this long without a command once logged in (RFC 3501: at least 30 minutes). */
   idleTimeoutMs: number;
   /** Before login. */
@@ -137,17 +142,58 @@ export class ImapConnection {
     return this.reader.readLine(max);
   }
 
-  /** Reads a line while `onTick` runs every `everyMs` (IDLE). */
-  async readLineWhile(everyMs: number, onTick: () => Promise<void>): Promise<Buffer> {
-    let busy: Promise<void> = Promise.resolve();
-    const timer = setInterval(() => {
-      busy = busy.then(onTick).catch((err: Error) => this.log.warn({ err: err.message }, 'IDLE poll failed'));
-    }, everyMs);
+  /**
+   * Reads a line while `onTick` runs (IDLE): `everyMs()` after its last run
+   * (the poll), and whenever the `wake` that `watch` is handed is called
+   * (push). Runs never overlap; wake-ups during a run make one more run
+   * after it, so a burst costs at most two. `rearm` restarts the poll timer
+   * (its interval changed). A push wake-up may bring the reads it shares
+   * with the other sessions it woke.
+   */
+  async readLineWhile(
+    everyMs: () => number,
+    onTick: (cause: IdleWakeCause, shared?: SharedRead) => Promise<void>,
+    watch?: (wake: (cause: IdleWakeCause, shared?: SharedRead) => void, rearm: () => void) => () => void,
+  ): Promise<Buffer> {
+    type Wake = { cause: IdleWakeCause; shared?: SharedRead };
+    let done = false;
+    let running = false;
+    let again: Wake | null = null;
+    let current: Promise<void> = Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      if (!done) timer = setTimeout(() => wake('poll'), everyMs());
+    };
+    const wake = (cause: IdleWakeCause, shared?: SharedRead) => {
+      if (done) return;
+      if (running) {
+        again ??= { cause, shared };
+        return;
+      }
+      running = true;
+      current = (async () => {
+        let next: Wake | null = { cause, shared };
+        while (next !== null && !done) {
+          again = null;
+          arm();
+          await onTick(next.cause, next.shared).catch((err: Error) =>
+            this.log.warn({ err: err.message }, 'IDLE check failed'),
+          );
+          next = again;
+        }
+        running = false;
+      })();
+    };
+    arm();
+    const unwatch = watch?.(wake, arm);
     try {
       return await this.reader.readLine(MAX_LINE);
     } finally {
-      clearInterval(timer);
-      await busy;
+      done = true;
+      clearTimeout(timer);
+      unwatch?.();
+      await current;
     }
   }
 

@@ -6,6 +6,7 @@ import type { Mailbox, ReadableMessage } from '../store/index.ts';
 import type { MailAccess } from './mail/mail-access.ts';
 import { list, type Piece } from './protocol/format.ts';
 import { parseSequenceSet } from './protocol/sequence-set.ts';
+import type { SharedRead } from './push.ts';
 
 export interface Targeted {
   seq: number;
@@ -114,12 +115,22 @@ export class SelectedMailbox {
    * Reloads from the store and returns the untagged updates. Without
    * `force`, a cheap fingerprint is checked first (new, removed or
    * re-flagged mail, see FoldersRepo.readableStamp) and nothing is reloaded
-   * while it is unchanged.
+   * while it is unchanged. With `shared` (IDLE sessions woken by one push),
+   * the sessions of this mailbox and reader read the stamp and the rows
+   * once between them.
    */
-  async sync(force: boolean): Promise<Piece[][]> {
-    const stamp = await this.currentStamp();
+  async sync(force: boolean, shared?: SharedRead): Promise<Piece[][]> {
+    const key = `${this.mail.wallet}\u0000${this.mailbox.id}\u0000${this.mail.readerId}`;
+    const stamp = shared
+      ? await shared.once(`${key}\u0000stamp`, () => this.currentStamp())
+      : await this.currentStamp();
     if (!force && stamp === this.stamp) return [];
-    const fresh = await this.mail.folders.listReadable(this.mail.wallet, this.mailbox.id, this.mail.readerId);
+    const listed = () =>
+      this.mail.folders.listReadable(this.mail.wallet, this.mailbox.id, this.mail.readerId);
+    // Each session keeps (and changes) its own message objects.
+    const fresh = shared
+      ? (await shared.once(`${key}\u0000rows`, listed)).map((m) => ({ ...m, flags: [...m.flags] }))
+      : await listed();
     this.stamp = stamp;
     const freshByUid = new Map(fresh.map((m) => [m.uid, m]));
     const gone = new Set(this.messages.filter((m) => !freshByUid.has(m.uid)).map((m) => m.uid));

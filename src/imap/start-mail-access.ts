@@ -12,6 +12,7 @@ import type { Config } from '../config/index.ts';
 import { CredentialSealer } from '../crypto/credential-seal.ts';
 import { acquireWalletLease } from '../limits/lease.ts';
 import type { Logger } from '../log.ts';
+import type { IdleWakeCause } from '../metrics/types.ts';
 import { type Pop3Server, pop3ServerFor } from '../pop3/index.ts';
 import { type LoginBackoff, MailLogin } from '../reader-keys/index.ts';
 import { createRedis } from '../redis/client.ts';
@@ -23,6 +24,7 @@ import type { Database } from '../store/types.ts';
 import { walletOfLogin } from '../submission/password-auth.ts';
 import type { MailAccessDeps } from './mail/mail-access.ts';
 import { createCopyReleaser } from './mail/release.ts';
+import type { MailPush } from './push.ts';
 import { type ImapServer, startImapServer } from './server.ts';
 
 const MAILDROP_LOCK_MS = 30_000;
@@ -45,8 +47,13 @@ export interface StartMailAccessOptions {
   /** Replace the implicit-TLS listener addresses (tests, --imap-listen / --pop3-listen). */
   overrides?: { imap?: { host: string; port: number }; pop3?: { host: string; port: number } };
   backoff?: LoginBackoff;
-  /** Counts spam learning outcomes (`sealpost_spam_learned_total`). */
-  metrics?: { spamLearned(kind: 'spam' | 'ham', outcome: string): void };
+  /** Counts spam learning outcomes (`sealpost_spam_learned_total`) and IDLE wake-ups. */
+  metrics?: {
+    spamLearned(kind: 'spam' | 'ham', outcome: string): void;
+    idleWakeup(cause: IdleWakeCause, result: 'changed' | 'unchanged'): void;
+  };
+  /** IDLE push (`[imap] idle_push`): its subscription opens with the IMAP listeners; absent: IDLE only polls. */
+  push?: MailPush;
 }
 
 export interface MailAccessServers {
@@ -150,6 +157,7 @@ export async function startMailAccess(opts: StartMailAccessOptions): Promise<Mai
   };
   try {
     if (opts.imap) {
+      opts.push?.startSubscriber();
       const common = {
         login,
         mail,
@@ -157,6 +165,8 @@ export async function startMailAccess(opts: StartMailAccessOptions): Promise<Mai
         key,
         maxAppendBytes: config.smtp.max_message_bytes,
         idlePollMs: config.imap.idle_poll_ms,
+        push: opts.push,
+        metrics: opts.metrics,
         idleTimeoutMs: config.imap.autologout_secs * 1000,
         preAuthTimeoutMs: 60_000,
         maxConnectionsPerIp: config.imap.max_connections_per_ip,

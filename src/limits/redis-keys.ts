@@ -105,6 +105,16 @@ export function accountChangeChannel(prefix: string): string {
 }
 
 /**
+ * Pub/sub channel of mail-store changes (message: JSON `{w, m?, o}` — the
+ * wallet, the mailbox ids, the publishing process's random token). Every
+ * process serving IMAP wakes that wallet's IDLE sessions on receipt
+ * (src/imap/push.ts).
+ */
+export function mailChangeChannel(prefix: string): string {
+  return `${prefix}:imap:mail-changed`;
+}
+
+/**
  * Chain publications the MX accepted in one clock hour (a counter, kept 8
  * days; src/limits/publication-history.ts): `<prefix>:pubhist:<hour>`, the
  * hour as whole hours since the Unix epoch. Deployment-wide, never swept.

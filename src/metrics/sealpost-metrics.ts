@@ -10,6 +10,8 @@ import type { MetricsRegistry } from '../limits/metrics.ts';
 import { closeQueueDepthSource, type QueueDepthSource, readQueueDepths } from './queue-depth.ts';
 import type {
   DnsblMetrics,
+  IdleWakeCause,
+  ImapPushMetrics,
   PipelineMetrics,
   SmtpMetrics,
   SmtpPhase,
@@ -31,7 +33,9 @@ export interface SealpostMetricsOptions {
   extra?: MetricsRegistry[];
 }
 
-export class SealpostMetrics implements PipelineMetrics, SmtpMetrics, SpamMetrics, DnsblMetrics {
+export class SealpostMetrics
+  implements PipelineMetrics, SmtpMetrics, SpamMetrics, DnsblMetrics, ImapPushMetrics
+{
   readonly registry = new Registry();
   private readonly extra: MetricsRegistry[];
   private readonly queueSources: QueueDepthSource[] = [];
@@ -58,6 +62,9 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics, SpamMetric
   private readonly dnsblJunks: Counter<'list'>;
   private readonly dnsblAllows: Counter<'list'>;
   private readonly dnsblDisabledGauge: Gauge<'list'>;
+  private readonly pushNotifications: Counter<'event'>;
+  private readonly idleWakeups: Counter<'cause' | 'result'>;
+  private readonly pushSubscribedGauge: Gauge;
   /** Jobs of this process waiting for an expiry proof (the gauge is their number). */
   private readonly awaiting = new Set<string>();
 
@@ -147,6 +154,23 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics, SpamMetric
       name: 'sealpost_dnsbl_list_disabled',
       help: 'Per list: 1 while its test entries show it answers for everything (or refuses our queries) and it is skipped, else 0.',
       labelNames: ['list'],
+      registers,
+    });
+    this.pushNotifications = new Counter({
+      name: 'sealpost_imap_push_notifications_total',
+      help: 'IMAP IDLE push: mail-store changes this process published to Redis (event=published, publish_failed) and notifications it received from other processes (received).',
+      labelNames: ['event'],
+      registers,
+    });
+    this.idleWakeups = new Counter({
+      name: 'sealpost_imap_idle_wakeups_total',
+      help: 'IMAP IDLE sessions looking at the store, by cause (push: a notification, poll: the fallback timer, resync: the push subscription came back) and result (changed: something to tell the client, unchanged).',
+      labelNames: ['cause', 'result'],
+      registers,
+    });
+    this.pushSubscribedGauge = new Gauge({
+      name: 'sealpost_imap_push_subscribed',
+      help: "1 while this process's IMAP push subscription in Redis is live (IDLE then polls only every [imap] idle_push_poll_ms), else 0.",
       registers,
     });
     this.mxAccept = new Histogram({
@@ -278,6 +302,18 @@ export class SealpostMetrics implements PipelineMetrics, SmtpMetrics, SpamMetric
 
   dnsblDisabled(list: string, disabled: boolean): void {
     this.dnsblDisabledGauge.set({ list }, disabled ? 1 : 0);
+  }
+
+  pushNotification(event: 'published' | 'publish_failed' | 'received'): void {
+    this.pushNotifications.inc({ event });
+  }
+
+  idleWakeup(cause: IdleWakeCause, result: 'changed' | 'unchanged'): void {
+    this.idleWakeups.inc({ cause, result });
+  }
+
+  pushSubscribed(live: boolean): void {
+    this.pushSubscribedGauge.set(live ? 1 : 0);
   }
 
   accepted(seconds: number): void {

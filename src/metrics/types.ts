@@ -80,3 +80,16 @@ export async function timeStage<T>(
     throw err;
   }
 }
+
+/** Why an IMAP IDLE session looked at the store: a notification, its poll timer, or a (re)subscription. */
+export type IdleWakeCause = 'push' | 'poll' | 'resync';
+
+/** IMAP IDLE push (src/imap/push.ts). */
+export interface ImapPushMetrics {
+  /** Mail-change notifications: published (or failed to) by this process, received from others. */
+  pushNotification(event: 'published' | 'publish_failed' | 'received'): void;
+  /** An IDLE session looked at the store, and whether it found anything to tell. */
+  idleWakeup(cause: IdleWakeCause, result: 'changed' | 'unchanged'): void;
+  /** The subscription went live (true) or was lost (false). */
+  pushSubscribed(live: boolean): void;
+}

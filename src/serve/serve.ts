@@ -31,6 +31,7 @@ import { dmarcAdminRoutes } from '../dmarc/admin-route.ts';
 import { ingestDmarcMessage, isDmarcReportRecipient } from '../dmarc/ingest.ts';
 import { createDnsResolver } from '../dns/resolver.ts';
 import { checkLocalDomains, domainCheckWarning } from '../domaind/domain-check.ts';
+import { MailPush } from '../imap/push.ts';
 import { type MailAccessListener, startMailAccess } from '../imap/start-mail-access.ts';
 import { readKeypairFile } from '../keys/keypair-file.ts';
 import { publicationLimitsFromConfig } from '../limits/cost-guard.ts';
@@ -67,6 +68,7 @@ import {
   SenderEvaluationsRepo,
   type Store,
 } from '../store/index.ts';
+import { setMailChangeSink } from '../store/mail-events.ts';
 import { OutboundLedger } from '../store/outbound-ledger.ts';
 import { type ServeParts, submissionOptionsFromConfig } from '../submission/from-config.ts';
 import { startSubmission } from '../submission/server.ts';
@@ -255,6 +257,21 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       ...chainCacheOptions(config.smtp),
     });
     const prefix = config.redis.prefix;
+    // IMAP IDLE push: every commit through this store handle is published to Redis
+    // after it lands (src/store/mail-events.ts, src/imap/push.ts).
+    const mailPush = new MailPush({
+      redis: config.redis,
+      prefix,
+      logger: log.child({ component: 'imap-push' }),
+      metrics: prometheus,
+      livePollMs: config.imap.idle_push_poll_ms,
+      fallbackPollMs: config.imap.idle_poll_ms,
+    });
+    setMailChangeSink(store.db, mailPush);
+    closers.push(async () => {
+      setMailChangeSink(store.db, undefined);
+      await mailPush.close();
+    });
     let metricsRedis: Redis | undefined;
     if (runApi || opts.metricsListen) {
       // Its own fail-fast connection: a scrape during a Redis outage answers without depths instead of hanging.
@@ -565,6 +582,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
       overrides: { imap: opts.mailAccess?.imapListen, pop3: opts.mailAccess?.pop3Listen },
       backoff: opts.mailAccess?.loginBackoff,
       metrics: prometheus,
+      push: config.imap.idle_push ? mailPush : undefined,
     });
     closers.push(() => access.close(config.smtp.timeouts.shutdown_drain_secs * 1000));
     if (access.listeners.length > 0) {

@@ -7,6 +7,7 @@
 // name gets a larger UIDVALIDITY (mail_counters), never a reused one.
 import type { Kysely, Transaction } from 'kysely';
 import { newSortableId } from '../log.ts';
+import { notifyMailChanged } from './mail-events.ts';
 import {
   INBOX,
   type Mailbox,
@@ -198,7 +199,7 @@ export class FoldersRepo {
   async deleteMailbox(wallet: string, rawName: string): Promise<StoredMessage[]> {
     const name = normalizeFolderName(rawName);
     if (name === INBOX) throw new FolderError('protected', 'INBOX cannot be deleted');
-    return this.db.transaction().execute(async (trx) => {
+    const removed = await this.db.transaction().execute(async (trx) => {
       const box = await trx
         .selectFrom('mailboxes')
         .selectAll()
@@ -223,6 +224,13 @@ export class FoldersRepo {
       await trx.deleteFrom('mailboxes').where('id', '=', box.id).execute();
       return rows.map(toMessage);
     });
+    this.changed(wallet);
+    return removed;
+  }
+
+  /** After a commit: sessions showing these mailboxes (every one of the wallet's when absent) look again. */
+  private changed(wallet: string, mailboxIds?: readonly string[]): void {
+    notifyMailChanged(this.db, wallet, mailboxIds);
   }
 
   /**
@@ -238,6 +246,8 @@ export class FoldersRepo {
     if (to === from || to.startsWith(`${from}/`)) {
       throw new FolderError('bad_name', 'a folder cannot be renamed to itself or into its own children');
     }
+    // Renaming INBOX moves its messages out; any other rename keeps ids, UIDs and contents.
+    let movedOut = false;
     await this.db.transaction().execute(async (trx) => {
       const box = await trx
         .selectFrom('mailboxes')
@@ -260,6 +270,7 @@ export class FoldersRepo {
             .execute()
         ).map((r) => r.id);
         await this.moveIn(trx, wallet, ids, target.id);
+        movedOut = true;
         return;
       }
       const children = names.filter((n) => n.name.startsWith(`${from}/`));
@@ -273,6 +284,7 @@ export class FoldersRepo {
           .execute();
       }
     });
+    if (movedOut) this.changed(wallet);
   }
 
   /**
@@ -345,7 +357,9 @@ export class FoldersRepo {
   /** Stores an appended message (already sealed) with its wraps; the mailbox's next UID. */
   async appendMessage(input: AppendInput): Promise<StoredMessage> {
     const id = `a.${newSortableId()}`;
-    return this.db.transaction().execute((trx) => this.insertAppended(trx, id, input));
+    const stored = await this.db.transaction().execute((trx) => this.insertAppended(trx, id, input));
+    this.changed(input.wallet, [input.mailboxId]);
+    return stored;
   }
 
   /**
@@ -367,7 +381,7 @@ export class FoldersRepo {
       }
     }
     const mailboxId = box.id;
-    return this.db.transaction().execute(async (trx) => {
+    const out = await this.db.transaction().execute(async (trx) => {
       const existing = await trx
         .selectFrom('messages')
         .selectAll()
@@ -376,6 +390,8 @@ export class FoldersRepo {
       if (existing) return { created: false, message: toMessage(existing) };
       return { created: true, message: await this.insertAppended(trx, input.id, { ...input, mailboxId }) };
     });
+    if (out.created) this.changed(input.wallet, [mailboxId]);
+    return out;
   }
 
   private async insertAppended(
@@ -464,7 +480,10 @@ export class FoldersRepo {
     ids: string[],
     toMailboxId: string,
   ): Promise<{ id: string; uid: number }[]> {
-    return this.db.transaction().execute((trx) => this.moveIn(trx, wallet, ids, toMailboxId));
+    const moved = await this.db.transaction().execute((trx) => this.moveIn(trx, wallet, ids, toMailboxId));
+    // The folders they left are not known here without another query: every folder of the wallet looks.
+    if (moved.length > 0) this.changed(wallet);
+    return moved;
   }
 
   /**
@@ -478,7 +497,7 @@ export class FoldersRepo {
     toMailboxId: string,
   ): Promise<{ sourceId: string; id: string; uid: number }[]> {
     if (ids.length === 0) return [];
-    return this.db.transaction().execute(async (trx) => {
+    const copied = await this.db.transaction().execute(async (trx) => {
       let { uid, modseq } = await this.takeUids(trx, wallet, toMailboxId, ids.length);
       const at = this.now();
       const out: { sourceId: string; id: string; uid: number }[] = [];
@@ -520,12 +539,14 @@ export class FoldersRepo {
       }
       return out;
     });
+    this.changed(wallet, [toMailboxId]);
+    return copied;
   }
 
   /** Removes messages of one folder; returns the removed rows (for pin release). */
   async expunge(wallet: string, mailboxId: string, ids: string[]): Promise<StoredMessage[]> {
     if (ids.length === 0) return [];
-    return this.db.transaction().execute(async (trx) => {
+    const removed = await this.db.transaction().execute(async (trx) => {
       const removed: StoredMessage[] = [];
       for (const chunk of chunks(ids, 500)) {
         const rows = await trx
@@ -545,12 +566,17 @@ export class FoldersRepo {
       if (removed.length > 0) await nextModseqAndUids(trx, mailboxId, 0, wallet);
       return removed;
     });
+    if (removed.length > 0) this.changed(wallet, [mailboxId]);
+    return removed;
   }
 
   /** Writes new flag sets for messages of `wallet`, in one transaction; returns each one's new MODSEQ. */
   async writeFlags(wallet: string, updates: { id: string; flags: string[] }[]): Promise<Map<string, number>> {
     if (updates.length === 0) return new Map();
-    return this.db.transaction().execute((trx) => writeFlagsIn(trx, wallet, updates));
+    const touched = new Set<string>();
+    const written = await this.db.transaction().execute((trx) => writeFlagsIn(trx, wallet, updates, touched));
+    if (touched.size > 0) this.changed(wallet, [...touched]);
+    return written;
   }
 }
 

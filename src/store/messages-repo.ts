@@ -5,6 +5,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { newSortableId } from '../log.ts';
 import { markIntentStoredIn } from './intents-repo.ts';
+import { notifyMailChanged } from './mail-events.ts';
 import type { Database, MailboxesTable, MessagesTable } from './types.ts';
 import { toBool } from './types.ts';
 
@@ -184,8 +185,22 @@ export class MessagesRepo {
     });
   }
 
-  private storeAlone(copy: DeliveredCopy): Promise<StoreResult> {
-    return this.db.transaction().execute((trx) => this.storeIn(trx, copy));
+  private async storeAlone(copy: DeliveredCopy): Promise<StoreResult> {
+    const result = await this.db.transaction().execute((trx) => this.storeIn(trx, copy));
+    this.notifyStored([result]);
+    return result;
+  }
+
+  /** After a commit: each wallet whose mailbox got a new copy, once per mailbox (IMAP IDLE push). */
+  private notifyStored(results: StoreResult[]): void {
+    const byWallet = new Map<string, Set<string>>();
+    for (const r of results) {
+      if (!r.created) continue;
+      const boxes = byWallet.get(r.message.wallet) ?? new Set<string>();
+      boxes.add(r.message.mailboxId);
+      byWallet.set(r.message.wallet, boxes);
+    }
+    for (const [wallet, boxes] of byWallet) notifyMailChanged(this.db, wallet, [...boxes]);
   }
 
   // Group commit: the copies waiting when a group starts go into one
@@ -209,6 +224,7 @@ export class MessagesRepo {
         });
         this.groupStats.groups++;
         this.groupStats.copies += group.length;
+        this.notifyStored(results);
         group.forEach((g, i) => {
           g.resolve(results[i] as StoreResult);
         });
@@ -354,12 +370,19 @@ export class MessagesRepo {
   }
 
   async setFlags(id: string, flags: string[]): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('messages').select('wallet').where('id', '=', id).executeTakeFirst();
+    const written = await this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .selectFrom('messages')
+        .select(['wallet', 'mailbox_id'])
+        .where('id', '=', id)
+        .executeTakeFirst();
       if (!row) return false;
       await writeFlagsIn(trx, row.wallet, [{ id, flags }]);
-      return true;
+      return row;
     });
+    if (!written) return false;
+    notifyMailChanged(this.db, written.wallet, [written.mailbox_id]);
+    return true;
   }
 
   /**
@@ -424,13 +447,15 @@ export class MessagesRepo {
 
   /** Removes one copy and its wraps; returns the removed row (for unpin/DeleteMail follow-ups). */
   async delete(id: string): Promise<StoredMessage | undefined> {
-    return this.db.transaction().execute(async (trx) => {
+    const removed = await this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
       if (!row) return undefined;
       await trx.deleteFrom('reader_wraps').where('message_id', '=', id).execute();
       await trx.deleteFrom('messages').where('id', '=', id).execute();
       return toMessage(row);
     });
+    if (removed) notifyMailChanged(this.db, removed.wallet, [removed.mailboxId]);
+    return removed;
   }
 
   async addReaderWrap(messageId: string, wallet: string, readerId: string, wrap: string): Promise<void> {
@@ -439,6 +464,8 @@ export class MessagesRepo {
       .values({ message_id: messageId, reader_id: readerId, wallet, wrap, created_at: this.now() })
       .onConflict((oc) => oc.columns(['message_id', 'reader_id']).doUpdateSet({ wrap }))
       .execute();
+    // The message becomes readable to that reader (its folder's count changes for it).
+    notifyMailChanged(this.db, wallet);
   }
 
   async getReaderWrap(messageId: string, readerId: string): Promise<ReaderWrap | undefined> {
@@ -462,29 +489,34 @@ export class MessagesRepo {
   /** Deletes every wrap of a wallet (the admin sweep); returns how many went. */
   async deleteReaderWrapsForWallet(wallet: string): Promise<number> {
     const r = await this.db.deleteFrom('reader_wraps').where('wallet', '=', wallet).executeTakeFirst();
+    notifyMailChanged(this.db, wallet);
     return Number(r.numDeletedRows);
   }
 
   /** Deletes every mailbox and copy of a wallet (the admin sweep); returns how many copies went. */
   async deleteAllForWallet(wallet: string): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
+    const copies = await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('reader_wraps').where('wallet', '=', wallet).execute();
       const r = await trx.deleteFrom('messages').where('wallet', '=', wallet).executeTakeFirst();
       await trx.deleteFrom('mailboxes').where('wallet', '=', wallet).execute();
       return Number(r.numDeletedRows);
     });
+    notifyMailChanged(this.db, wallet);
+    return copies;
   }
 }
 
 /**
  * Writes new flag sets for messages of `wallet` inside `trx`: each mailbox
  * involved takes its next mod-sequence once, and its messages record it.
- * Returns each written message's new MODSEQ.
+ * Returns each written message's new MODSEQ; `touched` collects the
+ * mailboxes involved.
  */
 export async function writeFlagsIn(
   trx: Kysely<Database> | Transaction<Database>,
   wallet: string,
   updates: { id: string; flags: string[] }[],
+  touched?: Set<string>,
 ): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (updates.length === 0) return out;
@@ -502,6 +534,7 @@ export async function writeFlagsIn(
   const modseqOf = new Map<string, number>();
   for (const mailboxId of new Set(mailboxOf.values())) {
     modseqOf.set(mailboxId, await nextModseq(trx, mailboxId));
+    touched?.add(mailboxId);
   }
   for (const u of updates) {
     const mailboxId = mailboxOf.get(u.id);

@@ -4,7 +4,7 @@
 // STARTTLS/STLS, off unless set. Dev defaults 1993/1995; production uses
 // 993/995 (and 143/110 for STARTTLS).
 import * as z from 'zod';
-import { host, port, positiveInt } from '../fields.ts';
+import { bool, host, port, positiveInt } from '../fields.ts';
 
 function between(expected: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return z
@@ -23,6 +23,9 @@ export const imapSchema = z.strictObject({
   starttls_port: port().optional(),
   max_connections_per_ip: positiveInt().default(20),
   idle_poll_ms: between('expected integer 100-60000', 100, 60_000).default(2000),
+  // IDLE push through Redis pub/sub (src/imap/push.ts); the poll above runs while it is off or down.
+  idle_push: bool().default(true),
+  idle_push_poll_ms: between('expected integer 100-3600000', 100, 3_600_000).default(30_000),
   autologout_secs: between('expected integer >= 1800 (RFC 3501)', 1800).default(1800),
 });
 
