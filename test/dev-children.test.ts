@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.ts';
 import type { DevSummary } from '../src/dev/dev-stack.ts';
+import { findRspamd } from '../src/dev/rspamd.ts';
 import { createRedis } from '../src/redis/client.ts';
 import { alive, describeProc, parentOf } from './helpers/procs.ts';
 import { tempDir } from './helpers/temp-dir.ts';
@@ -126,5 +127,20 @@ describe('sealpost dev child processes', () => {
     await exited;
     const left = await gone(pids, 30_000);
     expect(left.map(describeProc), 'children still running 30 s after dev was killed').toEqual([]);
+    // Its private rspamd (dev starts one whenever rspamd is installed) goes too: its watchdog sees dev gone.
+    expect(Boolean(summary.spam?.started_here)).toBe(Boolean(findRspamd()));
+    const rspamdUrl = summary.spam?.started_here ? summary.spam.rspamd_url : undefined;
+    if (rspamdUrl) {
+      const deadline = Date.now() + 30_000;
+      let answering = true;
+      while (answering && Date.now() < deadline) {
+        answering = await fetch(`${rspamdUrl}/ping`, { signal: AbortSignal.timeout(1000) }).then(
+          () => true,
+          () => false,
+        );
+        if (answering) await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(answering, 'the private rspamd still answers 30 s after dev was killed').toBe(false);
+    }
   }, 180_000);
 });

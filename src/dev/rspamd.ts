@@ -200,7 +200,18 @@ async function startRspamdOnce(opts: RspamdStartOptions): Promise<DevRspamd> {
     `LOGDIR=${logDir}`,
   ];
   let output = '';
-  const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // rspamd runs under a small sh watchdog, in a process group of its own: when
+  // this process dies without closing it (SIGKILL, a crash), the watchdog sees
+  // the parent gone within a second and stops rspamd, so nothing is left
+  // running; SIGTERM to the watchdog stops rspamd and waits for it.
+  const watchdog =
+    `"$0" "$@" & r=$!; trap 'kill $r 2>/dev/null; wait $r; exit' TERM INT; ` +
+    `while kill -0 ${process.pid} 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 1 & wait $!; done; ` +
+    'kill $r 2>/dev/null; wait $r';
+  const child: ChildProcess = spawn('/bin/sh', ['-c', watchdog, binary, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const keep = (d: Buffer) => {
     output = (output + d.toString()).slice(-4000);
   };
@@ -216,7 +227,12 @@ async function startRspamdOnce(opts: RspamdStartOptions): Promise<DevRspamd> {
   const close = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    // The whole group (watchdog and rspamd's processes) when it does not stop in time.
+    const timer = setTimeout(() => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+    }, 5000);
     await exited;
     clearTimeout(timer);
   };
