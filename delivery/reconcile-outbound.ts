@@ -27,6 +27,7 @@ import type { Logger } from '../src/log.ts';
 import { type LedgerEntry, OutboundLedger } from '../src/store/outbound-ledger.ts';
 import type { Database } from '../src/store/types.ts';
 import { type OutboundJobData, QUEUE_OUTBOUND } from './jobs.ts';
+import { anyKeyExists } from './redis-presence.ts';
 
 const BATCH = 200;
 
@@ -112,26 +113,13 @@ async function reconcileRows(
   rows: LedgerEntry[],
   result: OutboundReconcileResult,
 ): Promise<void> {
-  const pipeline = deps.redis.pipeline();
-  const spans: number[] = [];
-  for (const e of rows) {
-    const keys = keysOf(deps.prefix, e);
-    spans.push(keys.length);
-    for (const k of keys) pipeline.exists(k);
-  }
-  const answers = (await pipeline.exec()) ?? [];
+  const present = await anyKeyExists(
+    deps.redis,
+    rows.map((e) => keysOf(deps.prefix, e)),
+  );
   const orphans: LedgerEntry[] = [];
-  let at = 0;
   for (const [j, e] of rows.entries()) {
-    const span = spans[j] as number;
-    let present = false;
-    for (let k = 0; k < span; k++) {
-      const [err, value] = answers[at + k] ?? [new Error('no answer'), 0];
-      if (err) throw err;
-      if (Number(value) > 0) present = true;
-    }
-    at += span;
-    if (present) result.withJobs++;
+    if (present[j]) result.withJobs++;
     else orphans.push(e);
   }
   if (orphans.length === 0) return;

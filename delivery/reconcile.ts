@@ -38,6 +38,7 @@ import { IntentsRepo } from '../src/store/intents-repo.ts';
 import type { Database } from '../src/store/types.ts';
 import { QUEUE_DELIVER, QUEUE_SPOOL } from './jobs.ts';
 import { type OutboundReconcileResult, reconcileOutbound } from './reconcile-outbound.ts';
+import { anyKeyExists } from './redis-presence.ts';
 
 /** Entries younger than this are never looked at: their acceptance may still be queueing them. */
 export const RECONCILE_GRACE_MS = 120_000;
@@ -294,26 +295,10 @@ async function reconcileBatch(
     for (let i = 0; i < n; i++) keys.push(`${deps.prefix}:${QUEUE_DELIVER}:${e.id}.${i}`);
     return keys;
   };
-  const pipeline = deps.redis.pipeline();
-  const spans: number[] = [];
-  for (const e of read) {
-    const keys = keysOf(e);
-    spans.push(keys.length);
-    for (const k of keys) pipeline.exists(k);
-  }
-  const answers = (await pipeline.exec()) ?? [];
-  let at = 0;
+  const present = await anyKeyExists(deps.redis, read.map(keysOf));
   const orphans: SpoolEntry[] = [];
   for (const [j, e] of read.entries()) {
-    const span = spans[j] as number;
-    let present = false;
-    for (let k = 0; k < span; k++) {
-      const [err, value] = answers[at + k] ?? [new Error('no answer'), 0];
-      if (err) throw err;
-      if (Number(value) > 0) present = true;
-    }
-    at += span;
-    if (present) {
+    if (present[j]) {
       result.withJobs++;
       if (e.kind === 'unindexed') result.legacy++;
     } else orphans.push(e);

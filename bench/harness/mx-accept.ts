@@ -130,55 +130,42 @@ export async function measureMxAccept(
     }
     return out;
   };
+  // One of Sealpost's rows: the drill stack's serve, its MX port, the jobs it queued, its process tree's CPU.
+  const sealpostTarget = async (
+    label: string,
+    extra: { postgresUrl?: string; extraToml?: string } = {},
+    after: () => Promise<void> = async () => {},
+  ): Promise<Target> => {
+    const stack = await startDrillStack({
+      label,
+      wallets: 1,
+      workers: 0,
+      serveArgs: ['--workers', String(SERVE_PROCESSES)],
+      ...extra,
+    });
+    return {
+      port: stack.mxPort,
+      rcpt: stack.addresses()[0] as string,
+      held: () => deliverJobCount(stack.redisUrl, stack.prefix),
+      what: 'jobs in Redis',
+      cpu: treeCpu(stack.serve.pid as number),
+      stop: async () => {
+        await stack.close();
+        await after();
+      },
+    };
+  };
   const systems: [
     key: 'sealpost' | 'sealpostPg' | 'sealpostSpam' | 'postfix' | 'haraka' | 'bare' | 'floor',
     label: string,
     start: () => Promise<Target>,
   ][] = [
-    [
-      'sealpost',
-      `Sealpost (serve --no-workers --workers ${SERVE_PROCESSES})`,
-      async () => {
-        const stack = await startDrillStack({
-          label: 'mx',
-          wallets: 1,
-          workers: 0,
-          serveArgs: ['--workers', String(SERVE_PROCESSES)],
-        });
-        const servePid = stack.serve.pid as number;
-        return {
-          port: stack.mxPort,
-          rcpt: stack.addresses()[0] as string,
-          held: () => deliverJobCount(stack.redisUrl, stack.prefix),
-          what: 'jobs in Redis',
-          cpu: treeCpu(servePid),
-          stop: () => stack.close(),
-        };
-      },
-    ],
+    ['sealpost', `Sealpost (serve --no-workers --workers ${SERVE_PROCESSES})`, () => sealpostTarget('mx')],
     [
       'sealpostPg',
       `Sealpost with [blobs] backend = "postgres" (serve --no-workers --workers ${SERVE_PROCESSES})`,
-      async () => {
-        // The same stack with the spool in PostgreSQL (a schema of its own, dropped after).
-        const stack = await startDrillStack({
-          label: 'mx-pg',
-          wallets: 1,
-          workers: 0,
-          serveArgs: ['--workers', String(SERVE_PROCESSES)],
-          postgresUrl: PG_URL,
-          extraToml: '[blobs]\nbackend = "postgres"',
-        });
-        const servePid = stack.serve.pid as number;
-        return {
-          port: stack.mxPort,
-          rcpt: stack.addresses()[0] as string,
-          held: () => deliverJobCount(stack.redisUrl, stack.prefix),
-          what: 'jobs in Redis',
-          cpu: treeCpu(servePid),
-          stop: () => stack.close(),
-        };
-      },
+      // The same stack with the spool in PostgreSQL (a schema of its own, dropped after).
+      () => sealpostTarget('mx-pg', { postgresUrl: PG_URL, extraToml: '[blobs]\nbackend = "postgres"' }),
     ],
     [
       'sealpostSpam',
@@ -187,27 +174,17 @@ export async function measureMxAccept(
         const rspamdDir = mkdtempSync(join(tmpdir(), 'sealpost-bench-rspamd-'));
         const rspamd = await startRspamd({ dir: rspamdDir, timeoutMs: 180_000 });
         try {
-          const stack = await startDrillStack({
-            label: 'mx-spam',
-            wallets: 1,
-            workers: 0,
-            serveArgs: ['--workers', String(SERVE_PROCESSES)],
-            extraToml: `[spam]\nenabled = true\nrspamd_url = "${rspamd.url}"\npassword_file = "${rspamd.passwordFile}"\n`,
-          });
-          const servePid = stack.serve.pid as number;
-          return {
-            port: stack.mxPort,
-            rcpt: stack.addresses()[0] as string,
-            held: () => deliverJobCount(stack.redisUrl, stack.prefix),
-            what: 'jobs in Redis',
-            // rspamd's own processes are not counted: this is the MX's CPU.
-            cpu: treeCpu(servePid),
-            stop: async () => {
-              await stack.close();
+          // rspamd's own processes are not counted: this is the MX's CPU.
+          return await sealpostTarget(
+            'mx-spam',
+            {
+              extraToml: `[spam]\nenabled = true\nrspamd_url = "${rspamd.url}"\npassword_file = "${rspamd.passwordFile}"\n`,
+            },
+            async () => {
               await rspamd.close();
               removeRspamdDir(rspamdDir);
             },
-          };
+          );
         } catch (err) {
           await rspamd.close();
           removeRspamdDir(rspamdDir);

@@ -13,14 +13,14 @@ export function spamFilterFromConfig(
   metrics?: SpamMetrics,
 ): SpamFilter | undefined {
   if (!config.enabled) return undefined;
-  const password = config.password_file ? readFileSync(config.password_file, 'utf8').trim() : undefined;
+  const password = controllerPassword(config);
   return new SpamFilter({
     url: config.rspamd_url,
     timeoutMs: config.timeout_ms,
     onError: config.on_error,
     maxScanBytes: config.max_scan_bytes,
     publishJunk: config.publish_junk,
-    password: password || undefined,
+    password,
     logger: logger.child({ component: 'spam' }),
     metrics,
   });
@@ -37,15 +37,21 @@ export function spamLearnerFromConfig(
   metrics?: { spamLearned(kind: 'spam' | 'ham', outcome: string): void },
 ): SpamLearner | undefined {
   if (!config.enabled || !config.learn_from_junk) return undefined;
-  const password = config.password_file ? readFileSync(config.password_file, 'utf8').trim() : undefined;
+  const password = controllerPassword(config);
   return new SpamLearner({
     client: new RspamdClient({
       url: config.controller_url,
       timeoutMs: config.timeout_ms,
-      password: password || undefined,
+      password,
     }),
     logger: logger.child({ component: 'spam-learn' }),
     metrics,
     maxBytes: config.max_scan_bytes,
   });
+}
+
+/** `[spam] password_file`'s first line, or undefined (no file, or an empty one). */
+function controllerPassword(config: SpamConfig): string | undefined {
+  const password = config.password_file ? readFileSync(config.password_file, 'utf8').trim() : '';
+  return password || undefined;
 }
