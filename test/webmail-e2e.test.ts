@@ -219,7 +219,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
 
     // A phone-width screen gets the same inbox.
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.getByRole('button', { name: 'Inbox', exact: true }).click();
+    await kit.navTo(page, 'Inbox');
     await page.getByTestId('inbox-row').filter({ hasText: subject }).waitFor();
     await shot(page, '04-inbox-phone');
   }, 120_000);
@@ -275,7 +275,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
     expect(await frame.locator('script').count()).toBe(0);
     expect(await frame.locator('img').getAttribute('onerror')).toBeNull();
     expect(await page.locator('iframe.html-body').getAttribute('sandbox')).toBe(
-      'allow-popups allow-popups-to-escape-sandbox',
+      'allow-same-origin allow-popups allow-popups-to-escape-sandbox',
     );
     await shot(page, '03b-reader-html');
     expect(trackerHits).toEqual([]);

@@ -185,7 +185,7 @@ describe('the chain inbox in headless Chromium', () => {
     await page.getByTestId('recipient-error').waitFor();
     await noSideScroll(page, 'reply to an outside address');
 
-    await page.getByRole('button', { name: 'Compose' }).click();
+    await kit.navTo(page, 'Compose');
     await page.locator('input[name=to]').fill(stack.postageWallet.publicKey.toBase58());
     await page.getByTestId('recipient-resolved').waitFor();
     await noSideScroll(page, 'compose');
@@ -195,7 +195,7 @@ describe('the chain inbox in headless Chromium', () => {
     await kit.shot(page, '08b-held-draft-phone');
     await noSideScroll(page, 'held draft with the prepay card');
 
-    await page.getByRole('button', { name: 'Compose' }).click();
+    await kit.navTo(page, 'Compose');
     await page.locator('input[name=to]').fill(stack.openWallet.publicKey.toBase58());
     await page.getByLabel('Amount in SOL').fill('0.001');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
@@ -207,7 +207,7 @@ describe('the chain inbox in headless Chromium', () => {
     await kit.shot(page, '05d-receipt-phone');
     await noSideScroll(page, 'receipt');
 
-    await page.getByRole('button', { name: 'Balances' }).click();
+    await kit.navTo(page, 'Balances');
     await page
       .getByLabel('Recipient (wallet address or alias)')
       .fill(stack.postageWallet.publicKey.toBase58());
@@ -215,10 +215,10 @@ describe('the chain inbox in headless Chromium', () => {
     await page.getByTestId('prepay-card').waitFor();
     await kit.shot(page, '11b-balances-phone');
     await noSideScroll(page, 'balances with a quote');
-    await page.getByRole('button', { name: 'Keys' }).click();
+    await kit.navTo(page, 'Keys');
     await page.getByTestId('backup-panel').waitFor();
     await noSideScroll(page, 'keys');
-    await page.getByRole('button', { name: 'Settings' }).click();
+    await kit.navTo(page, 'Settings');
     await noSideScroll(page, 'settings');
   }, 120_000);
 
@@ -240,7 +240,7 @@ describe('the chain inbox in headless Chromium', () => {
       ['Pin provider', 'pin provider'],
       ['Chain inbox', 'chain inbox'],
     ] as const) {
-      await page.getByRole('button', { name: nav, exact: true }).click();
+      await kit.navTo(page, nav);
       await page.locator('#view h1').waitFor();
       await noSideScroll(page, screen);
     }

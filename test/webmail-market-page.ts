@@ -4,6 +4,7 @@ import type { Connection, Keypair } from '@solana/web3.js';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { formatSol } from '../src/trustless/send.ts';
+import { openMainNav } from './webmail-page.ts';
 
 export const balanceOf = async (conn: Connection, kp: Keypair): Promise<bigint> =>
   BigInt(await conn.getBalance(kp.publicKey, 'confirmed'));
@@ -27,6 +28,7 @@ export async function notice(page: Page, text: RegExp): Promise<void> {
 }
 
 export async function openView(page: Page, view: string): Promise<void> {
+  await openMainNav(page);
   await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: view }).click();
   await page.getByRole('heading', { name: view, level: 1 }).waitFor();
 }

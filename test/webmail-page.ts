@@ -26,6 +26,8 @@ export interface PageKit {
   smtpSend(from: string, to: string, subject: string, text: string, headerFrom?: string): Promise<unknown>;
   waitForInbox(owner: PublicKey, count: number): Promise<void>;
   openMessage(page: Page, subject: string): Promise<void>;
+  /** Opens a view from the main navigation, through the Menu button where the screen is narrow. */
+  navTo(page: Page, label: string): Promise<void>;
   /** A new page in server mode: the wallet imported, logged in, its account created. */
   serverLogIn(kp: Keypair): Promise<Page>;
   /** Confirms the pending on-chain send on the confirmation sheet. */
@@ -86,6 +88,13 @@ export function pageKit(stack: WebmailStack, browser: Browser): PageKit {
       await row.click();
       await expect.poll(() => page.getByTestId('mail-subject').textContent()).toBe(subject);
     },
+    async navTo(page, label) {
+      await openMainNav(page);
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('button', { name: label, exact: true })
+        .click();
+    },
     async serverLogIn(kp) {
       const page = await this.newPage();
       await page.goto(stack.url);
@@ -103,6 +112,12 @@ export function pageKit(stack: WebmailStack, browser: Browser): PageKit {
       for (const c of contexts.splice(0)) await c.close().catch(() => {});
     },
   };
+}
+
+/** On a narrow screen the main navigation folds behind the Menu button: opens it (a no-op where it is shown). */
+export async function openMainNav(page: Page): Promise<void> {
+  const menu = page.getByRole('button', { name: 'Menu', exact: true });
+  if ((await menu.isVisible()) && (await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
 }
 
 export interface WebmailSuite {

@@ -21,6 +21,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'missing, invalid, expired or revoked credentials',
   403: 'refused: step-up proof does not verify, or registration is closed',
   404: 'no such account (or route)',
+  409: 'conflict with the current state (e.g. the message is already in that folder)',
   413: 'body larger than [api] max_body_bytes',
   415: 'body is not Content-Type: application/json',
   422: 'unknown pin provider kind',

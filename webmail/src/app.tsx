@@ -13,9 +13,11 @@ import { AccountSettingsView } from './ui/account.tsx';
 import { BalancesView } from './ui/balances.tsx';
 import { ComposeView } from './ui/compose.tsx';
 import { FoldersView } from './ui/folders.tsx';
+import { Shortcuts } from './ui/help-overlay.tsx';
 import { InboxView } from './ui/inbox.tsx';
 import { KeysView } from './ui/keys.tsx';
 import { LoginScreen } from './ui/login.tsx';
+import { TopBar } from './ui/main-nav.tsx';
 import { MarketView } from './ui/market.tsx';
 import { PinProviderView } from './ui/pin-provider.tsx';
 import { ReaderView } from './ui/reader.tsx';
@@ -23,7 +25,6 @@ import { ServerReaderView } from './ui/server-reader.tsx';
 import { SettingsView } from './ui/settings-view.tsx';
 import { TimelocksView } from './ui/timelocks.tsx';
 import type { Unlocked } from './ui/unlock.tsx';
-import { short } from './ui/widgets.tsx';
 import { externalWallet, inPageWallet, type Wallet } from './wallet/wallet.ts';
 
 interface Props {
@@ -170,36 +171,21 @@ export function App({ settings, mode, storage, unlocked, onLock }: Props) {
 
   return (
     <Ctx.Provider value={ctx}>
-      <header class="top">
-        <span class="brand">Sealpost</span>
-        <span class="badge" data-testid="mode">
-          {mode.kind === 'trustless' ? 'trustless' : 'server'}
-        </span>
-        <span class="who" title={session.wallet.address}>
-          {short(session.wallet.address)}
-        </span>
-        <button type="button" class="link" onClick={lock}>
-          Lock
-        </button>
-      </header>
-      <nav class="main-nav" aria-label="Main">
-        {nav.map(([name, label]) => (
-          <button
-            type="button"
-            key={name}
-            aria-current={view.name === name ? 'page' : undefined}
-            onClick={() => navigate({ name } as View)}
-          >
-            {label}
-          </button>
-        ))}
-      </nav>
+      <TopBar
+        modeLabel={mode.kind === 'trustless' ? 'trustless' : 'server'}
+        address={session.wallet.address}
+        items={nav}
+        current={view.name}
+        onNavigate={navigate}
+        onLock={lock}
+      />
       <div role="status" aria-live="polite" class={status ? `status ${status.kind}` : 'status'}>
         {status?.text}
       </div>
       <main id="view">
         <Guard onHome={() => navigate(home)}>{renderView(view, settings, storage, lock)}</Guard>
       </main>
+      <Shortcuts />
     </Ctx.Provider>
   );
 }

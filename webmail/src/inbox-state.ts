@@ -48,6 +48,18 @@ export class ReadMarks {
       // A full storage quota keeps the marks for this page only.
     }
   }
+
+  /** Mark unread: forgets that these accounts were opened. */
+  unmark(addresses: string[]): void {
+    let changed = false;
+    for (const a of addresses) changed = this.marks.delete(a) || changed;
+    if (!changed) return;
+    try {
+      this.storage.setItem(readKey(this.wallet), JSON.stringify([...this.marks].slice(-MAX_READ_MARKS)));
+    } catch {
+      // As in mark.
+    }
+  }
 }
 
 export interface InboxSnapshot {

@@ -14,12 +14,20 @@ export interface LoadedMessage {
 }
 
 const cache = new Map<string, Promise<LoadedMessage>>();
+/** The same messages once opened, readable synchronously (rows render at once; search reads them). */
+const settled = new Map<string, LoadedMessage>();
 
 function remember(key: string, load: () => Promise<LoadedMessage>): Promise<LoadedMessage> {
   const hit = cache.get(key);
   if (hit) return hit;
   const p = load();
   cache.set(key, p);
+  p.then(
+    (m) => {
+      if (cache.get(key) === p) settled.set(key, m);
+    },
+    () => {},
+  );
   // A failure is not cached: the next look may succeed (gateway back, key added).
   p.catch(() => cache.delete(key));
   return p;
@@ -52,11 +60,17 @@ export function peekLoaded(key: string): Promise<LoadedMessage> | undefined {
   return cache.get(key);
 }
 
+/** An opened message, if it has been opened already (`chain:<address>` or `server:<id>`). */
+export function loadedNow(key: string): LoadedMessage | undefined {
+  return settled.get(key);
+}
+
 /** The entries the inbox shows, kept so the reader can show the chain facts of the one opened. */
 export const inboxEntries = new Map<string, InboxEntry>();
 
 export function forgetMessages(): void {
   cache.clear();
+  settled.clear();
   inboxEntries.clear();
   forgetInboxSnapshot();
 }

@@ -2,13 +2,26 @@
 // the token wallet's own folders and message rows, the sealed bytes of one
 // copy (the page opens them — the server holds only ciphertext, which is
 // also how no_ipfs mail is read), flags, and "compose through the server",
-// which hands the page-built RFC 5322 message to the submission path.
+// which hands the page-built RFC 5322 message to the submission path; the
+// reader's actions — move (a Junk verdict trains rspamd from the plaintext
+// the page sends along), expunge, and drafts stored like IMAP APPEND does.
+// Every change goes through the same store operations IMAP uses, so IDLE
+// sessions hear of it (src/store/mail-events.ts).
 // A route plugin: `sealpost serve` passes `mailRoutes(deps)` to the API.
+import bs58 from 'bs58';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { BlobStore } from '../../blobs/blob-store.ts';
+import { createConnection } from '../../chain-rpc.ts';
 import type { Config } from '../../config/types.ts';
-import { MessagesRepo, type StoredMessage } from '../../store/messages-repo.ts';
+import { createCopyReleaser } from '../../imap/mail/release.ts';
+import { readerPublicKeys } from '../../reader-keys/reader-keys.ts';
+import { sealMessage, walletEncryptionPublicKey, wrapContentKey } from '../../seal/index.ts';
+import { ChainView } from '../../smtp/chain-view.ts';
+import { spamLearnerFromConfig } from '../../spam/from-config.ts';
+import { type LearnKind, learnKindOf, type SpamLearner } from '../../spam/learn.ts';
+import { FolderError, FoldersRepo, specialUseOf } from '../../store/folders-repo.ts';
+import { INBOX, type Mailbox, MessagesRepo, type StoredMessage } from '../../store/messages-repo.ts';
 import type { Store } from '../../store/open-store.ts';
 import type { Database } from '../../store/types.ts';
 import { type ServeParts, submitDepsFromConfig } from '../../submission/from-config.ts';
@@ -26,6 +39,26 @@ export interface MailRouteDeps {
   maxMessageBytes: number;
   /** The submission hand-off (`submitMessage` bound to its deps); absent: sending answers 503. */
   submit?: (input: SubmitInput) => Promise<SubmitResult>;
+  /** Trains rspamd from moves into and out of Junk, as IMAP MOVE does; absent: no training. */
+  learner?: Pick<SpamLearner, 'submit'>;
+  /** Expunged copies, for releasing the operator pin / closing the Email account (as IMAP EXPUNGE). */
+  releaseCopies?: (rows: StoredMessage[]) => Promise<void>;
+  /** The X25519 key a draft is sealed to (the MailboxKey, else the wallet key); default the wallet key. */
+  sealKeyOf?: (wallet: string) => Promise<Uint8Array>;
+  /** The account's IMAP/POP reader keys a draft is wrapped for, so mail clients see it too. */
+  readerKeys?: (wallet: string) => Promise<{ readerId: string; publicKey: Uint8Array }[]>;
+}
+
+/** Folders a move may name before they exist: the default set, made on first use, and Archive. */
+const ON_DEMAND_FOLDERS = [INBOX, 'Sent', 'Drafts', 'Trash', 'Junk', 'Archive'];
+const DRAFTS = 'Drafts';
+const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function base64Bytes(text: string, field: string): Buffer {
+  if (!BASE64_RE.test(text) || text.length % 4 !== 0) {
+    throw new ApiError(400, 'invalid_request', `body.${field} must be base64`);
+  }
+  return Buffer.from(text, 'base64');
 }
 
 const PAGE = 50;
@@ -146,14 +179,45 @@ export function mailRoutesFromConfig(
   parts?: ServeParts,
 ): FastifyPluginAsync {
   const submitDeps = parts ? submitDepsFromConfig(config, parts) : null;
-  return mailRoutes({
+  const chain =
+    parts?.chain ??
+    new ChainView({
+      // Without the serve parts (an API-only process) the same disciplined client serve builds.
+      connection: createConnection(config.chain.rpc_url, {
+        commitment: config.chain.commitment,
+        maxRps: config.chain.max_rps,
+        maxWaitMs: config.chain.rpc_max_wait_secs * 1000,
+      }),
+      programId: config.chain.program_id,
+    });
+  // The same metrics object counts learning as IMAP's (sealpost_spam_learned_total), when it can.
+  const metrics = parts?.spamMetrics as
+    | (object & { spamLearned?(kind: LearnKind, outcome: string): void })
+    | undefined;
+  const learnMetrics =
+    metrics && typeof metrics.spamLearned === 'function'
+      ? { spamLearned: (k: LearnKind, o: string) => metrics.spamLearned?.(k, o) }
+      : undefined;
+  const releaser = parts ? createCopyReleaser(parts.redis, config.redis.prefix) : null;
+  const routes = mailRoutes({
     db: store.db,
     messages: new MessagesRepo(store.db),
     blobs,
     localDomains: config.smtp.local_domains,
     maxMessageBytes: config.smtp.max_message_bytes,
     submit: submitDeps ? (input) => submitMessage(submitDeps, input) : undefined,
+    learner: parts ? spamLearnerFromConfig(config.spam, parts.logger, learnMetrics) : undefined,
+    releaseCopies: releaser ? (rows) => releaser.release(rows) : undefined,
+    sealKeyOf: async (wallet) => {
+      const published = await chain.mailboxKey(wallet);
+      return published ? published.pubKey.toBytes() : walletEncryptionPublicKey(bs58.decode(wallet));
+    },
+    readerKeys: readerPublicKeys(store.db),
   });
+  return async (app) => {
+    if (releaser) app.addHook('onClose', () => releaser.close());
+    await routes(app, {});
+  };
 }
 
 function notFound(): ApiError {
@@ -162,6 +226,43 @@ function notFound(): ApiError {
 }
 
 export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
+  const folders = new FoldersRepo(deps.db);
+  /** The folder a move or draft names (id or name); the default folders and Archive are made on first use. */
+  const targetFolder = async (wallet: string, name: string): Promise<Mailbox> => {
+    const find = async () => {
+      const boxes = await deps.messages.listMailboxes(wallet);
+      const upper = name.toUpperCase() === INBOX ? INBOX : name;
+      return boxes.find((b) => b.id === name) ?? boxes.find((b) => b.name === upper);
+    };
+    const found = await find();
+    if (found) return found;
+    const wanted = ON_DEMAND_FOLDERS.find((f) => f === (name.toUpperCase() === INBOX ? INBOX : name));
+    if (!wanted) {
+      throw new ApiError(400, 'unknown_mailbox', `you have no folder ${JSON.stringify(name)}`);
+    }
+    await folders.ensureDefaultFolders(wallet);
+    if (wanted === 'Archive') {
+      await folders.createMailbox(wallet, 'Archive').catch((err: unknown) => {
+        if (!(err instanceof FolderError && err.code === 'exists')) throw err;
+      });
+    }
+    const made = await find();
+    if (!made) throw new ApiError(400, 'unknown_mailbox', `you have no folder ${JSON.stringify(name)}`);
+    return made;
+  };
+  /** Removes copies as IMAP EXPUNGE does, then releases them; a failed release never undoes the removal. */
+  const expungeCopies = async (
+    m: StoredMessage,
+    log: { warn(o: object, msg: string): void },
+  ): Promise<StoredMessage[]> => {
+    const removed = await folders.expunge(m.wallet, m.mailboxId, [m.id]);
+    if (removed.length > 0 && deps.releaseCopies) {
+      await deps.releaseCopies(removed).catch((err: Error) => {
+        log.warn({ err: err.message, message: m.id }, 'could not queue the release of an expunged copy');
+      });
+    }
+    return removed;
+  };
   const ownMessage = async (wallet: string, id: string): Promise<StoredMessage> => {
     const m = await deps.messages.get(id);
     if (!m || m.wallet !== wallet || m.deletedAt !== null) throw notFound();
@@ -432,6 +533,207 @@ export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
 
     // base64 inflates by 4/3; the JSON wrapper and recipient list need a little more.
     const sendBodyLimit = Math.ceil((deps.maxMessageBytes * 4) / 3) + 64 * 1024;
+
+    app.post(
+      '/v1/mail/messages/:id/move',
+      {
+        bodyLimit: sendBodyLimit,
+        config: {
+          auth: 'jwt',
+          doc: {
+            summary: 'Move one of your messages to another folder (as IMAP MOVE)',
+            description:
+              'mailbox is a folder id or name; INBOX, Sent, Drafts, Trash, Junk and Archive are made on first use, any other name must exist (400 unknown_mailbox). A move into Junk, or out of Junk into any folder but Trash, trains the spam filter like an IMAP move: the server cannot read the sealed copy, so the client sends the plaintext it opened as learn_raw; without it nothing is learned. Learning runs after the answer and never fails the move. IMAP IDLE sessions see the move.',
+            tags: ['mail'],
+            errors: [400, 401, 404, 409, 413, 415, 429],
+          },
+        },
+        schema: {
+          params: ID_PARAMS,
+          body: {
+            type: 'object',
+            required: ['mailbox'],
+            additionalProperties: false,
+            properties: {
+              mailbox: { type: 'string', minLength: 1, maxLength: 200, description: 'folder id or name' },
+              learn_raw: {
+                type: 'string',
+                minLength: 1,
+                description: 'base64 of the plaintext message, for the spam learner (Junk moves only)',
+              },
+            },
+          },
+          response: {
+            200: {
+              type: 'object',
+              required: ['message', 'mailbox', 'learned'],
+              additionalProperties: false,
+              properties: {
+                message: MESSAGE_ROW,
+                mailbox: {
+                  type: 'object',
+                  required: ['id', 'name'],
+                  additionalProperties: false,
+                  properties: { id: { type: 'string' }, name: { type: 'string' } },
+                },
+                learned: {
+                  type: ['string', 'null'],
+                  enum: ['spam', 'ham', null],
+                  description: 'what the message was queued to be learned as, or null',
+                },
+              },
+            },
+          },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as { id: string };
+        const body = request.body as { mailbox: string; learn_raw?: string };
+        const learnRaw = body.learn_raw === undefined ? null : base64Bytes(body.learn_raw, 'learn_raw');
+        const m = await ownMessage(request.wallet, id);
+        const to = await targetFolder(request.wallet, body.mailbox);
+        if (to.id === m.mailboxId) {
+          throw new ApiError(
+            409,
+            'already_in_mailbox',
+            `the message is already in ${JSON.stringify(to.name)}`,
+          );
+        }
+        const from = (await deps.messages.listMailboxes(request.wallet)).find((b) => b.id === m.mailboxId);
+        await folders.moveMessages(request.wallet, [id], to.id);
+        // The verdict IMAP's move would learn (src/spam/learn.ts), from the plaintext the client opened.
+        const kind = from ? learnKindOf(specialUseOf(from.name), specialUseOf(to.name)) : null;
+        let learned: LearnKind | null = null;
+        if (kind && learnRaw && deps.learner) {
+          const raw = learnRaw;
+          deps.learner.submit(kind, [() => Promise.resolve(raw)]);
+          learned = kind;
+        }
+        return {
+          message: row(await ownMessage(request.wallet, id)),
+          mailbox: { id: to.id, name: to.name },
+          learned,
+        };
+      },
+    );
+
+    app.delete(
+      '/v1/mail/messages/:id',
+      {
+        config: {
+          auth: 'jwt',
+          doc: {
+            summary: 'Delete one of your messages for good (as IMAP EXPUNGE)',
+            description:
+              'The copy is removed from its folder; the operator pin is released and, for mail this server published, its Email account is closed on chain (the same queues IMAP EXPUNGE uses). The webmail moves to Trash first and expunges only from Trash. IMAP IDLE sessions see it.',
+            tags: ['mail'],
+            errors: [400, 401, 404, 429],
+          },
+        },
+        schema: {
+          params: ID_PARAMS,
+          response: {
+            200: {
+              type: 'object',
+              required: ['deleted'],
+              additionalProperties: false,
+              properties: { deleted: { type: 'string' } },
+            },
+          },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as { id: string };
+        const m = await ownMessage(request.wallet, id);
+        const removed = await expungeCopies(m, request.log);
+        if (removed.length === 0) throw notFound();
+        return { deleted: id };
+      },
+    );
+
+    app.post(
+      '/v1/mail/drafts',
+      {
+        bodyLimit: sendBodyLimit,
+        config: {
+          auth: 'jwt',
+          doc: {
+            summary: 'Store a draft in your Drafts folder (as IMAP APPEND does)',
+            description:
+              'raw is the draft as an RFC 5322 message built in the client. It is sealed to your MailboxKey (else your wallet key) and wrapped for your IMAP reader key, as APPEND stores a message, flagged \\Draft and \\Seen. replaces names the draft this one replaces: it is removed once the new one is stored (404 when unknown, 409 when it is not in Drafts). Delete a sent draft with DELETE /v1/mail/messages/{id}.',
+            tags: ['mail'],
+            errors: [400, 401, 404, 409, 413, 415, 429],
+          },
+        },
+        schema: {
+          body: {
+            type: 'object',
+            required: ['raw'],
+            additionalProperties: false,
+            properties: {
+              raw: { type: 'string', minLength: 1, description: 'base64 of the draft message bytes' },
+              replaces: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 100,
+                description: 'the id of the draft it replaces',
+              },
+            },
+          },
+          response: { 201: MESSAGE_ROW },
+        },
+      },
+      async (request, reply) => {
+        const wallet = request.wallet;
+        const body = request.body as { raw: string; replaces?: string };
+        const raw = base64Bytes(body.raw, 'raw');
+        if (raw.length > deps.maxMessageBytes) {
+          throw new ApiError(413, 'too_big', `a draft is at most ${deps.maxMessageBytes} bytes`);
+        }
+        const account = await deps.db
+          .selectFrom('accounts')
+          .select('wallet')
+          .where('wallet', '=', wallet)
+          .executeTakeFirst();
+        // Folders belong to an account row.
+        if (!account) throw new ApiError(409, 'account_missing', 'create your account before saving drafts');
+        const box = await targetFolder(wallet, DRAFTS);
+        const old = body.replaces === undefined ? null : await ownMessage(wallet, body.replaces);
+        if (old && old.mailboxId !== box.id) {
+          throw new ApiError(409, 'not_a_draft', `message ${old.id} is not in your Drafts folder`);
+        }
+        const receivedAt = Date.now();
+        const sealKey = deps.sealKeyOf
+          ? await deps.sealKeyOf(wallet)
+          : walletEncryptionPublicKey(bs58.decode(wallet));
+        const { sealed, contentKey } = await sealMessage({
+          envelope: { version: 1, from: '', to: wallet, receivedAt },
+          raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength),
+          recipientPublicKey: sealKey,
+        });
+        const wraps: { readerId: string; wrap: string }[] = [];
+        try {
+          for (const r of deps.readerKeys ? await deps.readerKeys(wallet) : []) {
+            const wrap = await wrapContentKey(contentKey, r.publicKey);
+            wraps.push({ readerId: r.readerId, wrap: Buffer.from(wrap).toString('base64') });
+          }
+        } finally {
+          contentKey.fill(0);
+        }
+        const stored = await deps.blobs.putContent(sealed);
+        const message = await folders.appendMessage({
+          wallet,
+          mailboxId: box.id,
+          blobKey: stored.key,
+          size: stored.size,
+          receivedAt,
+          flags: ['\\Draft', '\\Seen'],
+          wraps,
+        });
+        if (old) await expungeCopies(old, request.log);
+        return reply.code(201).send(row(message));
+      },
+    );
     app.post(
       '/v1/mail/send',
       {

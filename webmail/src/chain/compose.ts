@@ -11,7 +11,7 @@ import {
   type Prepared,
   sealAndPin,
 } from '../../../src/trustless/send.ts';
-import { buildMessage, newMessageId } from '../mail/build-message.ts';
+import { buildMessage, type DraftAttachment, newMessageId, toOutgoing } from '../mail/build-message.ts';
 import type { Wallet } from '../wallet/wallet.ts';
 import type { ResolvedRecipient } from './recipient.ts';
 import { type PollOptions, sendInstructions, TxFailedError } from './tx.ts';
@@ -42,6 +42,8 @@ export interface Draft {
   claimDays: string;
   /** The parent of a reply: its Email account and, when known, its Message-ID. */
   replyTo: { email: string; messageId: string | null; references: string[] } | null;
+  /** Sent after the text: a forward as an attachment carries the original as message/rfc822. */
+  attachments?: DraftAttachment[];
 }
 
 export type ComposeResult =
@@ -85,6 +87,7 @@ export async function executeSend(
     references: draft.replyTo?.messageId
       ? [...(draft.replyTo.references ?? []), draft.replyTo.messageId]
       : undefined,
+    attachments: toOutgoing(draft.attachments),
   });
   const { cid } = await sealAndPin(deps, { recipient, envelope: { from, to }, raw, pin: deps.pin });
 

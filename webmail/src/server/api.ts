@@ -1,5 +1,7 @@
 // The account API client for server mode. Errors come back as the API's
 // `{error, message}` body and are shown by their message.
+import { bytesToBase64 } from '../mail/build-message.ts';
+
 export class ApiRequestError extends Error {
   constructor(
     readonly status: number,
@@ -226,10 +228,31 @@ export class ApiClient {
   }
 
   send(raw: Uint8Array, to: string[]) {
-    let bin = '';
-    for (const b of raw) bin += String.fromCharCode(b);
     return this.json<{ msgid: string; local: number; remote: number }>('POST', '/v1/mail/send', {
-      json: { raw: btoa(bin), to },
+      json: { raw: bytesToBase64(raw), to },
+    });
+  }
+
+  /** Moves a message; `learnRaw` (the opened plaintext) lets a Junk move train the spam filter. */
+  moveMessage(id: string, mailbox: string, learnRaw?: Uint8Array) {
+    return this.json<{
+      message: ServerMessage;
+      mailbox: { id: string; name: string };
+      learned: string | null;
+    }>('POST', `/v1/mail/messages/${encodeURIComponent(id)}/move`, {
+      json: { mailbox, ...(learnRaw ? { learn_raw: bytesToBase64(learnRaw) } : {}) },
+    });
+  }
+
+  /** Deletes a message for good (expunge). */
+  deleteMessage(id: string) {
+    return this.json<{ deleted: string }>('DELETE', `/v1/mail/messages/${encodeURIComponent(id)}`);
+  }
+
+  /** Stores a draft in Drafts (sealed on the server as IMAP APPEND stores it), replacing `replaces`. */
+  saveDraft(raw: Uint8Array, replaces?: string) {
+    return this.json<ServerMessage>('POST', '/v1/mail/drafts', {
+      json: { raw: bytesToBase64(raw), ...(replaces ? { replaces } : {}) },
     });
   }
 

@@ -169,21 +169,32 @@ export function AccountSettingsView() {
               </>
             )}
             <label>
-              <input type="checkbox" checked={expose} onChange={(e) => setExpose(e.currentTarget.checked)} />{' '}
-              Show my schedule to anyone who asks (expose_dnd_schedule); otherwise they only learn whether I
-              am away
+              <input
+                type="checkbox"
+                checked={expose}
+                aria-describedby="dnd-expose-hint"
+                onChange={(e) => setExpose(e.currentTarget.checked)}
+              />{' '}
+              Show my schedule to anyone who asks
             </label>
+            <p class="hint" id="dnd-expose-hint">
+              expose_dnd_schedule; otherwise they only learn whether I am away
+            </p>
           </fieldset>
           <label class="check">
             <input
               type="checkbox"
               name="pop3-closes"
               checked={popCloses}
+              aria-describedby="pop3-closes-hint"
               onChange={(e) => setPopCloses(e.currentTarget.checked)}
             />{' '}
-            A POP3 delete also closes the message on chain (its Email account and the operator's pin). Off:
-            POP3 deletes only the server's copy, and the message stays in the chain inbox.
+            A POP3 delete also closes the message on chain
           </label>
+          <p class="hint" id="pop3-closes-hint">
+            It closes its Email account and the operator's pin. Off: POP3 deletes only the server's copy, and
+            the message stays in the chain inbox.
+          </p>
           <button type="submit" disabled={status.settings.busy}>
             Save settings
           </button>

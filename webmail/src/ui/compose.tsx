@@ -11,6 +11,9 @@
 // and a fresh chain read with it, and on any difference shows the new quote
 // (or the send's confirmation) instead of spending; while a purchase and
 // its send run, the terms cannot be edited.
+// Save draft keeps the draft: in server mode in the server's Drafts folder
+// (replacing the previous save), in trustless mode encrypted in this browser
+// (drafts-local.ts, listed above the form); a sent draft is removed.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   type ComposeResult,
@@ -29,7 +32,8 @@ import {
 } from '../chain/held-quote.ts';
 import { PinServiceError } from '../chain/pin.ts';
 import type { PurchaseOutcome, RepricedError } from '../chain/prepay.ts';
-import { buildMessage, newMessageId } from '../mail/build-message.ts';
+import { deleteLocalDraft, type LocalDraft, listLocalDrafts, saveLocalDraft } from '../drafts-local.ts';
+import { buildMessage, newMessageId, toOutgoing } from '../mail/build-message.ts';
 import { Refusal } from '../refusal.ts';
 import { type PostageHold, postageHolds } from '../server/api.ts';
 import { useApp } from '../session.ts';
@@ -44,7 +48,39 @@ import { ErrorText, Field, formatTime, short } from './widgets.tsx';
  * A draft as compose keeps it: `reply` names the parent of a reply sent
  * through the server (In-Reply-To, References) when it has no on-chain link.
  */
-export type ComposeDraft = Draft & { reply?: { messageId: string | null; references: string[] } };
+export type ComposeDraft = Draft & {
+  reply?: { messageId: string | null; references: string[] };
+  /** The server's stored draft this one was opened from (saving replaces it; sending removes it). */
+  serverDraftId?: string;
+  /** The browser's saved draft this one was opened from. */
+  localDraftId?: string;
+};
+
+/** The draft as the message the server is handed (send or Save draft). */
+function serverRaw(d: ComposeDraft, from: string, to: string[]): Uint8Array {
+  const domain = from.slice(from.lastIndexOf('@') + 1);
+  return buildMessage({
+    from,
+    to,
+    subject: d.subject,
+    text: d.body,
+    date: new Date(),
+    messageId: newMessageId(domain, (n) => crypto.getRandomValues(new Uint8Array(n))),
+    ...replyHeaders(d),
+    attachments: toOutgoing(d.attachments),
+  });
+}
+
+function recipientsOf(text: string): string[] {
+  return [
+    ...new Set(
+      text
+        .split(/[,;]\s*|\s+/)
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  ];
+}
 
 const EMPTY: ComposeDraft = { to: '', subject: '', body: '', bountySol: '', claimDays: '', replyTo: null };
 
@@ -110,13 +146,58 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
     if (!sent) return;
     receiptRef.current?.focus();
     receiptRef.current?.scrollIntoView({ block: 'nearest' });
+    // A sent draft is removed wherever it was saved.
+    const saved = savedRef.current;
+    savedRef.current = {};
+    if (saved.server) s.api?.deleteMessage(saved.server).catch(() => {});
+    if (saved.local)
+      void deleteLocalDraft(s.storage, s.wallet.address, s.passphrase, saved.local).catch(() => {});
   }, [sent]);
+  // Where this draft was last saved: the server's Drafts row, the browser's record.
+  const savedRef = useRef<{ server?: string; local?: string }>({
+    server: initial?.serverDraftId,
+    local: initial?.localDraftId,
+  });
+  const [draftNotice, setDraftNotice] = useState('');
+  const [savingDraft, setSavingDraft] = useState(false);
+  const saveDraft = async () => {
+    if (savingDraft) return;
+    setSavingDraft(true);
+    setDraftNotice('');
+    setError('');
+    const { serverDraftId: _s, localDraftId: _l, ...d } = draftRef.current;
+    try {
+      if (s.api) {
+        const { addresses } = await s.api.mailboxes();
+        const from = addresses[0];
+        if (!from) throw new Error('The server lists no address for your wallet.');
+        const row = await s.api.saveDraft(serverRaw(d, from, recipientsOf(d.to)), savedRef.current.server);
+        savedRef.current.server = row.id;
+        setDraftNotice('Draft saved in Drafts on the server.');
+      } else {
+        savedRef.current.local = await saveLocalDraft(
+          s.storage,
+          s.wallet.address,
+          s.passphrase,
+          d,
+          savedRef.current.local,
+        );
+        setDraftNotice('Draft saved in this browser, encrypted with your passphrase.');
+      }
+    } catch (err) {
+      setError(app.errorText(err));
+    } finally {
+      setSavingDraft(false);
+    }
+  };
   const newMessage = () => {
     draftRef.current = EMPTY;
     setDraft(EMPTY);
     setOutcome({ kind: 'idle' });
     setError('');
     setVia(s.api ? 'server' : 'chain');
+    savedRef.current = {};
+    setDraftNotice('');
   };
 
   /** Shows a priced draft: its prepay card (bound to these terms) or its confirmation. */
@@ -168,24 +249,8 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
     const { addresses } = await api.mailboxes();
     const from = addresses[0];
     if (!from) throw new Error('The server lists no address for your wallet.');
-    const domain = from.slice(from.lastIndexOf('@') + 1);
-    const to = [
-      ...new Set(
-        d.to
-          .split(/[,;]\s*|\s+/)
-          .map((t) => t.trim())
-          .filter(Boolean),
-      ),
-    ];
-    const raw = buildMessage({
-      from,
-      to,
-      subject: d.subject,
-      text: d.body,
-      date: new Date(),
-      messageId: newMessageId(domain, (n) => crypto.getRandomValues(new Uint8Array(n))),
-      ...replyHeaders(d),
-    });
+    const to = recipientsOf(d.to);
+    const raw = serverRaw(d, from, to);
     setStep('Handing the message to the server…');
     // A 402 sends to nobody and names every recipient held for postage: the
     // same bytes go again to the others, so no one gets the message twice.
@@ -305,8 +370,13 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
   return (
     <section aria-labelledby="compose-title">
       <h1 id="compose-title" tabIndex={-1}>
-        {draft.replyTo || draft.reply ? 'Reply' : 'New message'}
+        {draft.replyTo || draft.reply
+          ? 'Reply'
+          : /^Fwd:/.test(initial?.subject ?? '')
+            ? 'Forward'
+            : 'New message'}
       </h1>
+      {!s.api && !sent && <LocalDrafts key={draftNotice} current={savedRef.current.local} />}
       {!sent && (
         <form
           class="compose"
@@ -410,12 +480,35 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
               </Field>
             </fieldset>
           )}
+          {(draft.attachments ?? []).map((a, i) => (
+            <p class="chip" data-testid="attachment-chip" key={a.filename}>
+              Attached: {a.filename} ({Math.ceil((a.base64.length * 3) / 4 / 1024)} KiB)
+              <button
+                type="button"
+                class="link"
+                disabled={locked}
+                onClick={() => set({ attachments: (draft.attachments ?? []).filter((_, j) => j !== i) })}
+              >
+                Remove
+              </button>
+            </p>
+          ))}
           <div ref={errorRef}>
             <ErrorText text={error} />
           </div>
-          <button type="submit" disabled={locked}>
-            {busy ? 'Sending…' : purchasing ? 'Buying the stamp…' : 'Send'}
-          </button>
+          <p class="actions">
+            <button type="submit" disabled={locked}>
+              {busy ? 'Sending…' : purchasing ? 'Buying the stamp…' : 'Send'}
+            </button>{' '}
+            <button type="button" onClick={saveDraft} disabled={locked || savingDraft}>
+              {savingDraft ? 'Saving…' : 'Save draft'}
+            </button>
+          </p>
+          {draftNotice && (
+            <p role="status" data-testid="draft-status">
+              {draftNotice}
+            </p>
+          )}
         </form>
       )}
       {sent && <ErrorText text={error} />}
@@ -520,6 +613,60 @@ export function ComposeView({ initial }: { initial?: ComposeDraft }) {
           />
         </>
       )}
+    </section>
+  );
+}
+
+/** Trustless mode: the drafts saved in this browser, to reopen or delete. */
+function LocalDrafts({ current }: { current?: string }) {
+  const app = useApp();
+  const s = app.session;
+  const [list, setList] = useState<LocalDraft[] | null>(null);
+  const [error, setError] = useState('');
+  const load = () =>
+    listLocalDrafts(s.storage, s.wallet.address, s.passphrase)
+      .then(setList)
+      .catch((err: unknown) => setError(app.errorText(err)));
+  useEffect(() => {
+    void load();
+  }, []);
+  if (!error && (!list || list.length === 0)) return null;
+  return (
+    <section class="card drafts" aria-labelledby="local-drafts-title" data-testid="local-drafts">
+      <h2 id="local-drafts-title">Drafts ({list?.length ?? 0})</h2>
+      <ErrorText text={error} />
+      <ul>
+        {(list ?? []).map((d) => (
+          <li key={d.id} data-testid="local-draft">
+            <span>
+              {d.draft.subject || '(no subject)'}
+              {d.draft.to ? ` — to ${d.draft.to}` : ''}{' '}
+              <span class="muted">saved {formatTime(BigInt(Math.floor(d.savedAt / 1000)))}</span>
+            </span>{' '}
+            {d.id !== current && (
+              <button
+                type="button"
+                onClick={() =>
+                  app.navigate({ name: 'compose', draft: { ...d.draft, localDraftId: d.id } as Draft })
+                }
+              >
+                Open
+              </button>
+            )}{' '}
+            <button
+              type="button"
+              onClick={async () => {
+                await deleteLocalDraft(s.storage, s.wallet.address, s.passphrase, d.id).catch(
+                  (err: unknown) => setError(app.errorText(err)),
+                );
+                await load();
+              }}
+            >
+              Delete draft
+            </button>
+          </li>
+        ))}
+      </ul>
     </section>
   );
 }

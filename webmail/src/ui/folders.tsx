@@ -1,10 +1,13 @@
 // Server mode: the server's mail view. Folders and rows come from the API;
 // bodies are sealed there, so they are opened here, and search runs in the
 // page over the messages it has opened (the server holds only ciphertext).
+// A message in Drafts opens in compose, to be finished or saved again.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { type LoadedMessage, loadServerMessage } from '../messages.ts';
 import type { ServerMailbox, ServerMessage } from '../server/api.ts';
+import { lastFolder, openedRows, rememberFolder } from '../server/folder-state.ts';
 import { useApp } from '../session.ts';
+import type { ComposeDraft } from './compose.tsx';
 import { listKeys } from './keyboard.ts';
 import { ErrorText, Field } from './widgets.tsx';
 
@@ -18,6 +21,20 @@ function matches(m: LoadedMessage, q: string): boolean {
     .split(/\s+/)
     .filter(Boolean)
     .every((w) => hay.includes(w));
+}
+
+/** A stored draft back in compose: its recipients, subject and text; saving again replaces it. */
+export function draftFromServer(m: LoadedMessage, id: string): ComposeDraft {
+  const p = m.parsed;
+  return {
+    to: p.to.map((t) => t.address).join(', '),
+    subject: p.subject,
+    body: p.text ?? '',
+    bountySol: '',
+    claimDays: '',
+    replyTo: null,
+    serverDraftId: id,
+  };
 }
 
 export function FoldersView() {
@@ -66,9 +83,13 @@ export function FoldersView() {
       try {
         const r = await api.mailboxes();
         setBoxes(r.mailboxes);
-        const first = r.mailboxes.find((b) => b.name === 'INBOX') ?? r.mailboxes[0];
+        const first =
+          r.mailboxes.find((b) => b.id === lastFolder()) ??
+          r.mailboxes.find((b) => b.name === 'INBOX') ??
+          r.mailboxes[0];
         if (first) {
           setBox(first.id);
+          rememberFolder(first.id);
           await loadRows(first.id);
         }
       } catch (err) {
@@ -87,7 +108,20 @@ export function FoldersView() {
   }, [rows, opened, query]);
   const openedCount = rows.filter((r) => typeof opened[r.id] === 'object').length;
   // The Sent folder (filled by the server for mail sent through it) lists whom each went to.
-  const inSent = boxes?.find((b) => b.id === box)?.name === 'Sent';
+  const current = boxes?.find((b) => b.id === box);
+  const inSent = current?.name === 'Sent';
+  const open = async (r: ServerMessage) => {
+    if (current) openedRows.set(r.id, { row: r, mailbox: { id: current.id, name: current.name } });
+    if (current?.name !== 'Drafts') {
+      app.navigate({ name: 'server-message', id: r.id, emailAddress: r.email_address });
+      return;
+    }
+    try {
+      app.navigate({ name: 'compose', draft: draftFromServer(await loadServerMessage(s, r.id), r.id) });
+    } catch (err) {
+      setError(app.errorText(err));
+    }
+  };
 
   return (
     <section aria-labelledby="folders-title" class="folders">
@@ -105,6 +139,7 @@ export function FoldersView() {
               aria-current={b.id === box ? 'true' : undefined}
               onClick={() => {
                 setBox(b.id);
+                rememberFolder(b.id);
                 void loadRows(b.id);
               }}
             >
@@ -139,9 +174,7 @@ export function FoldersView() {
                 class={`row${unseen ? ' unseen' : ''}`}
                 data-row
                 data-testid="server-row"
-                onClick={() =>
-                  app.navigate({ name: 'server-message', id: r.id, emailAddress: r.email_address })
-                }
+                onClick={() => void open(r)}
               >
                 <span class="row-from">
                   {typeof o !== 'object'

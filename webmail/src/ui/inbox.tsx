@@ -3,7 +3,11 @@
 // from the gateway and opened in the page to show its sender's name, subject
 // and first words. Going back to the inbox asks the chain only for indexes
 // past the mail_count seen last (inbox-state.ts); Refresh reads it afresh.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+// The unread count covers the whole mailbox (unread.ts); the loaded pages and
+// the scroll position survive a visit to a message; older pages load as the
+// list's end scrolls into view (the "Older messages" button stays for the
+// keyboard); search covers the messages this tab has opened.
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { getMailbox, type InboxEntry, listInbox } from '../../../chain/client.ts';
 import { formatSol } from '../chain/compose.ts';
 import {
@@ -15,8 +19,10 @@ import {
   snippetOf,
 } from '../inbox-state.ts';
 import type { ParsedAddress } from '../mail/parse.ts';
-import { inboxEntries, type LoadedMessage, loadChainMessage } from '../messages.ts';
+import { inboxEntries, type LoadedMessage, loadChainMessage, loadedNow } from '../messages.ts';
+import { matchesQuery } from '../search.ts';
 import { useApp } from '../session.ts';
+import { countUnread, mailboxAddresses, type UnreadCount } from '../unread.ts';
 import { listKeys } from './keyboard.ts';
 import { ErrorText, formatTime, short } from './widgets.tsx';
 
@@ -33,6 +39,36 @@ export function senderLabel(from: ParsedAddress | null | undefined): string {
   return local.length >= 32 ? `${short(local)}${at < 0 ? '' : from.address.slice(at)}` : from.address;
 }
 
+/** Where the inbox was scrolled to when left, per wallet (the page's lifetime). */
+const scrollAt = new Map<string, number>();
+/** The last whole-mailbox unread count, per wallet, shown at once on return. */
+const unreadAt = new Map<string, UnreadCount & { mailCount: bigint }>();
+
+function initialRows(list: InboxEntry[] | undefined): Record<string, RowState> {
+  const out: Record<string, RowState> = {};
+  for (const e of list ?? []) {
+    const key = e.address.toBase58();
+    const msg = loadedNow(`chain:${key}`);
+    if (msg) out[key] = { state: 'ok', msg };
+  }
+  return out;
+}
+
+/** The row's accessible name: its parts named and separated, so subject and snippet never run together. */
+function rowName(
+  unread: boolean,
+  from: string,
+  subject: string | null,
+  snippet: string,
+  when: string,
+): string {
+  const parts = [unread ? 'Unread' : 'Read', `From ${from}`];
+  if (subject !== null) parts.push(`Subject: ${subject}`);
+  if (snippet) parts.push(`Snippet: ${snippet}`);
+  if (when) parts.push(when);
+  return parts.join(', ');
+}
+
 export function InboxView() {
   const app = useApp();
   const s = app.session;
@@ -41,15 +77,25 @@ export function InboxView() {
   const marks = useMemo(() => new ReadMarks(s.storage, wallet), [wallet]);
   const [entries, setEntries] = useState<InboxEntry[] | null>(cached?.entries ?? null);
   const [mailCount, setMailCount] = useState<bigint | null>(cached?.mailCount ?? null);
-  const [rows, setRows] = useState<Record<string, RowState>>({});
+  const [rows, setRows] = useState<Record<string, RowState>>(() => initialRows(cached?.entries));
   const [error, setError] = useState('');
   const [more, setMore] = useState(cached?.more ?? false);
   const [loading, setLoading] = useState(false);
-  const [, setMarksVersion] = useState(0);
+  const [marksVersion, setMarksVersion] = useState(0);
+  const [unreadTotal, setUnreadTotal] = useState<UnreadCount | null>(() => {
+    const u = unreadAt.get(wallet);
+    return u && cached && u.mailCount === cached.mailCount ? u : null;
+  });
+  const [query, setQuery] = useState('');
+  // The latest state for callbacks that outlive a render (the scroll observer, load()).
+  const live = useRef({ entries, mailCount, more, loading });
+  live.current = { entries, mailCount, more, loading };
+  const sentinel = useRef<HTMLLIElement>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
 
   const openRows = (list: InboxEntry[]) => {
     // Three at a time: enough to fill the screen quickly without flooding the gateway.
-    const queue = [...list];
+    const queue = list.filter((e) => !loadedNow(`chain:${e.address.toBase58()}`));
     const worker = async () => {
       for (let e = queue.shift(); e; e = queue.shift()) {
         const key = e.address.toBase58();
@@ -71,15 +117,32 @@ export function InboxView() {
     void Promise.all([worker(), worker(), worker()]);
   };
 
+  const recount = async (count: bigint, list: InboxEntry[]) => {
+    try {
+      const known = new Set(list.map((e) => e.address.toBase58()));
+      const u = await countUnread(s.conn, s.programId, wallet, count, (a) => marks.has(a), known);
+      unreadAt.set(wallet, { ...u, mailCount: count });
+      setUnreadTotal(u);
+    } catch (err) {
+      // The rows still show their own state; the count waits for the next read.
+      console.warn('unread count', err);
+    }
+  };
+
   const show = (list: InboxEntry[], count: bigint | null, hasMore: boolean) => {
     for (const e of list) inboxEntries.set(e.address.toBase58(), e);
+    live.current = { ...live.current, entries: list, mailCount: count, more: hasMore };
     setEntries(list);
     setMailCount(count);
     setMore(hasMore);
     if (count !== null) saveInboxSnapshot({ wallet, entries: list, mailCount: count, more: hasMore });
     setRows((r) => {
       const next = { ...r };
-      for (const e of list) next[e.address.toBase58()] ??= { state: 'loading' };
+      for (const e of list) {
+        const key = e.address.toBase58();
+        const msg = loadedNow(`chain:${key}`);
+        next[key] ??= msg ? { state: 'ok', msg } : { state: 'loading' };
+      }
       return next;
     });
     openRows(list);
@@ -87,12 +150,14 @@ export function InboxView() {
 
   /** `mode`: 'fresh' reads the newest page; 'new' only indexes past the known mail_count; 'older' the next page down. */
   const load = async (mode: 'fresh' | 'new' | 'older') => {
+    if (live.current.loading) return;
+    live.current = { ...live.current, loading: true };
     setLoading(true);
     setError('');
     try {
       const mailbox = await getMailbox(s.conn, s.programId, s.wallet.publicKey);
       if (!mailbox) return show([], null, false);
-      const known = mode === 'fresh' ? [] : (entries ?? []);
+      const known = mode === 'fresh' ? [] : (live.current.entries ?? []);
       if (mode === 'older') {
         const last = known[known.length - 1];
         const page = await listInbox(s.conn, s.programId, s.wallet.publicKey, {
@@ -100,24 +165,33 @@ export function InboxView() {
           before: last?.email.index,
         });
         const end = page[page.length - 1];
-        return show(
-          [...known, ...page],
-          mailbox.mailCount,
+        const list = mergeEntries([], [...known, ...page]);
+        show(
+          list,
+          live.current.mailCount ?? mailbox.mailCount,
           page.length === PAGE && (end?.email.index ?? 0n) > 0n,
         );
+        return;
       }
-      const seen = mode === 'new' ? (mailCount ?? 0n) : 0n;
-      if (mode === 'new' && seen >= mailbox.mailCount) return show(known, mailbox.mailCount, more);
-      const page = await listInbox(s.conn, s.programId, s.wallet.publicKey, {
-        limit: mode === 'new' ? Number(mailbox.mailCount - seen) : PAGE,
-        after: seen,
-      });
-      if (mode === 'new') return show(mergeEntries(page, known), mailbox.mailCount, more);
-      const end = page[page.length - 1];
-      show(page, mailbox.mailCount, page.length === PAGE && (end?.email.index ?? 0n) > 0n);
+      const seen = mode === 'new' ? (live.current.mailCount ?? 0n) : 0n;
+      if (mode === 'new' && seen >= mailbox.mailCount) {
+        show(known, mailbox.mailCount, live.current.more);
+      } else {
+        const page = await listInbox(s.conn, s.programId, s.wallet.publicKey, {
+          limit: mode === 'new' ? Number(mailbox.mailCount - seen) : PAGE,
+          after: seen,
+        });
+        if (mode === 'new') show(mergeEntries(page, known), mailbox.mailCount, live.current.more);
+        else {
+          const end = page[page.length - 1];
+          show(page, mailbox.mailCount, page.length === PAGE && (end?.email.index ?? 0n) > 0n);
+        }
+      }
+      void recount(mailbox.mailCount, live.current.entries ?? []);
     } catch (err) {
       setError(app.errorText(err));
     } finally {
+      live.current = { ...live.current, loading: false };
       setLoading(false);
     }
   };
@@ -129,24 +203,82 @@ export function InboxView() {
     } else void load('fresh');
   }, []);
 
-  const unread = (entries ?? []).filter((e) => !marks.has(e.address.toBase58())).length;
+  // Back from a message: the same pages, scrolled where they were. The
+  // heading takes focus here without scrolling, so the shell's focus() on it
+  // afterwards (a no-op on the focused element) does not jump to the top.
+  useLayoutEffect(() => {
+    const y = scrollAt.get(wallet);
+    if (!cached || y === undefined) return;
+    heading.current?.focus({ preventScroll: true });
+    window.scrollTo(0, y);
+  }, []);
   useEffect(() => {
-    document.title = unread > 0 ? `Inbox (${unread}) — Sealpost` : 'Inbox — Sealpost';
-  }, [unread]);
+    const remember = () => scrollAt.set(wallet, window.scrollY);
+    window.addEventListener('scroll', remember, { passive: true });
+    return () => window.removeEventListener('scroll', remember);
+  }, [wallet]);
+
+  // Older pages load as the end of the list comes into view. A new observer
+  // per state change: its first report says whether the end is still in view
+  // after a page arrived, so a tall screen keeps filling.
+  useEffect(() => {
+    const el = sentinel.current;
+    if (!el || !more || loading || query || typeof IntersectionObserver === 'undefined') return;
+    const io = new IntersectionObserver(
+      (seen) => {
+        if (seen.some((x) => x.isIntersecting) && live.current.more && !live.current.loading)
+          void load('older');
+      },
+      { rootMargin: '0px 0px 600px 0px' },
+    );
+    io.observe(el);
+    return () => io.disconnect();
+  }, [more, loading, entries?.length, query]);
+
+  // Marks changed here (a row opened, Mark all read): the count follows without a chain read.
+  const unreadLoaded = (entries ?? []).filter((e) => !marks.has(e.address.toBase58()));
+  const unread = unreadTotal
+    ? new Set(
+        [...unreadTotal.unread, ...unreadLoaded.map((e) => e.address.toBase58())].filter(
+          (a) => !marks.has(a),
+        ),
+      ).size
+    : unreadLoaded.length;
+  const unreadText = unreadTotal?.capped ? `${unread}+` : `${unread}`;
+  useEffect(() => {
+    document.title = unread > 0 ? `Inbox (${unreadText}) — Sealpost` : 'Inbox — Sealpost';
+  }, [unread, unreadText]);
 
   const markAllRead = () => {
-    marks.mark((entries ?? []).map((e) => e.address.toBase58()));
-    setMarksVersion((v) => v + 1);
+    const count = mailCount ?? 0n;
+    marks.mark([
+      ...mailboxAddresses(s.programId, wallet, count),
+      ...(entries ?? []).map((e) => e.address.toBase58()),
+    ]);
+    const u = { unread: [], capped: false };
+    unreadAt.set(wallet, { ...u, mailCount: count });
+    setUnreadTotal(u);
+    setMarksVersion(marksVersion + 1);
   };
+
+  const q = query.trim();
+  const opened = (entries ?? []).filter((e) => loadedNow(`chain:${e.address.toBase58()}`)).length;
+  const shown =
+    q === ''
+      ? (entries ?? [])
+      : (entries ?? []).filter((e) => {
+          const msg = loadedNow(`chain:${e.address.toBase58()}`);
+          return msg ? matchesQuery(msg.parsed, q) : false;
+        });
 
   return (
     <section aria-labelledby="inbox-title">
       <div class="toolbar">
-        <h1 id="inbox-title" tabIndex={-1}>
-          Inbox
+        <h1 id="inbox-title" tabIndex={-1} ref={heading}>
+          {unread > 0 ? `Inbox (${unreadText})` : 'Inbox'}
         </h1>
         <span class="muted" data-testid="unread-count">
-          {unread > 0 ? `${unread} unread` : ''}
+          {unread > 0 ? `${unreadText} unread` : ''}
         </span>
         <button type="button" onClick={() => load('fresh')} disabled={loading}>
           Refresh
@@ -157,24 +289,52 @@ export function InboxView() {
           </button>
         )}
       </div>
+      {entries !== null && entries.length > 0 && (
+        <search class="inbox-search">
+          <label for="inbox-search">Search</label>
+          <input
+            id="inbox-search"
+            type="search"
+            value={query}
+            aria-describedby="inbox-search-scope"
+            onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
+          />
+          <p id="inbox-search-scope" class="muted small" data-testid="search-scope">
+            Searches mail opened in this browser tab: the {opened} message{opened === 1 ? '' : 's'} listed so
+            far (subject, sender, text). Nothing is sent anywhere or stored; older mail is searched once its
+            page is loaded.
+          </p>
+        </search>
+      )}
       <ErrorText text={error} />
       {mailCount === null && entries !== null && !error && (
         <p>This wallet has no mailbox on chain yet, so nobody can send it mail.</p>
       )}
       {entries === null && !error && <p aria-busy="true">Reading the chain…</p>}
       {entries !== null && entries.length === 0 && mailCount !== null && <p>No messages yet.</p>}
-      {entries !== null && entries.length > 0 && (
+      {q !== '' && (
+        <p role="status" data-testid="search-status">
+          {shown.length === 0
+            ? `No opened message matches “${q}”.`
+            : `${shown.length} opened message${shown.length === 1 ? ' matches' : 's match'} “${q}”.`}
+        </p>
+      )}
+      {shown.length > 0 && (
         <ul
           class="rows"
           data-rows
-          aria-label="Messages, newest first"
+          aria-label={q ? 'Search results, newest first' : 'Messages, newest first'}
           onKeyDown={(e) => listKeys(e as unknown as KeyboardEvent)}
         >
-          {entries.map((e) => {
+          {shown.map((e) => {
             const key = e.address.toBase58();
             const row = rows[key] ?? { state: 'loading' };
             const parsed = row.state === 'ok' ? row.msg.parsed : null;
             const isUnread = !marks.has(key);
+            const from = parsed ? senderLabel(parsed.from) : `#${e.email.index}`;
+            const subject = parsed ? parsed.subject || '(no subject)' : null;
+            const snippet = parsed ? snippetOf(parsed.text) : '';
+            const when = relativeTime(e.email.epoch);
             return (
               <li key={key}>
                 <button
@@ -183,23 +343,31 @@ export function InboxView() {
                   data-row
                   data-testid="inbox-row"
                   data-unread={isUnread ? 'true' : 'false'}
+                  aria-label={rowName(
+                    isUnread,
+                    from,
+                    subject ?? (row.state === 'error' ? row.text : 'opening'),
+                    snippet,
+                    when,
+                  )}
                   onClick={() => {
+                    scrollAt.set(wallet, window.scrollY);
                     marks.mark([key]);
                     app.navigate({ name: 'message', address: key });
                   }}
                 >
                   <span class="row-from">
                     {isUnread && <span class="visually-hidden">Unread. </span>}
-                    {parsed ? senderLabel(parsed.from) : `#${e.email.index}`}
+                    {from}
                   </span>
                   <span class="row-subject">
                     {row.state === 'loading' && <em>Opening…</em>}
                     {row.state === 'error' && <em class="muted">{row.text}</em>}
                     {parsed && (
                       <>
-                        <span class="subject">{parsed.subject || '(no subject)'}</span>
+                        <span class="subject">{subject}</span>
                         <span class="snippet" data-testid="inbox-snippet">
-                          {snippetOf(parsed.text)}
+                          {snippet}
                         </span>
                       </>
                     )}
@@ -210,18 +378,21 @@ export function InboxView() {
                     )}
                     {!isZero(e.email.replyToHash) && <span class="badge">reply</span>}
                     <time title={formatTime(e.email.epoch)} data-testid="inbox-time">
-                      {relativeTime(e.email.epoch)}
+                      {when}
                     </time>
                   </span>
                 </button>
               </li>
             );
           })}
+          {more && !q && (
+            <li ref={sentinel} class="rows-end" aria-hidden="true" data-testid="inbox-sentinel" />
+          )}
         </ul>
       )}
-      {more && (
+      {more && !q && (
         <button type="button" onClick={() => load('older')} disabled={loading}>
-          Older messages
+          {loading ? 'Loading older messages…' : 'Older messages'}
         </button>
       )}
     </section>

@@ -1,14 +1,19 @@
 // One on-chain message: its chain facts, the opened body, Reply (on chain,
-// with the parent's address as reply_to_hash) and Claim bounty.
+// with the parent's address as reply_to_hash), Forward (inline or as an
+// attachment), Mark unread, Delete (DeleteMail, after a sheet with the rent
+// refund and the bounty rule) and Claim bounty.
 import { useEffect, useState } from 'preact/hooks';
 import { getEmailAt, type InboxEntry } from '../../../chain/client.ts';
 import { claimBountyInstruction } from '../../../chain/instructions.ts';
 import { type Draft, formatSol } from '../chain/compose.ts';
+import { type DeletePlan, prepareDeleteMail } from '../chain/delete-mail.ts';
 import { sendInstructions } from '../chain/tx.ts';
-import { ReadMarks } from '../inbox-state.ts';
+import { inboxSnapshot, ReadMarks, saveInboxSnapshot } from '../inbox-state.ts';
 import { replySubject } from '../mail/build-message.ts';
+import { forwardDraft } from '../mail/forward.ts';
 import { inboxEntries, type LoadedMessage, loadChainMessage } from '../messages.ts';
 import { useApp } from '../session.ts';
+import { ActionSheet } from './action-sheet.tsx';
 import { AttestedBadge } from './attested-badge.tsx';
 import { MailBody } from './mail-body.tsx';
 import { ErrorText, formatTime } from './widgets.tsx';
@@ -30,6 +35,10 @@ export function replyDraft(parentEmail: string, loaded: LoadedMessage, localOnly
     replyTo: { email: parentEmail, messageId: p.messageId, references: p.references },
   };
 }
+
+/** Forward pressed on a message whose body never opened. */
+export const FORWARD_UNAVAILABLE =
+  'This message could not be fetched or opened, so there is nothing to forward. Nothing was sent or spent.';
 
 export function ReaderView({ address }: { address: string }) {
   const app = useApp();
@@ -103,6 +112,48 @@ export function ReaderView({ address }: { address: string }) {
     }
   };
 
+  const [plan, setPlan] = useState<DeletePlan | null>(null);
+  const [preparing, setPreparing] = useState(false);
+  const askDelete = async () => {
+    if (preparing || plan) return;
+    setPreparing(true);
+    setError('');
+    try {
+      setPlan(
+        await prepareDeleteMail(
+          { conn: s.conn, programId: s.programId, wallet: s.wallet.publicKey },
+          address,
+        ),
+      );
+    } catch (err) {
+      setError(app.errorText(err));
+    } finally {
+      setPreparing(false);
+    }
+  };
+  const deleted = (message: string) => {
+    setPlan(null);
+    // The inbox drops the row without reading the chain again.
+    inboxEntries.delete(address);
+    const snap = inboxSnapshot(s.wallet.address);
+    if (snap)
+      saveInboxSnapshot({ ...snap, entries: snap.entries.filter((e) => e.address.toBase58() !== address) });
+    app.navigate({ name: 'inbox' });
+    app.notify(message);
+  };
+  const forward = (asAttachment: boolean) => {
+    if (!loaded) {
+      setError(FORWARD_UNAVAILABLE);
+      return;
+    }
+    app.navigate({ name: 'compose', draft: forwardDraft(loaded, asAttachment) });
+  };
+  const markUnread = () => {
+    new ReadMarks(s.storage, s.wallet.address).unmark([address]);
+    app.navigate({ name: 'inbox' });
+    app.notify('Marked as unread.');
+  };
+
   const email = entry?.email;
   const nowSec = Date.now() / 1000;
   const claimable =
@@ -115,12 +166,13 @@ export function ReaderView({ address }: { address: string }) {
   return (
     <section aria-label="Message">
       <div class="toolbar">
-        <button type="button" onClick={() => app.navigate({ name: 'inbox' })}>
+        <button type="button" data-shortcut="Escape" onClick={() => app.navigate({ name: 'inbox' })}>
           ← Inbox
         </button>
         {loaded && email && (
           <button
             type="button"
+            data-shortcut="r"
             onClick={() =>
               app.navigate({
                 name: 'compose',
@@ -129,6 +181,24 @@ export function ReaderView({ address }: { address: string }) {
             }
           >
             Reply
+          </button>
+        )}
+        {(loaded || error) && (
+          <>
+            <button type="button" data-shortcut="f" onClick={() => forward(false)}>
+              Forward
+            </button>
+            <button type="button" onClick={() => forward(true)}>
+              Forward as attachment
+            </button>
+          </>
+        )}
+        <button type="button" data-shortcut="u" onClick={markUnread}>
+          Mark unread
+        </button>
+        {email && (
+          <button type="button" data-shortcut="e #" onClick={askDelete} disabled={preparing}>
+            {preparing ? 'Reading the chain…' : 'Delete'}
           </button>
         )}
         {claimable && (
@@ -183,6 +253,7 @@ export function ReaderView({ address }: { address: string }) {
           </dl>
         </details>
       )}
+      {plan && <ActionSheet action={plan} onCancel={() => setPlan(null)} onDone={deleted} />}
     </section>
   );
 }

@@ -5,6 +5,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef } from 'preact/hooks';
 import { formatSol, type Prepared, type SendCost } from '../chain/compose.ts';
 import { describeRecipient } from '../chain/recipient.ts';
+import { useModal } from './modal.ts';
 import { short } from './widgets.tsx';
 
 function Sol({ lamports }: { lamports: bigint }) {
@@ -60,22 +61,19 @@ export function Sheet({
   children: ComponentChildren;
 }) {
   const titleId = useId();
-  // Escape is heard on the whole document while the sheet is up: focus moves
-  // into the sheet only once its check finishes, and a key pressed before that
-  // (or after a click outside it) must still cancel.
-  const latest = useRef({ busy, onCancel });
-  latest.current = { busy, onCancel };
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key !== 'Escape' || latest.current.busy) return;
-      e.preventDefault();
-      latest.current.onCancel();
-    };
-    document.addEventListener('keydown', onKey);
-    return () => document.removeEventListener('keydown', onKey);
-  }, []);
+  const ref = useRef<HTMLElement>(null);
+  // Focus stays inside and the page behind is inert (modal.ts). Escape is
+  // heard on the whole document while the sheet is up: focus moves to the
+  // confirm button only once its check finishes, and a key pressed before
+  // that must still cancel.
+  useModal(ref, {
+    onEscape: () => {
+      if (!busy) onCancel();
+    },
+  });
   return (
     <section
+      ref={ref}
       class="card sheet"
       role="dialog"
       aria-modal="true"

@@ -3,24 +3,49 @@
 // marked \Seen. Reply links to the parent on chain (reply_to_hash, sent
 // direct-signed) when the parent has an Email account and came from a wallet
 // address, which has an on-chain mailbox; other replies go through the server
-// with In-Reply-To and References.
-import { useEffect, useState } from 'preact/hooks';
+// with In-Reply-To and References. Forward (inline or as an attachment),
+// Mark unread, Move to a folder (a Junk verdict sends the opened plaintext
+// along so the server's spam filter learns from it), and Delete: to Trash,
+// or — inside Trash — for good after a question.
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { isBase58Key } from '../../../chain/hash.ts';
 import { localPart } from '../chain/recipient.ts';
 import { replySubject } from '../mail/build-message.ts';
+import { forwardDraft } from '../mail/forward.ts';
 import { type LoadedMessage, loadServerMessage } from '../messages.ts';
+import type { ServerMailbox } from '../server/api.ts';
+import { openedRows } from '../server/folder-state.ts';
 import { useApp } from '../session.ts';
 import { AttestedBadge } from './attested-badge.tsx';
 import type { ComposeDraft } from './compose.tsx';
 import { MailBody } from './mail-body.tsx';
-import { replyDraft } from './reader.tsx';
+import { FORWARD_UNAVAILABLE, replyDraft } from './reader.tsx';
+import { Sheet } from './send-summary.tsx';
 import { ErrorText } from './widgets.tsx';
+
+/** Folders a message can always be moved to; the server makes them on first use. */
+const STANDARD_FOLDERS = ['INBOX', 'Junk', 'Trash', 'Archive'];
+
+/** Whether a move between these folders is a spam verdict the server's learner hears (src/spam/learn.ts). */
+export function learnsFrom(from: string | undefined, to: string): boolean {
+  return (to === 'Junk' && from !== 'Junk') || (from === 'Junk' && to !== 'Junk' && to !== 'Trash');
+}
 
 export function ServerReaderView({ id, emailAddress }: { id: string; emailAddress: string | null }) {
   const app = useApp();
   const s = app.session;
   const [loaded, setLoaded] = useState<LoadedMessage | null>(null);
   const [error, setError] = useState('');
+  const [boxes, setBoxes] = useState<ServerMailbox[]>([]);
+  const [target, setTarget] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [confirmExpunge, setConfirmExpunge] = useState(false);
+  const expungeRef = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (confirmExpunge) expungeRef.current?.focus();
+  }, [confirmExpunge]);
+  const from = openedRows.get(id);
+  const folder = from?.mailbox.name;
 
   useEffect(() => {
     let live = true;
@@ -30,11 +55,16 @@ export function ServerReaderView({ id, emailAddress }: { id: string; emailAddres
         if (!live) return;
         setLoaded(msg);
         document.getElementById('mail-subject')?.focus();
-        await s.api?.setFlags(id, ['\\Seen']).catch(() => {});
+        const flags = new Set([...(from?.row.flags ?? []), '\\Seen']);
+        await s.api?.setFlags(id, [...flags]).catch(() => {});
       } catch (err) {
         if (live) setError(app.errorText(err));
       }
     })();
+    s.api
+      ?.mailboxes()
+      .then((r) => live && setBoxes(r.mailboxes))
+      .catch(() => {});
     return () => {
       live = false;
     };
@@ -64,22 +94,131 @@ export function ServerReaderView({ id, emailAddress }: { id: string; emailAddres
     app.navigate({ name: 'compose', draft });
   };
 
+  const forward = (asAttachment: boolean) => {
+    if (!loaded) {
+      setError(FORWARD_UNAVAILABLE);
+      return;
+    }
+    app.navigate({ name: 'compose', draft: forwardDraft(loaded, asAttachment) });
+  };
+
+  /** Runs one server action, then goes back to the folder with its notice. */
+  const act = async (fn: () => Promise<string>) => {
+    if (busy || !s.api) return;
+    setBusy(true);
+    setError('');
+    try {
+      const notice = await fn();
+      app.navigate({ name: 'folders' });
+      app.notify(notice);
+    } catch (err) {
+      setError(app.errorText(err));
+      setBusy(false);
+    }
+  };
+
+  const move = (to: string) =>
+    act(async () => {
+      const api = s.api;
+      if (!api) throw new Error('not in server mode');
+      // The server cannot read the sealed copy: for a spam verdict the page sends the plaintext it opened.
+      const learn = loaded && learnsFrom(folder, to) ? loaded.opened.raw : undefined;
+      const out = await api.moveMessage(id, to, learn);
+      openedRows.delete(id);
+      return `Moved to ${out.mailbox.name === 'INBOX' ? 'Inbox' : out.mailbox.name}${out.learned ? ` (the spam filter learns it as ${out.learned})` : ''}.`;
+    });
+
+  const remove = () => {
+    if (folder === 'Trash') {
+      setConfirmExpunge(true);
+      return;
+    }
+    void move('Trash');
+  };
+
+  const expunge = () =>
+    act(async () => {
+      await s.api?.deleteMessage(id);
+      openedRows.delete(id);
+      return 'Deleted permanently.';
+    });
+
+  const markUnread = () =>
+    act(async () => {
+      const flags = (from?.row.flags ?? ['\\Seen']).filter((f) => f !== '\\Seen');
+      await s.api?.setFlags(id, flags);
+      return 'Marked as unread.';
+    });
+
+  const names = [...new Set([...STANDARD_FOLDERS, ...boxes.map((b) => b.name)])].filter((n) => n !== folder);
+
   return (
     <section aria-label="Message">
       <div class="toolbar">
-        <button type="button" onClick={() => app.navigate({ name: 'folders' })}>
+        <button type="button" data-shortcut="Escape" onClick={() => app.navigate({ name: 'folders' })}>
           ← Folders
         </button>
         {loaded && (
-          <button type="button" onClick={reply}>
+          <button type="button" data-shortcut="r" onClick={reply}>
             Reply
           </button>
         )}
+        {(loaded || error) && (
+          <>
+            <button type="button" data-shortcut="f" onClick={() => forward(false)}>
+              Forward
+            </button>
+            <button type="button" onClick={() => forward(true)}>
+              Forward as attachment
+            </button>
+          </>
+        )}
+        <button type="button" data-shortcut="u" onClick={markUnread} disabled={busy}>
+          Mark unread
+        </button>
+        <button type="button" data-shortcut="e #" onClick={remove} disabled={busy}>
+          {folder === 'Trash' ? 'Delete permanently' : 'Delete'}
+        </button>
+        <label class="move">
+          Move to{' '}
+          <select value={target} onChange={(e) => setTarget(e.currentTarget.value)} disabled={busy}>
+            <option value="">Choose a folder…</option>
+            {names.map((n) => (
+              <option key={n} value={n}>
+                {n === 'INBOX' ? 'Inbox' : n}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" onClick={() => target && void move(target)} disabled={busy || !target}>
+          Move
+        </button>
       </div>
       <ErrorText text={error} />
       {!loaded && !error && <p aria-busy="true">Opening the message…</p>}
       {loaded && <AttestedBadge envelopeFrom={loaded.opened.envelope.from} />}
       {loaded && <MailBody mail={loaded.parsed} />}
+      {confirmExpunge && (
+        <Sheet
+          title="Delete this message permanently?"
+          testId="expunge-confirm"
+          busy={busy}
+          onCancel={() => setConfirmExpunge(false)}
+        >
+          <p>
+            It leaves Trash and this server for good (mail clients over IMAP see it go too). This cannot be
+            undone.
+          </p>
+          <p class="actions">
+            <button type="button" class="primary" ref={expungeRef} onClick={expunge} disabled={busy}>
+              {busy ? 'Deleting…' : 'Delete permanently'}
+            </button>
+            <button type="button" onClick={() => setConfirmExpunge(false)} disabled={busy}>
+              Cancel
+            </button>
+          </p>
+        </Sheet>
+      )}
     </section>
   );
 }

@@ -74,10 +74,39 @@ export function UnlockScreen(props: Props) {
   );
 }
 
+type SetupTab = 'import' | 'external' | 'restore';
+
+const SETUP_TABS: [SetupTab, string][] = [
+  ['import', 'Import a secret key'],
+  ['external', 'Connect a browser wallet'],
+  ['restore', 'Restore a backup'],
+];
+
 function UnlockForm({ storage, settings, onUnlocked, errorText, modeLabel }: Props) {
   const chain = chainIdFor(settings.rpcUrl);
   const [stored, setStored] = useState(() => vaultSummary(storage));
-  const [tab, setTab] = useState<'import' | 'external' | 'restore'>('import');
+  const [tab, setTab] = useState<SetupTab>('import');
+  // The WAI-ARIA tabs pattern: one tab in the Tab order (the selected one);
+  // Left/Right (wrapping), Home and End move to a tab and select it.
+  const onTabKey = (e: KeyboardEvent) => {
+    const at = SETUP_TABS.findIndex(([id]) => id === tab);
+    const n = SETUP_TABS.length;
+    const to =
+      e.key === 'ArrowRight'
+        ? (at + 1) % n
+        : e.key === 'ArrowLeft'
+          ? (at - 1 + n) % n
+          : e.key === 'Home'
+            ? 0
+            : e.key === 'End'
+              ? n - 1
+              : -1;
+    if (to < 0) return;
+    e.preventDefault();
+    const id = (SETUP_TABS[to] as [SetupTab, string])[0];
+    setTab(id);
+    document.getElementById(`setup-tab-${id}`)?.focus();
+  };
   const [backup, setBackup] = useState<BackupFile | null>(null);
   const [backupPass, setBackupPass] = useState('');
   const [passphrase, setPassphrase] = useState('');
@@ -233,122 +262,124 @@ function UnlockForm({ storage, settings, onUnlocked, errorText, modeLabel }: Pro
         Your wallet opens your mail. Keys stay in this browser, encrypted under a passphrase you choose.{' '}
         <span class="badge">{modeLabel}</span>
       </p>
-      <div role="tablist" class="tabs">
-        <button type="button" role="tab" aria-selected={tab === 'import'} onClick={() => setTab('import')}>
-          Import a secret key
-        </button>
-        <button
-          type="button"
-          role="tab"
-          aria-selected={tab === 'external'}
-          onClick={() => setTab('external')}
-        >
-          Connect a browser wallet
-        </button>
-        <button type="button" role="tab" aria-selected={tab === 'restore'} onClick={() => setTab('restore')}>
-          Restore a backup
-        </button>
+      <div role="tablist" class="tabs" aria-label="How to set up" onKeyDown={onTabKey}>
+        {SETUP_TABS.map(([id, label]) => (
+          <button
+            type="button"
+            role="tab"
+            key={id}
+            id={`setup-tab-${id}`}
+            aria-selected={tab === id}
+            aria-controls="setup-panel"
+            tabIndex={tab === id ? 0 : -1}
+            onClick={() => setTab(id)}
+          >
+            {label}
+          </button>
+        ))}
       </div>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (tab === 'import') importKey();
-          if (tab === 'restore') restore();
-        }}
-      >
-        {tab === 'import' && (
-          <>
-            <Field
-              label="Keypair file"
-              hint="A Solana CLI keypair file (id.json); it is read in this page only"
-            >
-              <input
-                type="file"
-                accept="application/json,.json"
-                data-testid="keypair-file"
-                onChange={async (e) => {
-                  const picked = e.currentTarget.files?.[0];
-                  if (picked) setSecret((await picked.text()).trim());
+      <div role="tabpanel" id="setup-panel" aria-labelledby={`setup-tab-${tab}`}>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (tab === 'import') importKey();
+            if (tab === 'restore') restore();
+          }}
+        >
+          {tab === 'import' && (
+            <>
+              <Field
+                label="Keypair file"
+                hint="A Solana CLI keypair file (id.json); it is read in this page only"
+              >
+                <input
+                  type="file"
+                  accept="application/json,.json"
+                  data-testid="keypair-file"
+                  onChange={async (e) => {
+                    const picked = e.currentTarget.files?.[0];
+                    if (picked) setSecret((await picked.text()).trim());
+                  }}
+                />
+              </Field>
+              <Field label="Secret key (Solana CLI keypair JSON or base58)">
+                <input
+                  type="password"
+                  value={secret}
+                  onInput={(e) => setSecret(e.currentTarget.value)}
+                  spellcheck={false}
+                  autoComplete="off"
+                />
+              </Field>
+              <p class="warning">
+                Whoever sees this key controls the wallet and its funds. Paste it only on a computer you
+                trust, with nobody watching the screen.
+              </p>
+            </>
+          )}
+          {tab === 'restore' && (
+            <>
+              <RestoreFields
+                file={backup}
+                onFile={(f, err) => {
+                  setBackup(f);
+                  setError(err);
                 }}
               />
-            </Field>
-            <Field label="Secret key (Solana CLI keypair JSON or base58)">
-              <input
-                type="password"
-                value={secret}
-                onInput={(e) => setSecret(e.currentTarget.value)}
-                spellcheck={false}
-                autoComplete="off"
-              />
-            </Field>
-            <p class="warning">
-              Whoever sees this key controls the wallet and its funds. Paste it only on a computer you trust,
-              with nobody watching the screen.
-            </p>
-          </>
-        )}
-        {tab === 'restore' && (
-          <>
-            <RestoreFields
-              file={backup}
-              onFile={(f, err) => {
-                setBackup(f);
-                setError(err);
-              }}
+              <Field label="Backup passphrase">
+                <input
+                  type="password"
+                  autoComplete="off"
+                  value={backupPass}
+                  onInput={(e) => setBackupPass(e.currentTarget.value)}
+                />
+              </Field>
+            </>
+          )}
+          <Field label="New passphrase">
+            <input
+              type="password"
+              autoComplete="new-password"
+              value={passphrase}
+              onInput={(e) => setPassphrase(e.currentTarget.value)}
             />
-            <Field label="Backup passphrase">
-              <input
-                type="password"
-                autoComplete="off"
-                value={backupPass}
-                onInput={(e) => setBackupPass(e.currentTarget.value)}
-              />
-            </Field>
-          </>
-        )}
-        <Field label="New passphrase">
-          <input
-            type="password"
-            autoComplete="new-password"
-            value={passphrase}
-            onInput={(e) => setPassphrase(e.currentTarget.value)}
-          />
-        </Field>
-        <Field label="Passphrase again">
-          <input
-            type="password"
-            autoComplete="new-password"
-            value={confirm}
-            onInput={(e) => setConfirm(e.currentTarget.value)}
-          />
-        </Field>
-        {tab === 'import' || tab === 'restore' ? (
-          <button type="submit" disabled={busy}>
-            {busy ? 'Encrypting…' : tab === 'import' ? 'Import and unlock' : 'Restore and unlock'}
-          </button>
-        ) : wallets.length === 0 ? (
-          <p>
-            No browser wallet answers on this page. Install one (it must support signAndSendTransaction), or
-            import a key.
+          </Field>
+          <Field label="Passphrase again">
+            <input
+              type="password"
+              autoComplete="new-password"
+              value={confirm}
+              onInput={(e) => setConfirm(e.currentTarget.value)}
+            />
+          </Field>
+          {tab === 'import' || tab === 'restore' ? (
+            <button type="submit" disabled={busy}>
+              {busy ? 'Encrypting…' : tab === 'import' ? 'Import and unlock' : 'Restore and unlock'}
+            </button>
+          ) : wallets.length === 0 ? (
+            <p>
+              No browser wallet answers on this page. Install one (it must support signAndSendTransaction), or
+              import a key.
+            </p>
+          ) : (
+            <ul class="plain">
+              {wallets.map((w) => (
+                <li key={w.name}>
+                  <button type="button" disabled={busy} onClick={() => connect(w)}>
+                    Connect {w.name}
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+        </form>
+        {tab === 'external' && (
+          <p class="muted">
+            A browser wallet cannot decrypt mail: after connecting, publish a mailbox key under Keys. Its
+            secret is kept in this browser’s vault.
           </p>
-        ) : (
-          <ul class="plain">
-            {wallets.map((w) => (
-              <li key={w.name}>
-                <button type="button" disabled={busy} onClick={() => connect(w)}>
-                  Connect {w.name}
-                </button>
-              </li>
-            ))}
-          </ul>
         )}
-      </form>
-      {tab === 'external' && (
-        <p class="muted">
-          A browser wallet cannot decrypt mail: after connecting, publish a mailbox key under Keys. Its secret
-          is kept in this browser’s vault.
-        </p>
-      )}
+      </div>
       {error && (
         <p role="alert" class="error">
           {error}

@@ -1,29 +1,51 @@
 // Small shared pieces of markup.
 import type { ComponentChildren } from 'preact';
-import { useId, useState } from 'preact/hooks';
+import { useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 export function short(address: string): string {
   return address.length > 12 ? `${address.slice(0, 4)}…${address.slice(-4)}` : address;
 }
 
-/** A labelled control: the label wraps the input so clicking it focuses the field. */
+/**
+ * A labelled control: the label wraps the input so clicking it focuses the
+ * field. The hint is no part of the field's name: it sits after the label
+ * and the control points at it with aria-describedby.
+ */
 export function Field({
   label,
   hint,
   children,
 }: {
   label: string;
-  hint?: string;
+  hint?: string | undefined;
   children: ComponentChildren;
 }) {
-  const id = useId();
+  const hintId = useId();
+  const ref = useRef<HTMLLabelElement>(null);
+  // The control comes in as children: link it to the hint once it is in the page (and after each change).
+  useLayoutEffect(() => {
+    const control = ref.current?.querySelector('input, select, textarea');
+    if (!control) return;
+    const ids = (control.getAttribute('aria-describedby') ?? '')
+      .split(/\s+/)
+      .filter((x) => x && x !== hintId);
+    if (hint) ids.push(hintId);
+    if (ids.length > 0) control.setAttribute('aria-describedby', ids.join(' '));
+    else control.removeAttribute('aria-describedby');
+  });
   return (
-    // biome-ignore lint/a11y/noLabelWithoutControl: the control comes in as children, inside the label.
-    <label class="field" id={id}>
-      <span class="field-label">{label}</span>
-      {children}
-      {hint && <span class="hint">{hint}</span>}
-    </label>
+    <div class="field">
+      {/* biome-ignore lint/a11y/noLabelWithoutControl: the control comes in as children, inside the label. */}
+      <label ref={ref}>
+        <span class="field-label">{label}</span>
+        {children}
+      </label>
+      {hint && (
+        <span class="hint" id={hintId}>
+          {hint}
+        </span>
+      )}
+    </div>
   );
 }
 
