@@ -2,18 +2,19 @@
 // or Close shuts it and focus goes back where it was.
 import { useEffect, useRef } from 'preact/hooks';
 import { useApp } from '../session.ts';
+import { useModal } from './modal.ts';
 import { SHORTCUTS, useShortcuts } from './shortcuts.ts';
 
 function HelpOverlay({ onClose }: { onClose: () => void }) {
   const closeRef = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    const before = document.activeElement as HTMLElement | null;
-    closeRef.current?.focus();
-    return () => before?.focus?.();
-  }, []);
+  const dialogRef = useRef<HTMLElement>(null);
+  // Focus trapped inside, the page behind inert, focus back to where it was on close.
+  useModal(dialogRef, { onEscape: onClose });
+  useEffect(() => closeRef.current?.focus(), []);
   return (
     <div class="help-backdrop">
       <section
+        ref={dialogRef}
         class="card sheet help-overlay"
         role="dialog"
         aria-modal="true"
