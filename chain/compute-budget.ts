@@ -5,7 +5,8 @@
 // transaction carries SetComputeUnitLimit (sized from the measured use of
 // its instructions, with a margin) and SetComputeUnitPrice (a fixed price,
 // or `auto` from getRecentPrioritizationFees over its writable accounts,
-// capped per transaction and raised on each rebroadcast round).
+// capped per transaction and raised on each re-sign: raiseForRound, per
+// signing round of the same message, never for a rebroadcast of the same bytes).
 // Browser-safe: web3.js and plain TypeScript only.
 import {
   ComputeBudgetProgram,
@@ -301,7 +302,7 @@ export const DEFAULT_PRIORITY_FEE_PERCENTILE = 75;
 export const DEFAULT_MAX_PRIORITY_FEE_LAMPORTS = 100_000n;
 /** getRecentPrioritizationFees takes at most 128 accounts. */
 export const MAX_PRIORITIZATION_FEE_KEYS = 128;
-/** Each rebroadcast round multiplies the price by 3/2. */
+/** Each signing round (a re-sign after a proven expiry) multiplies the price by 3/2. */
 const ROUND_NUM = 3n;
 const ROUND_DEN = 2n;
 /** A getRecentPrioritizationFees that takes longer than this falls back. */
@@ -319,7 +320,7 @@ export function percentileOf(values: bigint[], percentile: number): bigint {
   return sorted[rank - 1] ?? 0n;
 }
 
-/** `price` raised for rebroadcast round `round` (0 = first send): ×1.5 per round, rounded up. */
+/** `price` raised for signing round `round` (0 = the first signing): ×1.5 per re-sign, rounded up. */
 export function raiseForRound(price: bigint, round: number): bigint {
   const r = Math.max(0, Math.floor(round));
   if (r === 0 || price <= 0n) return price;
@@ -368,7 +369,7 @@ async function recentFees(conn: Connection, keys: PublicKey[]): Promise<bigint[]
 
 /**
  * The price (µlamports per CU) for a transaction of `unitLimit` CU writing
- * `writableKeys`, on rebroadcast round `round` (0 = the first send): fixed →
+ * `writableKeys`, on signing round `round` (0 = the first signing): fixed →
  * the configured price; auto → the percentile of getRecentPrioritizationFees
  * over the writable keys (at most 128), at least the floor (`microLamports`,
  * default 1). Raised ×1.5 per round, then capped so the transaction's

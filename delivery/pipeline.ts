@@ -26,12 +26,14 @@ import type { Pinner } from '../pinning/types.ts';
 import type { BlobStore } from '../src/blobs/blob-store.ts';
 import type { Logger } from '../src/log.ts';
 import { type PipelineMetrics, timeStage } from '../src/metrics/types.ts';
+import { rpcUnavailableIn } from '../src/net/rpc-discipline.ts';
 import type { AccountsRepo, IntentsRepo, MessagesRepo } from '../src/store/index.ts';
 import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
 import { bounce } from './bounce.ts';
 import { PendingError, PermanentDeliveryError, UnprovenExpiryError } from './errors.ts';
 import type { Gate } from './gate.ts';
 import type { DeliverJobData, OutboundJobData, RecipientPinJobData, StageResults } from './jobs.ts';
+import { RpcOutage } from './rpc-outage.ts';
 import { attestedSenderOf } from './stages/attest.ts';
 import { pinStage } from './stages/pin.ts';
 import { resolveStage } from './stages/resolve.ts';
@@ -85,7 +87,11 @@ export interface PipelineDeps {
   intents?: IntentsRepo;
   /** The outbound ledger: a bounce's DSN is recorded there before it is queued (./bounce.ts). */
   outboundLedger?: OutboundLedger;
+  /** The process's view of a chain RPC outage (./rpc-outage.ts); default: one shared by the module. */
+  rpcOutage?: RpcOutage;
 }
+
+const sharedOutage = new RpcOutage();
 
 export interface DeliverResult {
   emailAddress: string;
@@ -363,6 +369,7 @@ export async function processDeliverJob(
     if (job.data.exhausted) throw new Exhausted(job.data.exhausted.error);
     const result = await runDelivery(deps, copyId, job.data, (d) => job.updateData(d));
     deps.metrics?.awaitingProof?.(copyId, false);
+    (deps.rpcOutage ?? sharedOutage).clear();
     return result;
   } catch (err) {
     if (err instanceof DelayedError) throw err;
@@ -370,6 +377,13 @@ export async function processDeliverJob(
       // The transaction may still land: look again shortly without spending an attempt.
       deps.metrics?.awaitingProof?.(copyId, err instanceof UnprovenExpiryError);
       return wait(err.retryAfterMs);
+    }
+    const unavailable = rpcUnavailableIn(err);
+    if (unavailable && token) {
+      // The endpoint (a 429 storm past rpc_max_wait_secs, 5xx), not the message, failed: the job
+      // comes back when the endpoint said to, spending no attempt. Stages resume as after any
+      // retry (a recorded SendMail is settled, never signed again unproven). Logged once a minute.
+      return wait((deps.rpcOutage ?? sharedOutage).defer(unavailable.retryAt, deps.logger));
     }
     deps.metrics?.awaitingProof?.(copyId, false);
     const permanent = err instanceof UnrecoverableError;

@@ -39,6 +39,7 @@ import {
   settleRentRecovery,
   startRentRecovery,
 } from './rent-recovery.ts';
+import { RpcOutage } from './rpc-outage.ts';
 import type { ReaderKey } from './stages/seal.ts';
 import { SendMailBatcher } from './stages/sendmail-batch.ts';
 import { SignatureWatch } from './stages/signature-watch.ts';
@@ -67,6 +68,8 @@ export interface InboundWorkerOptions {
   confirmTimeoutMs?: number;
   /** `[chain] pipeline_sendmail`. */
   pipelineSendMail?: boolean;
+  /** `[chain] status_poll_ms`: the shortest time between two status polls (default: by the endpoint, SignatureWatch). */
+  statusPollMs?: number;
   /** `[chain] sendmail_batch_max` / `sendmail_batch_wait_ms` (absent or max 1: one SendMail per transaction). */
   sendMailBatch?: { max: number; waitMs: number };
   readerKeys?: (wallet: string) => Promise<ReaderKey[]>;
@@ -113,7 +116,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
   });
   const outbound = new Queue<OutboundJobData>(QUEUE_OUTBOUND, { connection: shared, prefix: opts.prefix });
   // One status poller and one batcher per process (delivery/stages/sendmail-batch.ts).
-  const watch = new SignatureWatch(opts.connection);
+  const watch = new SignatureWatch(opts.connection, undefined, { minPollMs: opts.statusPollMs });
   const batch = opts.sendMailBatch;
   const batcher =
     batch && batch.max > 1
@@ -162,6 +165,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     deliveryLogger: opts.logger.child({ component: 'delivery' }),
     intents: opts.intents,
     outboundLedger: opts.outboundLedger,
+    rpcOutage: new RpcOutage(),
   };
   // A crashed worker's jobs are picked up again within seconds, and however
   // often a job is interrupted it is retried (stages resume), never failed

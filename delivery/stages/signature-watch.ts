@@ -5,6 +5,10 @@
 // (to tell "still valid" from "expired" for a signature not seen yet).
 // Waiters that hand over their signed bytes have them re-sent about every
 // 2 s while they wait (chain/rebroadcast.ts), until seen or expired.
+// Polls start at least `minPollMs` apart (`[chain] status_poll_ms`: by
+// default one slot, 400 ms, for a node elsewhere, 10 ms for one on this
+// host), however many waiters come and go: a new waiter joins the next
+// poll, and only the first of a burst (the poller idle) is looked at at once.
 //
 // "Expired" is only ever said on evidence: the status missing from an
 // answer whose context slot is at or past the slot of a block height above
@@ -16,6 +20,7 @@
 // (docs/inbound.md "Exactly once").
 import type { Connection, SignatureStatus } from '@solana/web3.js';
 import { REBROADCAST_MS, Rebroadcaster } from '../../chain/rebroadcast.ts';
+import { defaultStatusPollMs } from '../../src/net/rpc-discipline.ts';
 import { heightAndStatuses } from '../rpc.ts';
 
 export type SignatureState =
@@ -104,16 +109,33 @@ export class SignatureWatch {
   private polling = false;
   /** Rounds in a row in which no waiter was answered: the interval doubles with each, up to QUIET_MAX_MS. */
   private quiet = 0;
+  /** When the last poll began. */
+  private polledAt = Number.NEGATIVE_INFINITY;
   /** Re-sends the signed bytes of waiters that gave them (chain/rebroadcast.ts). */
   readonly rebroadcast: Rebroadcaster;
+  /** The shortest time from one poll's start to the next's (`[chain] status_poll_ms`). */
+  readonly minPollMs: number;
 
   constructor(
     private readonly connection: Connection,
-    /** Poll interval while someone waits for `processed` / only for `confirmed`. */
+    /** Poll interval while someone waits for `processed` / only for `confirmed` (never below minPollMs). */
     private readonly intervals = { fastMs: 10, slowMs: 50 },
-    opts: { rebroadcastMs?: number } = {},
+    opts: {
+      rebroadcastMs?: number;
+      /** Default: by the connection's endpoint (src/net/rpc-discipline.ts defaultStatusPollMs). */
+      minPollMs?: number;
+    } = {},
   ) {
     this.rebroadcast = new Rebroadcaster(connection, opts.rebroadcastMs ?? REBROADCAST_MS);
+    this.minPollMs = Math.max(0, opts.minPollMs ?? defaultStatusPollMs(connection.rpcEndpoint));
+  }
+
+  /** The pause between two polls: the cadence asked for, after `quiet` unanswered rounds, never below minPollMs. */
+  intervalMs(fast: boolean, quiet = 0): number {
+    return Math.max(
+      this.minPollMs,
+      quietInterval(fast ? this.intervals.fastMs : this.intervals.slowMs, quiet),
+    );
   }
 
   /** The current state of one signature: its status and the block height (with slots), in one batch. */
@@ -176,9 +198,11 @@ export class SignatureWatch {
           return true;
         },
       };
+      // The first waiter of a burst is looked at at once (at the fast cadence again); later
+      // ones join the poll already due, which keeps its time.
+      const idle = this.waiters.size === 0;
       this.waiters.add(waiter);
-      // A new signature is worth a fast look again.
-      this.quiet = 0;
+      if (idle) this.quiet = 0;
       this.schedule(0);
     });
   }
@@ -191,14 +215,16 @@ export class SignatureWatch {
 
   private schedule(ms: number): void {
     if (this.timer || this.polling || this.waiters.size === 0) return;
+    const due = Math.max(ms, this.polledAt + this.minPollMs - Date.now(), 0);
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.round();
-    }, ms);
+    }, due);
   }
 
   private async round(): Promise<void> {
     this.polling = true;
+    this.polledAt = Date.now();
     const waiters = [...this.waiters];
     try {
       const signatures = [...new Set(waiters.map((w) => w.signature))];
@@ -229,7 +255,7 @@ export class SignatureWatch {
     } finally {
       this.polling = false;
       const fast = [...this.waiters].some((w) => w.fast);
-      this.schedule(quietInterval(fast ? this.intervals.fastMs : this.intervals.slowMs, this.quiet));
+      this.schedule(this.intervalMs(fast, this.quiet));
     }
   }
 

@@ -443,7 +443,7 @@ async function watchUntil(
         if (done(state)) break;
         if (Date.now() >= deadline) throw notYet();
         await watch.rebroadcast.tick();
-        await sleep(target === 'processed' ? 10 : 50);
+        await sleep(watch.intervalMs(target === 'processed'));
       }
     } finally {
       watch.rebroadcast.untrack(prev.signature);

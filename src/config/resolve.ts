@@ -2,7 +2,7 @@
 // other keys (host names from smtp.hostname, paths under data_dir), makes
 // every path absolute, and runs the checks that span several tables.
 import { isAbsolute, join, resolve } from 'node:path';
-import { defaultMaxRps } from '../net/rpc-discipline.ts';
+import { defaultMaxRps, defaultStatusPollMs } from '../net/rpc-discipline.ts';
 import { readSecretFile } from '../redis/secret-file.ts';
 import { ExtraCaError, readExtraCa } from '../tls/extra-ca.ts';
 import type { ConfigIssue } from './issues.ts';
@@ -162,6 +162,7 @@ export function resolveConfig(
       ...raw.chain,
       ws_url: raw.chain.ws_url ?? deriveWsUrl(raw.chain.rpc_url),
       max_rps: raw.chain.max_rps ?? defaultMaxRps(raw.chain.rpc_url),
+      status_poll_ms: raw.chain.status_poll_ms ?? defaultStatusPollMs(raw.chain.rpc_url),
       authority_key_file: opt(raw.chain.authority_key_file),
       delegate_key_file: opt(raw.chain.delegate_key_file),
     },

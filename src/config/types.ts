@@ -176,6 +176,8 @@ export interface ChainConfig {
   max_rps: number;
   /** How long one RPC call waits out 429s and provider errors before failing as retryable. */
   rpc_max_wait_secs: number;
+  /** Shortest time between two signature-status polls of a worker process (resolved: unset is 10 on this host, else 400). */
+  status_poll_ms: number;
   /** Rent recovery: close the Email accounts we published of stored mail older than this many days; 0 = off. */
   rent_recovery_days: number;
   /** Email accounts one rent-recovery sweep queues DeleteMail for at most. */

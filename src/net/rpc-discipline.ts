@@ -45,6 +45,25 @@ export class RpcUnavailableError extends Error {
   }
 }
 
+/** What RpcUnavailableError's message looks like, also when a wrapper (web3.js) copied it into its own. */
+const UNAVAILABLE_TEXT = /RpcUnavailableError|the chain RPC at \S+ .*; gave up after \d+ s \(retryable\)/;
+
+/**
+ * The RpcUnavailableError behind `err`, if any: `err` itself, one of its
+ * `cause`s, or an error whose message quotes one (web3.js's
+ * `failed to get info about account …: ${e}` keeps the text, not the error;
+ * then `retryAt` is unknown). Null when the endpoint is not what failed.
+ */
+export function rpcUnavailableIn(err: unknown): { retryAt?: number } | null {
+  let e: unknown = err;
+  for (let depth = 0; depth < 8 && e instanceof Error; depth++) {
+    if (e instanceof RpcUnavailableError) return e.retryAt !== undefined ? { retryAt: e.retryAt } : {};
+    if (UNAVAILABLE_TEXT.test(e.message)) return {};
+    e = e.cause;
+  }
+  return null;
+}
+
 /** A call this layer will not send: its body is over the node's limit. Not retryable. */
 export class RpcRequestTooLargeError extends Error {
   readonly retryable = false;
@@ -80,13 +99,28 @@ export interface RpcDisciplineOptions {
 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
 
+/** Whether `rpcUrl` names a node on this host (a devnet, a local validator); false for anything unparsable. */
+export function isLoopbackEndpoint(rpcUrl: string): boolean {
+  try {
+    return LOOPBACK.test(new URL(rpcUrl).hostname);
+  } catch {
+    return false;
+  }
+}
+
 /** The rate when `[chain] max_rps` is unset: none for a node on this host (a devnet, a local validator), else DEFAULT_MAX_RPS. */
 export function defaultMaxRps(rpcUrl: string): number {
-  try {
-    return LOOPBACK.test(new URL(rpcUrl).hostname) ? 0 : DEFAULT_MAX_RPS;
-  } catch {
-    return DEFAULT_MAX_RPS;
-  }
+  return isLoopbackEndpoint(rpcUrl) ? 0 : DEFAULT_MAX_RPS;
+}
+
+/** `[chain] status_poll_ms` when unset and the endpoint is not on this host: one slot of a real cluster. */
+export const DEFAULT_STATUS_POLL_MS = 400;
+/** … and for a node on this host: the status poller's own fast cadence (a devnet confirms in tens of ms). */
+export const LOOPBACK_STATUS_POLL_MS = 10;
+
+/** The shortest time between two status polls when `[chain] status_poll_ms` is unset. */
+export function defaultStatusPollMs(rpcUrl: string): number {
+  return isLoopbackEndpoint(rpcUrl) ? LOOPBACK_STATUS_POLL_MS : DEFAULT_STATUS_POLL_MS;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));

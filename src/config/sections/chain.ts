@@ -31,6 +31,9 @@ const authorityFloor = () => {
 
 /** The largest `max_rps` accepted. */
 export const MAX_RPS = 100_000;
+/** The bounds of `status_poll_ms`. */
+export const MIN_STATUS_POLL_MS = 10;
+export const MAX_STATUS_POLL_MS = 5_000;
 
 export const chainSchema = z.strictObject({
   rpc_url: httpUrl().default(DEFAULT_RPC_URL),
@@ -51,6 +54,8 @@ export const chainSchema = z.strictObject({
   max_rps: intBetween(0, MAX_RPS).optional(),
   // How long one RPC call waits out HTTP 429s and provider errors before failing as retryable.
   rpc_max_wait_secs: intBetween(1, 600).default(30),
+  // Shortest time between two signature-status polls of a worker process; unset: 10 on this host, else 400 (a slot).
+  status_poll_ms: intBetween(MIN_STATUS_POLL_MS, MAX_STATUS_POLL_MS).optional(),
   // Rent recovery (delivery/rent-recovery.ts): close our Email accounts of mail older than this many days; 0 = off.
   rent_recovery_days: intBetween(0, 36_500).default(0),
   // Email accounts one sweep queues DeleteMail for at most.
