@@ -227,6 +227,7 @@ describe('config defaults', () => {
       max_priority_fee_lamports: 100_000,
       max_rps: 0,
       rpc_max_wait_secs: 30,
+      status_poll_ms: 10,
       rent_recovery_days: 0,
       rent_recovery_batch: 500,
       rent_recovery_interval_secs: 3600,

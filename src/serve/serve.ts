@@ -313,6 +313,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         logger: log,
         concurrency: opts.workerConcurrency,
         pipelineSendMail: config.chain.pipeline_sendmail,
+        statusPollMs: config.chain.status_poll_ms,
         sendMailBatch: {
           max: config.chain.sendmail_batch_max,
           waitMs: config.chain.sendmail_batch_wait_ms,
