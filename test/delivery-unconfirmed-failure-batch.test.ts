@@ -11,34 +11,17 @@
 // delivers each message once (one Email account per CID) and sends no
 // second DSN. Real devnet, Redis (random prefix), pind, child CLI processes.
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { FlowProducer, type Job, Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { pino } from 'pino';
+import type { Job } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
-import {
-  type DeliverJobData,
-  type OutboundJobData,
-  QUEUE_DELIVER,
-  QUEUE_OUTBOUND,
-} from '../delivery/jobs.ts';
-import { startInboundWorkers } from '../delivery/worker.ts';
-import { createOperatorPinner } from '../pinning/operator.ts';
-import { startPind } from '../pinning/pind/server.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import type { IpfsConfig } from '../src/config/types.ts';
-import { newMessageId } from '../src/log.ts';
+import type { DeliverJobData } from '../delivery/jobs.ts';
 import { SealpostMetrics } from '../src/metrics/index.ts';
-import { acceptMessage } from '../src/smtp/accept.ts';
-import { AccountsRepo, MessagesRepo, openStore } from '../src/store/index.ts';
+import { startDeliveryRig } from './helpers/delivery-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
-import { LogLines } from './helpers/mx-rig.ts';
 import { eventually, REDIS_URL } from './helpers/spooler-rig.ts';
-import { tempDir } from './helpers/temp-dir.ts';
 
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -64,85 +47,20 @@ describe('deliveries whose batched SendMail never confirmed', { timeout: 240_000
     const mail = await prepareMailChain(chain, 'mail.test');
     const owners = [await mail.mailbox(), await mail.mailbox(), await mail.mailbox()];
     const wallets = owners.map((o) => o.publicKey.toBase58());
-    const dir = tempDir('sealpost-unconfirmed-batch-');
-    const pind = await startPind({
-      dataDir: join(dir, 'pind'),
-      pin: { host: '127.0.0.1', port: 0 },
-      maxPinBytes: 1 << 24,
-      logger: pino({ level: 'silent' }),
-    });
-    cleanups.push(() => pind.close());
-    const store = await openStore({ url: 'sqlite:sealpost.sqlite', dataDir: dir });
-    cleanups.push(() => store.close());
-    const prefix = `sptest-unconfb-${randomBytes(6).toString('hex')}`;
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    cleanups.push(async () => {
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length) await redis.del(...keys);
-      redis.disconnect();
-    });
-    const blobs = new BlobStore(join(dir, 'blobs'));
-    const logs = new LogLines();
+    const { dir, prefix, blobs, logs, deliver, outbound, startWorkers, accept } = await startDeliveryRig(
+      chain,
+      mail,
+      'unconfb',
+      cleanups,
+    );
     const metrics = new SealpostMetrics({ processMetrics: false });
-    const startWorkers = (opts: { maxResigns?: number }) =>
-      startInboundWorkers({
-        redis: () => new Redis(REDIS_URL, { maxRetriesPerRequest: null }),
-        prefix,
-        connection: chain.connection,
-        programId: chain.programId,
-        authority: mail.authority,
-        blobs,
-        operatorPin: createOperatorPinner({
-          operator: 'pind',
-          pind_url: pind.pinUrl,
-          max_pin_bytes: 1 << 24,
-        } as IpfsConfig),
-        messages: new MessagesRepo(store.db),
-        accounts: new AccountsRepo(store.db),
-        credentialKey: new Uint8Array(32),
-        localDomains: ['mail.test'],
-        hostname: 'mx.mail.test',
-        logger: pino({ level: 'info' }, logs.stream),
-        metrics,
-        // Batched: the three copies reach SendMail within the wait and share a transaction.
-        sendMailBatch: { max: 4, waitMs: 250 },
-        confirmTimeoutMs: 30_000,
-        expiryGapMs: 300,
-        maxResigns: opts.maxResigns,
-        proofRetryMs: 500,
-      });
+    // Batched: the three copies reach SendMail within the wait and share a transaction.
+    const batched = { metrics, sendMailBatch: { max: 4, waitMs: 250 } };
     // No re-sign within an attempt: the one batched transaction is what each job ends with.
-    const first = await startWorkers({ maxResigns: 0 });
-    cleanups.push(() => first.close());
+    const first = await startWorkers({ ...batched, maxResigns: 0 });
     chain.devnet.setFidelity({ dropRate: 1 });
 
-    const flow = new FlowProducer({ connection: redis, prefix });
-    const msgid = newMessageId();
-    const to = wallets.map((w) => `<${w}@mail.test>`).join(', ');
-    const raw = `From: <ann@remote.test>\r\nTo: ${to}\r\nSubject: lost ${msgid}\r\n\r\nhi\r\n`;
-    await acceptMessage(
-      { blobs, flow, attempts: 1, backoffMs: 200 },
-      {
-        msgid,
-        from: 'ann@remote.test',
-        recipients: wallets.map((wallet) => ({
-          address: `${wallet}@mail.test`,
-          wallet,
-          form: 'wallet' as const,
-          exempt: false,
-        })),
-        remoteIp: '127.0.0.9',
-        receivedAt: Date.now(),
-        source: (async function* () {
-          yield Buffer.from(raw);
-        })(),
-        maxBytes: 1 << 20,
-      },
-    );
-    await flow.close();
-    const deliver = new Queue<DeliverJobData>(QUEUE_DELIVER, { connection: redis, prefix });
-    const outbound = new Queue<OutboundJobData>(QUEUE_OUTBOUND, { connection: redis, prefix });
-    cleanups.push(() => Promise.all([deliver.close(), outbound.close()]));
+    await accept(wallets, 'lost', 1);
     const jobOf = async (wallet: string): Promise<Job<DeliverJobData>> => {
       const all = await deliver.getJobs(['waiting', 'active', 'delayed', 'failed', 'completed']);
       const job = all.find((j) => j?.data.wallet === wallet);
@@ -219,8 +137,7 @@ describe('deliveries whose batched SendMail never confirmed', { timeout: 240_000
 
     // The workers restarted with the default re-signs, drops off, and the operator retries each job.
     await first.close();
-    const second = await startWorkers({});
-    cleanups.push(() => second.close());
+    await startWorkers(batched);
     chain.devnet.setFidelity({ dropRate: 0 });
     for (const id of ids) {
       const retry = await sealpost(['queue', 'retry', id], dir);

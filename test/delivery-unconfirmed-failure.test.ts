@@ -6,34 +6,15 @@
 // drops switched off delivers it exactly once (one Email account with its
 // CID) and sends no second DSN. Real devnet, Redis (random prefix), pind.
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { FlowProducer, Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
-import {
-  type DeliverJobData,
-  type OutboundJobData,
-  QUEUE_DELIVER,
-  QUEUE_OUTBOUND,
-} from '../delivery/jobs.ts';
-import { startInboundWorkers } from '../delivery/worker.ts';
-import { createOperatorPinner } from '../pinning/operator.ts';
-import { startPind } from '../pinning/pind/server.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import type { IpfsConfig } from '../src/config/types.ts';
-import { newMessageId } from '../src/log.ts';
 import { SealpostMetrics } from '../src/metrics/index.ts';
-import { acceptMessage } from '../src/smtp/accept.ts';
-import { AccountsRepo, MessagesRepo, openStore } from '../src/store/index.ts';
+import { startDeliveryRig } from './helpers/delivery-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
-import { LogLines } from './helpers/mx-rig.ts';
 import { eventually, REDIS_URL } from './helpers/spooler-rig.ts';
-import { tempDir } from './helpers/temp-dir.ts';
 
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -59,76 +40,17 @@ describe('a delivery whose SendMail never confirmed', { timeout: 180_000 }, () =
     const mail = await prepareMailChain(chain, 'mail.test');
     const bob = await mail.mailbox();
     const wallet = bob.publicKey.toBase58();
-    const dir = tempDir('sealpost-unconfirmed-');
-    const pind = await startPind({
-      dataDir: join(dir, 'pind'),
-      pin: { host: '127.0.0.1', port: 0 },
-      maxPinBytes: 1 << 24,
-      logger: pino({ level: 'silent' }),
-    });
-    cleanups.push(() => pind.close());
-    const store = await openStore({ url: 'sqlite:sealpost.sqlite', dataDir: dir });
-    cleanups.push(() => store.close());
-    const prefix = `sptest-unconf-${randomBytes(6).toString('hex')}`;
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    cleanups.push(async () => {
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length) await redis.del(...keys);
-      redis.disconnect();
-    });
-    const blobs = new BlobStore(join(dir, 'blobs'));
-    const logs = new LogLines();
+    const { dir, prefix, blobs, logs, deliver, outbound, startWorkers, accept } = await startDeliveryRig(
+      chain,
+      mail,
+      'unconf',
+      cleanups,
+    );
     const metrics = new SealpostMetrics({ processMetrics: false });
-    const workers = await startInboundWorkers({
-      redis: () => new Redis(REDIS_URL, { maxRetriesPerRequest: null }),
-      prefix,
-      connection: chain.connection,
-      programId: chain.programId,
-      authority: mail.authority,
-      blobs,
-      operatorPin: createOperatorPinner({
-        operator: 'pind',
-        pind_url: pind.pinUrl,
-        max_pin_bytes: 1 << 24,
-      } as IpfsConfig),
-      messages: new MessagesRepo(store.db),
-      accounts: new AccountsRepo(store.db),
-      credentialKey: new Uint8Array(32),
-      localDomains: ['mail.test'],
-      hostname: 'mx.mail.test',
-      logger: pino({ level: 'info' }, logs.stream),
-      metrics,
-      sendMailBatch: { max: 1, waitMs: 0 },
-      confirmTimeoutMs: 30_000,
-      expiryGapMs: 300,
-      maxResigns: 1,
-      proofRetryMs: 500,
-    });
-    cleanups.push(() => workers.close());
+    await startWorkers({ metrics, maxResigns: 1 });
     chain.devnet.setFidelity({ dropRate: 1 });
 
-    const flow = new FlowProducer({ connection: redis, prefix });
-    const msgid = newMessageId();
-    const raw = `From: <ann@remote.test>\r\nTo: <${wallet}@mail.test>\r\nSubject: lost ${msgid}\r\n\r\nhi\r\n`;
-    await acceptMessage(
-      { blobs, flow, attempts: 2, backoffMs: 200 },
-      {
-        msgid,
-        from: 'ann@remote.test',
-        recipients: [{ address: `${wallet}@mail.test`, wallet, form: 'wallet', exempt: false }],
-        remoteIp: '127.0.0.9',
-        receivedAt: Date.now(),
-        source: (async function* () {
-          yield Buffer.from(raw);
-        })(),
-        maxBytes: 1 << 20,
-      },
-    );
-    await flow.close();
-    const id = `${msgid}.0`;
-    const deliver = new Queue<DeliverJobData>(QUEUE_DELIVER, { connection: redis, prefix });
-    const outbound = new Queue<OutboundJobData>(QUEUE_OUTBOUND, { connection: redis, prefix });
-    cleanups.push(() => Promise.all([deliver.close(), outbound.close()]));
+    const id = `${await accept([wallet], 'lost', 2)}.0`;
 
     const failed = await eventually(async () => {
       const job = await deliver.getJob(id);

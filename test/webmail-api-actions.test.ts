@@ -4,134 +4,22 @@
 // stored like IMAP APPEND (sealed to the wallet, replaced, refused in words),
 // and every change told to the store's mail-change sink, which is how IMAP
 // IDLE sessions hear of it. SQLite, real Redis, no double of our modules.
-import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { ed25519 } from '@noble/curves/ed25519.js';
 import { Keypair } from '@solana/web3.js';
-import bs58 from 'bs58';
 import { Queue } from 'bullmq';
-import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { QUEUE_DELETE_MAIL } from '../delivery/jobs.ts';
-import { type MailRouteDeps, mailRoutes } from '../src/api/routes/mail.ts';
-import { buildApi } from '../src/api/server.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { type Config, parseConfig } from '../src/config/index.ts';
-import { createCredentialKeyFile } from '../src/crypto/credential-seal.ts';
+import type { MailRouteDeps } from '../src/api/routes/mail.ts';
 import { createCopyReleaser } from '../src/imap/mail/release.ts';
-import { createRedis } from '../src/redis/client.ts';
-import {
-  openSealed,
-  sealMessage,
-  walletEncryptionKeypair,
-  walletEncryptionPublicKey,
-} from '../src/seal/index.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
 import { SpamLearner } from '../src/spam/learn.ts';
 import { RspamdClient } from '../src/spam/rspamd.ts';
-import { MessagesRepo, openStore, type Store } from '../src/store/index.ts';
-import { setMailChangeSink } from '../src/store/mail-events.ts';
+import { call, deliverSealed, login, type MailApiRig, useMailApiRigs } from './helpers/mail-api-rig.ts';
 import { rspamdLearned, startTestRspamd } from './helpers/rspamd.ts';
-import { tempDir } from './helpers/temp-dir.ts';
 
-const DOMAIN = 'mail.test';
-
-interface Rig {
-  url: string;
-  app: FastifyInstance;
-  config: Config;
-  store: Store;
-  redis: Redis;
-  prefix: string;
-  blobs: BlobStore;
-  messages: MessagesRepo;
-  /** Every change the store announced: wallet and mailbox ids (all when absent). */
-  changes: { wallet: string; mailboxIds?: readonly string[] }[];
-}
-
-const open: Rig[] = [];
-afterEach(async () => {
-  for (const rig of open.splice(0)) {
-    await rig.app.close();
-    let cursor = '0';
-    do {
-      const [next, keys] = await rig.redis.scan(cursor, 'MATCH', `${rig.prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await rig.redis.del(...keys);
-    } while (cursor !== '0');
-    await rig.redis.quit();
-    await rig.store.close();
-  }
-});
-
-async function startRig(extra: (r: Omit<Rig, 'url' | 'app'>) => Partial<MailRouteDeps> = () => ({})) {
-  const dir = tempDir('sealpost-mail-actions-');
-  const prefix = `spma-${randomBytes(6).toString('hex')}`;
-  createCredentialKeyFile(join(dir, 'credential.key'));
-  const toml = `[smtp]\nlocal_domains = ["${DOMAIN}"]\n[redis]\nprefix = "${prefix}"\n[api]\nrate_limit_ip_per_min = 0\nrate_limit_wallet_per_min = 0\n`;
-  const config = parseConfig(toml, {
-    configDir: dir,
-    dataDirOverride: dir,
-    source: join(dir, 'sealpost.toml'),
-  });
-  const store = await openStore({ url: config.store.url, dataDir: config.store.data_dir });
-  const redis = createRedis(config.redis, { maxRetriesPerRequest: null });
-  const blobs = new BlobStore(join(dir, 'blobs'));
-  const messages = new MessagesRepo(store.db);
-  const changes: Rig['changes'] = [];
-  setMailChangeSink(store.db, { mailChanged: (wallet, mailboxIds) => changes.push({ wallet, mailboxIds }) });
-  const base = { config, store, redis, prefix, blobs, messages, changes };
-  const app = await buildApi({
-    config,
-    store,
-    redis,
-    plugins: [
-      mailRoutes({
-        db: store.db,
-        messages,
-        blobs,
-        localDomains: config.smtp.local_domains,
-        maxMessageBytes: config.smtp.max_message_bytes,
-        ...extra(base),
-      }),
-    ],
-  });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const rig: Rig = { ...base, app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
-  open.push(rig);
-  return rig;
-}
-
-async function call(rig: Rig, method: string, path: string, o: { token?: string; json?: unknown } = {}) {
-  const headers: Record<string, string> = {};
-  if (o.token) headers.authorization = `Bearer ${o.token}`;
-  if (o.json !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(rig.url + path, {
-    method,
-    headers,
-    body: o.json === undefined ? undefined : JSON.stringify(o.json),
-  });
-  const text = await res.text();
-  let body: Record<string, unknown> = {};
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, body };
-}
-
-async function login(rig: Rig, kp: Keypair): Promise<string> {
-  const wallet = kp.publicKey.toBase58();
-  const c = await call(rig, 'POST', '/v1/auth/challenge', { json: { wallet } });
-  const signature = bs58.encode(
-    ed25519.sign(new TextEncoder().encode(c.body.nonce as string), kp.secretKey.subarray(0, 32)),
-  );
-  const l = await call(rig, 'POST', '/v1/auth/login', { json: { wallet, signature } });
-  expect(l.status).toBe(200);
-  return l.body.token as string;
-}
+type Rig = MailApiRig;
+const startMailRig = useMailApiRigs();
+const startRig = (extra: (r: Omit<Rig, 'url' | 'app'>) => Partial<MailRouteDeps> = () => ({})) =>
+  startMailRig({ mail: extra });
 
 /** Long enough for rspamd's Bayes classifier to learn from. */
 function longBody(seed: string): string {
@@ -151,31 +39,7 @@ function rawOf(subject: string, text = `body ${subject}`): Buffer {
 
 /** A delivered copy as the pipeline stores it: sealed to the wallet. */
 async function deliver(rig: Rig, kp: Keypair, id: string, raw: Buffer, chain = false): Promise<void> {
-  const { sealed, contentKey } = await sealMessage({
-    envelope: {
-      version: 1,
-      from: 'a@remote.example',
-      to: `${kp.publicKey.toBase58()}@${DOMAIN}`,
-      receivedAt: 1,
-    },
-    raw: new Uint8Array(raw),
-    recipientPublicKey: walletEncryptionPublicKey(kp.publicKey.toBytes()),
-  });
-  contentKey.fill(0);
-  const stored = await rig.blobs.putContent(sealed);
-  await rig.messages.storeDelivered({
-    id,
-    wallet: kp.publicKey.toBase58(),
-    blobKey: stored.key,
-    size: stored.size,
-    receivedAt: Date.now(),
-    cid: `b3:${'0'.repeat(64)}`,
-    pinnedByOperator: false,
-    chainIndex: chain ? '0' : null,
-    emailAddress: chain ? Keypair.generate().publicKey.toBase58() : null,
-    txSignature: null,
-    publishedByUs: chain,
-  });
+  await deliverSealed(rig, kp, id, new Uint8Array(raw), { chain });
 }
 
 async function folderOf(rig: Rig, id: string): Promise<string | undefined> {

@@ -2,107 +2,34 @@
 // (src/api/routes/mail.ts) on SQLite and real Redis, compose through the
 // server into the real submission path on a devnet, and the static webmail
 // files (src/api/static-webmail.ts).
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { ed25519 } from '@noble/curves/ed25519.js';
 import { Keypair } from '@solana/web3.js';
-import bs58 from 'bs58';
 import { FlowProducer, Queue } from 'bullmq';
-import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { QUEUE_DELIVER } from '../delivery/jobs.ts';
-import { type MailRouteDeps, mailRoutes } from '../src/api/routes/mail.ts';
-import { buildApi } from '../src/api/server.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { type Config, parseConfig } from '../src/config/index.ts';
-import { createCredentialKeyFile } from '../src/crypto/credential-seal.ts';
-import { createRedis } from '../src/redis/client.ts';
-import {
-  openSealed,
-  sealMessage,
-  walletEncryptionKeypair,
-  walletEncryptionPublicKey,
-} from '../src/seal/index.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
 import { ChainView } from '../src/smtp/chain-view.ts';
-import { MessagesRepo, openStore, type Store } from '../src/store/index.ts';
 import { submitDepsFromConfig } from '../src/submission/from-config.ts';
 import { submitMessage } from '../src/submission/submit.ts';
 import { ApiClient, postageHolds } from '../webmail/src/server/api.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
+import {
+  call,
+  deliverSealed,
+  login,
+  MAIL_DOMAIN,
+  type MailApiRig,
+  useMailApiRigs,
+} from './helpers/mail-api-rig.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
-const DOMAIN = 'mail.test';
-
-interface Rig {
-  url: string;
-  app: FastifyInstance;
-  config: Config;
-  store: Store;
-  redis: Redis;
-  prefix: string;
-  dir: string;
-  blobs: BlobStore;
-  messages: MessagesRepo;
-}
-
-const open: Rig[] = [];
-afterEach(async () => {
-  for (const rig of open.splice(0)) {
-    await rig.app.close();
-    let cursor = '0';
-    do {
-      const [next, keys] = await rig.redis.scan(cursor, 'MATCH', `${rig.prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await rig.redis.del(...keys);
-    } while (cursor !== '0');
-    await rig.redis.quit();
-    await rig.store.close();
-  }
-});
-
-async function startRig(
-  opts: { toml?: string; mail?: (r: Omit<Rig, 'url' | 'app'>) => Partial<MailRouteDeps> | null } = {},
-): Promise<Rig> {
-  const dir = tempDir('sealpost-webmail-api-');
-  const prefix = `spwm-${randomBytes(6).toString('hex')}`;
-  createCredentialKeyFile(join(dir, 'credential.key'));
-  const toml = `[smtp]\nlocal_domains = ["${DOMAIN}"]\n[redis]\nprefix = "${prefix}"\n[api]\nrate_limit_ip_per_min = 0\nrate_limit_wallet_per_min = 0\n${opts.toml ?? ''}`;
-  const config = parseConfig(toml, {
-    configDir: dir,
-    dataDirOverride: dir,
-    source: join(dir, 'sealpost.toml'),
-  });
-  const store = await openStore({ url: config.store.url, dataDir: config.store.data_dir });
-  const redis = createRedis(config.redis, { maxRetriesPerRequest: null });
-  const blobs = new BlobStore(join(dir, 'blobs'));
-  const messages = new MessagesRepo(store.db);
-  const base = { config, store, redis, prefix, dir, blobs, messages };
-  const extra = opts.mail ? opts.mail(base) : {};
-  const plugins =
-    extra === null
-      ? []
-      : [
-          mailRoutes({
-            db: store.db,
-            messages,
-            blobs,
-            localDomains: config.smtp.local_domains,
-            maxMessageBytes: config.smtp.max_message_bytes,
-            ...extra,
-          }),
-        ];
-  const app = await buildApi({ config, store, redis, plugins });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const rig = { ...base, app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
-  open.push(rig);
-  return rig;
-}
+const DOMAIN = MAIL_DOMAIN;
+type Rig = MailApiRig;
+const startRig = useMailApiRigs();
 
 /** The API rig whose compose-through-the-server runs the real submission path on `chain`. */
 async function startSubmitRig(
@@ -137,67 +64,12 @@ async function startSubmitRig(
   return { rig, flow };
 }
 
-async function call(rig: Rig, method: string, path: string, o: { token?: string; json?: unknown } = {}) {
-  const headers: Record<string, string> = {};
-  if (o.token) headers.authorization = `Bearer ${o.token}`;
-  if (o.json !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(rig.url + path, {
-    method,
-    headers,
-    body: o.json === undefined ? undefined : JSON.stringify(o.json),
-  });
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  let body: Record<string, unknown> | undefined;
-  try {
-    body = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, headers: res.headers, bytes, body };
-}
-
-async function login(rig: Rig, kp: Keypair): Promise<string> {
-  const wallet = kp.publicKey.toBase58();
-  const c = await call(rig, 'POST', '/v1/auth/challenge', { json: { wallet } });
-  const signature = bs58.encode(
-    ed25519.sign(new TextEncoder().encode(c.body?.nonce as string), kp.secretKey.subarray(0, 32)),
-  );
-  const l = await call(rig, 'POST', '/v1/auth/login', { json: { wallet, signature } });
-  expect(l.status).toBe(200);
-  return l.body?.token as string;
-}
-
 /** A delivered copy the way the pipeline stores it: sealed to the wallet, in the blob store. */
-async function deliver(rig: Rig, kp: Keypair, id: string, subject: string): Promise<Uint8Array> {
+function deliver(rig: Rig, kp: Keypair, id: string, subject: string): Promise<Uint8Array> {
   const raw = new TextEncoder().encode(
     `From: a@remote.example\r\nSubject: ${subject}\r\n\r\nbody ${subject}\r\n`,
   );
-  const { sealed, contentKey } = await sealMessage({
-    envelope: {
-      version: 1,
-      from: 'a@remote.example',
-      to: `${kp.publicKey.toBase58()}@${DOMAIN}`,
-      receivedAt: 1,
-    },
-    raw,
-    recipientPublicKey: walletEncryptionPublicKey(kp.publicKey.toBytes()),
-  });
-  contentKey.fill(0);
-  const stored = await rig.blobs.putContent(sealed);
-  await rig.messages.storeDelivered({
-    id,
-    wallet: kp.publicKey.toBase58(),
-    blobKey: stored.key,
-    size: stored.size,
-    receivedAt: Date.now(),
-    cid: `b3:${'0'.repeat(64)}`,
-    pinnedByOperator: false,
-    chainIndex: null,
-    emailAddress: null,
-    txSignature: null,
-    publishedByUs: true,
-  });
-  return sealed;
+  return deliverSealed(rig, kp, id, raw, { publishedByUs: true });
 }
 
 describe('mail view routes', () => {

@@ -227,16 +227,18 @@ function notFound(): ApiError {
 
 export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
   const folders = new FoldersRepo(deps.db);
-  /** The folder a move or draft names (id or name); the default folders and Archive are made on first use. */
-  const targetFolder = async (wallet: string, name: string): Promise<Mailbox> => {
-    const find = async () => {
-      const boxes = await deps.messages.listMailboxes(wallet);
-      const upper = name.toUpperCase() === INBOX ? INBOX : name;
-      return boxes.find((b) => b.id === name) ?? boxes.find((b) => b.name === upper);
-    };
-    const found = await find();
+  /**
+   * The folder a move or draft names (id or name), looked up in `listed` (the
+   * wallet's folders, when the caller has them); the default folders and
+   * Archive are made on first use.
+   */
+  const targetFolder = async (wallet: string, name: string, listed?: Mailbox[]): Promise<Mailbox> => {
+    const upper = name.toUpperCase() === INBOX ? INBOX : name;
+    const find = (boxes: Mailbox[]) =>
+      boxes.find((b) => b.id === name) ?? boxes.find((b) => b.name === upper);
+    const found = find(listed ?? (await deps.messages.listMailboxes(wallet)));
     if (found) return found;
-    const wanted = ON_DEMAND_FOLDERS.find((f) => f === (name.toUpperCase() === INBOX ? INBOX : name));
+    const wanted = ON_DEMAND_FOLDERS.find((f) => f === upper);
     if (!wanted) {
       throw new ApiError(400, 'unknown_mailbox', `you have no folder ${JSON.stringify(name)}`);
     }
@@ -246,7 +248,7 @@ export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
         if (!(err instanceof FolderError && err.code === 'exists')) throw err;
       });
     }
-    const made = await find();
+    const made = find(await deps.messages.listMailboxes(wallet));
     if (!made) throw new ApiError(400, 'unknown_mailbox', `you have no folder ${JSON.stringify(name)}`);
     return made;
   };
@@ -591,7 +593,8 @@ export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
         const body = request.body as { mailbox: string; learn_raw?: string };
         const learnRaw = body.learn_raw === undefined ? null : base64Bytes(body.learn_raw, 'learn_raw');
         const m = await ownMessage(request.wallet, id);
-        const to = await targetFolder(request.wallet, body.mailbox);
+        const boxes = await deps.messages.listMailboxes(request.wallet);
+        const to = await targetFolder(request.wallet, body.mailbox, boxes);
         if (to.id === m.mailboxId) {
           throw new ApiError(
             409,
@@ -599,7 +602,7 @@ export function mailRoutes(deps: MailRouteDeps): FastifyPluginAsync {
             `the message is already in ${JSON.stringify(to.name)}`,
           );
         }
-        const from = (await deps.messages.listMailboxes(request.wallet)).find((b) => b.id === m.mailboxId);
+        const from = boxes.find((b) => b.id === m.mailboxId);
         await folders.moveMessages(request.wallet, [id], to.id);
         // The verdict IMAP's move would learn (src/spam/learn.ts), from the plaintext the client opened.
         const kind = from ? learnKindOf(specialUseOf(from.name), specialUseOf(to.name)) : null;

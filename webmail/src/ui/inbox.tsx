@@ -187,7 +187,11 @@ export function InboxView() {
           show(page, mailbox.mailCount, page.length === PAGE && (end?.email.index ?? 0n) > 0n);
         }
       }
-      void recount(mailbox.mailCount, live.current.entries ?? []);
+      // Back from a message with no new mail: the last count stands (read marks are subtracted below);
+      // a refresh or new mail counts again.
+      if (mode !== 'new' || unreadAt.get(wallet)?.mailCount !== mailbox.mailCount) {
+        void recount(mailbox.mailCount, live.current.entries ?? []);
+      }
     } catch (err) {
       setError(app.errorText(err));
     } finally {

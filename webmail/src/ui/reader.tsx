@@ -10,11 +10,11 @@ import { type DeletePlan, prepareDeleteMail } from '../chain/delete-mail.ts';
 import { sendInstructions } from '../chain/tx.ts';
 import { inboxSnapshot, ReadMarks, saveInboxSnapshot } from '../inbox-state.ts';
 import { replySubject } from '../mail/build-message.ts';
-import { forwardDraft } from '../mail/forward.ts';
 import { inboxEntries, type LoadedMessage, loadChainMessage } from '../messages.ts';
 import { useApp } from '../session.ts';
 import { ActionSheet } from './action-sheet.tsx';
 import { AttestedBadge } from './attested-badge.tsx';
+import { ForwardButtons } from './forward-buttons.tsx';
 import { MailBody } from './mail-body.tsx';
 import { ErrorText, formatTime } from './widgets.tsx';
 
@@ -35,10 +35,6 @@ export function replyDraft(parentEmail: string, loaded: LoadedMessage, localOnly
     replyTo: { email: parentEmail, messageId: p.messageId, references: p.references },
   };
 }
-
-/** Forward pressed on a message whose body never opened. */
-export const FORWARD_UNAVAILABLE =
-  'This message could not be fetched or opened, so there is nothing to forward. Nothing was sent or spent.';
 
 export function ReaderView({ address }: { address: string }) {
   const app = useApp();
@@ -141,13 +137,6 @@ export function ReaderView({ address }: { address: string }) {
     app.navigate({ name: 'inbox' });
     app.notify(message);
   };
-  const forward = (asAttachment: boolean) => {
-    if (!loaded) {
-      setError(FORWARD_UNAVAILABLE);
-      return;
-    }
-    app.navigate({ name: 'compose', draft: forwardDraft(loaded, asAttachment) });
-  };
   const markUnread = () => {
     new ReadMarks(s.storage, s.wallet.address).unmark([address]);
     app.navigate({ name: 'inbox' });
@@ -183,16 +172,7 @@ export function ReaderView({ address }: { address: string }) {
             Reply
           </button>
         )}
-        {(loaded || error) && (
-          <>
-            <button type="button" data-shortcut="f" onClick={() => forward(false)}>
-              Forward
-            </button>
-            <button type="button" onClick={() => forward(true)}>
-              Forward as attachment
-            </button>
-          </>
-        )}
+        {(loaded || error) && <ForwardButtons loaded={loaded} onError={setError} />}
         <button type="button" data-shortcut="u" onClick={markUnread}>
           Mark unread
         </button>

@@ -11,15 +11,15 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { isBase58Key } from '../../../chain/hash.ts';
 import { localPart } from '../chain/recipient.ts';
 import { replySubject } from '../mail/build-message.ts';
-import { forwardDraft } from '../mail/forward.ts';
 import { type LoadedMessage, loadServerMessage } from '../messages.ts';
 import type { ServerMailbox } from '../server/api.ts';
 import { openedRows } from '../server/folder-state.ts';
 import { useApp } from '../session.ts';
 import { AttestedBadge } from './attested-badge.tsx';
 import type { ComposeDraft } from './compose.tsx';
+import { ForwardButtons } from './forward-buttons.tsx';
 import { MailBody } from './mail-body.tsx';
-import { FORWARD_UNAVAILABLE, replyDraft } from './reader.tsx';
+import { replyDraft } from './reader.tsx';
 import { Sheet } from './send-summary.tsx';
 import { ErrorText } from './widgets.tsx';
 
@@ -94,14 +94,6 @@ export function ServerReaderView({ id, emailAddress }: { id: string; emailAddres
     app.navigate({ name: 'compose', draft });
   };
 
-  const forward = (asAttachment: boolean) => {
-    if (!loaded) {
-      setError(FORWARD_UNAVAILABLE);
-      return;
-    }
-    app.navigate({ name: 'compose', draft: forwardDraft(loaded, asAttachment) });
-  };
-
   /** Runs one server action, then goes back to the folder with its notice. */
   const act = async (fn: () => Promise<string>) => {
     if (busy || !s.api) return;
@@ -163,16 +155,7 @@ export function ServerReaderView({ id, emailAddress }: { id: string; emailAddres
             Reply
           </button>
         )}
-        {(loaded || error) && (
-          <>
-            <button type="button" data-shortcut="f" onClick={() => forward(false)}>
-              Forward
-            </button>
-            <button type="button" onClick={() => forward(true)}>
-              Forward as attachment
-            </button>
-          </>
-        )}
+        {(loaded || error) && <ForwardButtons loaded={loaded} onError={setError} />}
         <button type="button" data-shortcut="u" onClick={markUnread} disabled={busy}>
           Mark unread
         </button>
