@@ -16,6 +16,8 @@ export * from './market-instruction-data.ts';
 export const MIN_BID_INCREMENT_LAMPORTS = 1_000_000n;
 /** Longest anti-snipe window an auction may ask for (seconds). */
 export const ANTISNIPE_MAX_SECS = 86_400n;
+/** Longest an auction may run: it ends at most this long after it is listed (seconds; ListAlias refuses more). */
+export const AUCTION_MAX_SECS = 30n * 86_400n;
 
 /** An alias by its name (any spelling normalizeAlias accepts) or by its account address. */
 export type AliasRef = { alias: string } | { aliasAccount: Key };

@@ -85,6 +85,17 @@ describe('sealpost market', () => {
         ['sell', 'gift', '--price', 'abc'],
         ['sell', 'gift', '--auction', '--reserve', '1'],
         ['sell', 'gift', '--auction', '--reserve', '1', '--ends', 'tomorrow'],
+        // ListAlias refuses an auction past 30 days or already over: the CLI says so before signing.
+        [
+          'sell',
+          'gift',
+          '--auction',
+          '--reserve',
+          '1',
+          '--ends',
+          new Date(Date.now() + 31 * 86_400_000).toISOString(),
+        ],
+        ['sell', 'gift', '--auction', '--reserve', '1', '--ends', '2020-01-01T00:00:00Z'],
         ['sell', 'Not An Alias!', '--price', '1'],
         ['offer', 'gift', '--to', 'nobody', '--fee', '0', '--days', '1'],
       ]) {

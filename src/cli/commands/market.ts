@@ -11,6 +11,7 @@ import { ZERO_KEY } from '../../../chain/bytes.ts';
 import { isBase58Key, normalizeAlias } from '../../../chain/hash.ts';
 import {
   type AliasRef,
+  AUCTION_MAX_SECS,
   acceptAliasInstruction,
   aliasAccountOf,
   bidAliasInstruction,
@@ -125,10 +126,18 @@ function sellTerms(opts: SellOpts): SellTerms {
       `--ends: expected an ISO 8601 time (e.g. 2026-05-01T12:00:00Z), got "${opts.ends}"`,
       EXIT_USAGE,
     );
+  // ListAlias refuses an end in the past or more than 30 days out; say so before anything is signed.
+  const endsAt = BigInt(Math.floor(ms / 1000));
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  if (endsAt <= now || endsAt - now > AUCTION_MAX_SECS)
+    throw new CliError(
+      `--ends: an auction ends after now and at most ${AUCTION_MAX_SECS / 86_400n} days from now, got ${opts.ends}`,
+      EXIT_USAGE,
+    );
   return {
     auction: {
       reserveLamports: opts.reserve,
-      endsAt: BigInt(Math.floor(ms / 1000)),
+      endsAt,
       antisnipeSecs: BigInt(opts.antisnipe),
     },
   };
@@ -173,7 +182,7 @@ export function register(program: Command): void {
     .option('--price <sol>', 'fixed price in SOL', solOption)
     .option('--auction', 'sell by auction')
     .option('--reserve <sol>', 'auction: lowest first bid in SOL', solOption)
-    .option('--ends <iso>', 'auction: end time, ISO 8601')
+    .option('--ends <iso>', 'auction: end time, ISO 8601, at most 30 days from now')
     .option(
       '--antisnipe <secs>',
       'auction: a bid this close to the end extends it (0..86400)',

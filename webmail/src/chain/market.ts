@@ -19,6 +19,7 @@ import { getAlias, getDomain, getMailbox } from '../../../chain/client.ts';
 import { normalizeAlias, normalizeDomain } from '../../../chain/hash.ts';
 import {
   type AliasRef,
+  AUCTION_MAX_SECS,
   acceptAliasInstruction,
   bidAliasInstruction,
   buyAliasInstruction,
@@ -170,8 +171,11 @@ export async function prepareList(
     summary = `List ${name} for ${formatSol(price)} SOL. The first buyer pays you that and takes the alias; until then it stays yours and you can cancel.`;
   } else {
     const hours = Number((p.endsInHours ?? '').trim());
-    if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 365)
-      throw new MarketInputError('The auction must run for more than 0 hours (at most a year).');
+    const maxHours = Number(AUCTION_MAX_SECS) / 3600;
+    if (!Number.isFinite(hours) || hours <= 0 || hours > maxHours)
+      throw new MarketInputError(
+        `The auction must run for more than 0 hours and at most ${maxHours} hours (${maxHours / 24} days).`,
+      );
     const minutes = Number((p.antisnipeMinutes ?? '0').trim() || '0');
     if (!Number.isInteger(minutes) || minutes < 0 || minutes > 1440)
       throw new MarketInputError('The anti-snipe window is 0 to 1440 minutes.');

@@ -371,6 +371,7 @@ export function MarketView() {
           <>
             <TextField
               label="Ends in (hours)"
+              hint="At most 720 hours (30 days): the program refuses a longer auction."
               mode="decimal"
               value={sell.hours}
               set={(v) => setSell({ ...sell, hours: v })}
