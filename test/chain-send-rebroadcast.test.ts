@@ -1,6 +1,7 @@
 // The send paths outside the pipeline (domaind's CreateDomain, dev's
 // bootstrap, the CLI's one-instruction commands and its mailbox
-// transactions) re-send the same signed bytes while a send is unseen, so a
+// transactions) and the webmail's in-page wallet re-send the same signed
+// bytes while a send is unseen, so a
 // node that drops sends does not turn a command into "expired"; the
 // readiness probe counts against the process's RPC rate and waits out a
 // 429 instead of calling again; and the CLI keeps to the loaded config's
@@ -16,7 +17,8 @@ import { sendAndConfirmPolled } from '../src/chain-rpc.ts';
 import { signAndConfirm } from '../src/cli/commands/chain-cli.ts';
 import { cliConnection, loadCliConfig } from '../src/cli/common.ts';
 import { chainRpcCheck } from '../src/metrics/health-checks.ts';
-import { pollSignature } from '../src/trustless/tx.ts';
+import { pollSignature, sendInstructions } from '../src/trustless/tx.ts';
+import { inPageWallet } from '../webmail/src/wallet/wallet.ts';
 import { startTestChain } from './helpers/devnet.ts';
 
 const servers: Server[] = [];
@@ -76,6 +78,21 @@ describe('sends outside the pipeline re-send their bytes', () => {
     const sent = await chain.connection.sendRawTransaction(wire, { maxRetries: 0 });
     const outcome = await pollSignature(chain.connection, sent, { budgetMs: 20_000, wire });
     expect(outcome).toEqual({ status: 'confirmed', signature: sent });
+  }, 60_000);
+
+  it("the webmail's in-page wallet (sendInstructions) lands a send whose first tries were dropped, as one signature", async () => {
+    const { chain, payer } = await droppingChain(1500);
+    const wallet = inPageWallet(payer.secretKey);
+    const outcome = await sendInstructions(chain.connection, wallet, [transfer(payer, 1e6)], {
+      priorityFee: null,
+      budgetMs: 20_000,
+      intervalMs: 100,
+    });
+    expect(outcome.status).toBe('confirmed');
+    expect(chain.devnet.fidelityStats().dropped).toBeGreaterThanOrEqual(1);
+    const landed = await chain.connection.getTransaction(outcome.signature, { commitment: 'confirmed' });
+    expect(landed?.meta?.err).toBeNull();
+    expect(landed?.transaction.signatures).toEqual([outcome.signature]);
   }, 60_000);
 });
 

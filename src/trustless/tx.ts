@@ -64,10 +64,20 @@ export function withFeeQuote(ixs: TransactionInstruction[], quote: FeeQuote): Tr
   return [...computeBudgetInstructions({ unitLimit, microLamportsPerCu }), ...ixs];
 }
 
-/** Whatever signs for a wallet and broadcasts: resolves to the signature (not yet confirmed). */
+/**
+ * A broadcast transaction: its signature (not yet confirmed) and, when the
+ * signer holds them (an in-page key, not a browser wallet that broadcasts
+ * itself), the signed bytes, which the status poll re-sends while unseen.
+ */
+export interface Submitted {
+  signature: string;
+  wire?: Uint8Array;
+}
+
+/** Whatever signs for a wallet and broadcasts. */
 export interface TxSubmitter {
   publicKey: PublicKey;
-  submit(conn: Connection, tx: Transaction): Promise<string>;
+  submit(conn: Connection, tx: Transaction): Promise<Submitted>;
 }
 
 export class TxFailedError extends Error {
@@ -165,7 +175,7 @@ export async function sendInstructions(
   ixs: TransactionInstruction[],
   opts: SendOptions = {},
 ): Promise<TxOutcome> {
-  let signature: string;
+  let submitted: Submitted;
   const fee = opts.priorityFee === undefined ? WALLET_PRIORITY_FEE : opts.priorityFee;
   let sent = ixs;
   if (fee !== null) {
@@ -173,12 +183,12 @@ export async function sendInstructions(
     sent = withFeeQuote(ixs, quote);
   }
   try {
-    signature = await wallet.submit(conn, new Transaction().add(...sent));
+    submitted = await wallet.submit(conn, new Transaction().add(...sent));
   } catch (err) {
     const parsed = parseMailProgramError(err);
     if (parsed) throw new TxFailedError(`the mail program refused: ${parsed.name}`, parsed, null);
     throw err;
   }
-  opts.onSubmitted?.(signature);
-  return pollSignature(conn, signature, opts);
+  opts.onSubmitted?.(submitted.signature);
+  return pollSignature(conn, submitted.signature, { ...opts, wire: opts.wire ?? submitted.wire });
 }

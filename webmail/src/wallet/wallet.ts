@@ -1,14 +1,17 @@
 // The two ways the page signs (reference "Authentication" 7): the in-page
-// wallet signs transactions itself; an external wallet (browser extension,
+// wallet signs transactions itself, sends them once and hands the signed
+// bytes to the status poll, which re-sends them while unseen; an external wallet (browser extension,
 // hardware) is handed the transaction unsigned with itself as fee payer,
 // signs and broadcasts it, and the page then polls the signature. Either
 // way the page sealed whatever the transaction carries before this point.
 import { type Connection, Keypair, PublicKey, type Transaction } from '@solana/web3.js';
+import { sendSigned } from '../../../chain/rebroadcast.ts';
 import {
   type ReaderKeypair,
   readerKeypairFromSecret,
   walletEncryptionKeypair,
 } from '../../../src/seal/index.ts';
+import type { Submitted } from '../../../src/trustless/tx.ts';
 import type { ExternalProvider } from './external.ts';
 import { signDetached } from './secret-key.ts';
 import { type StoredMailboxKey, unb64 } from './vault.ts';
@@ -19,8 +22,11 @@ export interface Wallet {
   address: string;
   /** Signs the exact bytes (login and step-up nonces). */
   signMessage(message: Uint8Array): Promise<Uint8Array>;
-  /** Signs and broadcasts; resolves to the transaction signature (not yet confirmed). */
-  submit(conn: Connection, tx: Transaction): Promise<string>;
+  /**
+   * Signs and broadcasts; resolves to the signature (not yet confirmed) and,
+   * for the in-page key, the signed bytes the status poll re-sends.
+   */
+  submit(conn: Connection, tx: Transaction): Promise<Submitted>;
   /** The wallet's own X25519 key when the page holds the secret (in-page only). */
   walletReader(): ReaderKeypair | null;
 }
@@ -38,7 +44,10 @@ export function inPageWallet(secretKey64: Uint8Array): Wallet {
       tx.recentBlockhash = blockhash;
       tx.lastValidBlockHeight = lastValidBlockHeight;
       tx.sign(keypair);
-      return conn.sendRawTransaction(tx.serialize(), { preflightCommitment: 'confirmed' });
+      // Sent once without the node's own retries; pollSignature re-sends these bytes while unseen.
+      const wire = tx.serialize();
+      const signature = await sendSigned(conn, wire, { preflightCommitment: 'confirmed' });
+      return { signature, wire };
     },
     walletReader: () => walletEncryptionKeypair(secretKey64),
   };
@@ -56,7 +65,8 @@ export function externalWallet(provider: ExternalProvider): Wallet {
       tx.feePayer = publicKey;
       tx.recentBlockhash = blockhash;
       tx.lastValidBlockHeight = lastValidBlockHeight;
-      return provider.signAndSendTransaction(tx);
+      // The extension broadcasts (and re-broadcasts) itself; the page only polls.
+      return { signature: await provider.signAndSendTransaction(tx) };
     },
     walletReader: () => null,
   };
