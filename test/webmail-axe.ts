@@ -34,18 +34,3 @@ export async function axeViolations(page: Page): Promise<string[]> {
     return out.violations.map((v) => `${v.id}: ${v.nodes.map((n) => String(n.target)).join(', ')}`);
   });
 }
-
-// Known, pending in inbox.tsx (not the tests' to change): the inbox row's
-// aria-label ("Read, From …, Subject: …") does not contain its visible text
-// (WCAG 2.5.3, label in name). Anything else fails.
-const knownInboxRow = (v: string) =>
-  v.startsWith('label-content-name-mismatch: ') &&
-  v
-    .slice('label-content-name-mismatch: '.length)
-    .split(', ')
-    .every((t) => t.includes('.row'));
-
-/** The violations but the known ones above. */
-export async function unexpectedAxeViolations(page: Page): Promise<string[]> {
-  return (await axeViolations(page)).filter((v) => !knownInboxRow(v));
-}
