@@ -145,7 +145,8 @@ describe('sealpost queue hold|release|delete|summary|show --message', { timeout:
 
       const released = await ok(['queue', 'release', '--rcpt', 'kim@busy.test'], cwd);
       expect(released).toMatch(
-        new RegExp(`^${kim.replace(/[.~]/g, '\\$&')}: released; next attempt in (59m|1h)`),
+        // The hold kept the hour's due time; the minute or two the steps above took (more on a busy machine) has passed.
+        new RegExp(`^${kim.replace(/[.~]/g, '\\$&')}: released; next attempt in (5\\dm|1h)`),
       );
       const after = (await list(cwd)).find((x) => x.id === kim);
       expect(after?.state).toBe('delayed');

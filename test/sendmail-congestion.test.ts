@@ -29,6 +29,7 @@ import {
   priorityFeeLamports,
   priorityFeePolicyOf,
   raiseForRound,
+  resolvePriorityFee,
 } from '../chain/compute-budget.ts';
 import { decodeEmail, emailAddress, getMailbox } from '../chain/index.ts';
 import { PendingError } from '../delivery/errors.ts';
@@ -225,6 +226,12 @@ describe('SendMail under congestion (min priority fee 10,000 µlamports/CU)', ()
     const lockPrefix = deployment();
     const single = worker(chain, mail, lockPrefix, {});
     const batched = worker(chain, mail, lockPrefix, { batch: true, priorityFee: configured });
+    // Each worker has seen the market once, as a running process has: a lookup that then times
+    // out under load (5 s) falls back to that price, not to the floor the congestion drops.
+    for (const w of [single, batched])
+      expect(
+        await resolvePriorityFee(w.connection, configured, [mail.authority.publicKey], 0, 200_000),
+      ).toBeGreaterThanOrEqual(BigInt(MIN_FEE));
     const jobs = await Promise.all(
       Array.from({ length: 12 }, (_, i) => newJob(rcpts[i % 3] as string, `busy${i}@remote.example`)),
     );
