@@ -21,6 +21,8 @@ export const keyJson = (kp: Keypair) => JSON.stringify(Array.from(kp.secretKey))
 export interface PageKit {
   newPage(opts?: { width?: number; height?: number }): Promise<Page>;
   shot(page: Page, name: string): Promise<void>;
+  /** Screenshots at 1280×800 (`name-wide`) and 390×844 (`name-phone`), then back to the page's own size. */
+  shotBoth(page: Page, name: string): Promise<void>;
   goTrustless(page: Page, overrides?: { rpcUrl?: string }): Promise<void>;
   importKey(page: Page, kp: Keypair): Promise<void>;
   smtpSend(from: string, to: string, subject: string, text: string, headerFrom?: string): Promise<unknown>;
@@ -51,6 +53,17 @@ export function pageKit(stack: WebmailStack, browser: Browser): PageKit {
     },
     async shot(page, name) {
       await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+    },
+    async shotBoth(page, name) {
+      const size = page.viewportSize();
+      for (const [suffix, width, height] of [
+        ['wide', 1280, 800],
+        ['phone', 390, 844],
+      ] as const) {
+        await page.setViewportSize({ width, height });
+        await page.screenshot({ path: join(SHOTS, `${name}-${suffix}.png`) });
+      }
+      if (size) await page.setViewportSize(size);
     },
     async goTrustless(page, overrides = {}) {
       await page.goto(stack.url);

@@ -112,8 +112,10 @@ describe('webmail reader actions (headless Chromium, dev stack)', () => {
     await row.waitFor();
     expect(await row.getAttribute('data-unread')).toBe('true');
     await expect.poll(() => tPage.getByTestId('unread-count').textContent()).toBe('1 unread');
+    await kit.shotBoth(tPage, 'reader-actions-inbox-unread');
 
     await kit.openMessage(tPage, T_SUBJECT);
+    await kit.shotBoth(tPage, 'reader-actions-toolbar');
     await tPage.getByRole('button', { name: '← Inbox' }).click();
     await expect.poll(() => row.getAttribute('data-unread')).toBe('false');
     await expect.poll(() => tPage.getByTestId('unread-count').textContent()).toBe('');
@@ -136,6 +138,7 @@ describe('webmail reader actions (headless Chromium, dev stack)', () => {
     expect(helpText).toContain('Show this help');
     const keys = await help.locator('kbd').allTextContents();
     for (const k of ['c', 'r', 'f', 'e', '#', 'u', '/', 'j', 'k', 'Escape', '?']) expect(keys).toContain(k);
+    await suite.kit.shotBoth(tPage, 'reader-actions-help');
     await tPage.keyboard.press('Escape');
     await expect.poll(() => help.count()).toBe(0);
 
@@ -182,6 +185,7 @@ describe('webmail reader actions (headless Chromium, dev stack)', () => {
     );
     expect(m, text).not.toBeNull();
     expect(Number(m?.[1])).toBeCloseTo(rentSol, 6);
+    await kit.shotBoth(tPage, 'reader-actions-delete-sheet');
     // The sheet names the rent's recipient: the relayer that paid for the SMTP delivery.
     const p = rentPayer.toBase58();
     expect([m?.[3], m?.[4]]).toEqual([p.slice(0, 4), p.slice(-4)]);
@@ -218,6 +222,7 @@ describe('webmail reader actions (headless Chromium, dev stack)', () => {
     await expect
       .poll(() => tPage.getByTestId('draft-status').textContent())
       .toBe('Draft saved in this browser, encrypted with your passphrase.');
+    await suite.kit.shotBoth(tPage, 'reader-actions-draft-saved');
     const storage = await tPage.evaluate(() => {
       const out: Record<string, string> = {};
       for (let i = 0; i < localStorage.length; i++) {
@@ -336,6 +341,8 @@ describe('webmail reader actions (headless Chromium, dev stack)', () => {
     await expect.poll(() => sPage.getByTestId('mail-subject').textContent()).toBe(S_SUBJECT);
     await expect.poll(async () => (await apiMessages(token, 'INBOX'))[0]?.flags).toContain('\\Seen');
 
+    // The server reader's toolbar: Reply, Forward, Move, Mark unread, Delete.
+    await suite.kit.shotBoth(sPage, 'reader-actions-server-toolbar');
     // Mark unread.
     await sPage.getByRole('button', { name: 'Mark unread' }).click();
     await openFolder(sPage, 'INBOX');
@@ -369,6 +376,7 @@ describe('webmail reader actions (headless Chromium, dev stack)', () => {
     const ask = sPage.getByTestId('expunge-confirm');
     await ask.waitFor();
     expect(await ask.textContent()).toContain('This cannot be undone.');
+    await suite.kit.shotBoth(sPage, 'reader-actions-expunge-question');
     expect((await apiMessages(token, 'Trash')).map((m) => m.id)).toEqual([id]);
     await ask.getByRole('button', { name: 'Delete permanently' }).click();
     await expect.poll(async () => (await apiMessages(token, 'Trash')).length, { timeout: 15_000 }).toBe(0);

@@ -23,7 +23,7 @@ function HelpOverlay({ onClose }: { onClose: () => void }) {
       >
         <h2 id="shortcut-help-title">Keyboard shortcuts</h2>
         <p class="muted">They work when no field has focus.</p>
-        <table class="math">
+        <table class="shortcut-table">
           <tbody>
             {SHORTCUTS.map((s) => (
               <tr key={s.what}>
