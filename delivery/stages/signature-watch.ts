@@ -41,7 +41,12 @@ interface Waiter {
   /** Resolves on the first state this waiter accepts. */
   accept(state: SignatureState): boolean;
   fast: boolean;
+  /** A one-off look (check()): told when its round's read failed, instead of waiting for the next. */
+  fail?(err: unknown): void;
 }
+
+/** The longest a check() waits for the shared poll to answer it. */
+const CHECK_TIMEOUT_MS = 30_000;
 
 /** One status read's view: the block height with its slot, and the slot the statuses were answered at. */
 export interface StatusView {
@@ -138,10 +143,46 @@ export class SignatureWatch {
     );
   }
 
-  /** The current state of one signature: its status and the block height (with slots), in one batch. */
-  async check(signature: string, lastValidBlockHeight: number): Promise<SignatureState> {
-    const answer = await heightAndStatuses(this.connection, [signature]);
-    return stateOf(answer.statuses[0] ?? null, answer, lastValidBlockHeight);
+  /**
+   * The current state of one signature: its status and the block height
+   * (with slots), read in one batch. The read is the shared poll's next
+   * round (due at once unless a round ran within minPollMs), so the checks
+   * of many jobs retrying at once (a dropped send fails those pipelined on
+   * it) cost one request between them, not one each. Rejects with the
+   * round's error when its read fails.
+   */
+  check(signature: string, lastValidBlockHeight: number): Promise<SignatureState> {
+    return new Promise<SignatureState>((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timeout);
+        this.waiters.delete(waiter);
+      };
+      const timeout = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new Error(`no status read of ${signature} within ${CHECK_TIMEOUT_MS / 1000} s`));
+      }, CHECK_TIMEOUT_MS);
+      const waiter: Waiter = {
+        signature,
+        lastValidBlockHeight,
+        fast: true,
+        accept: (state) => {
+          done();
+          resolve(state);
+          return true;
+        },
+        fail: (err) => {
+          done();
+          reject(err);
+        },
+      };
+      this.waiters.add(waiter);
+      // A look is wanted now: a round put off by quiet rounds is brought forward (minPollMs still holds).
+      if (this.timer && !this.polling) {
+        clearTimeout(this.timer);
+        this.timer = undefined;
+      }
+      this.schedule(0);
+    });
   }
 
   /**
@@ -249,8 +290,10 @@ export class SignatureWatch {
       }
       this.quiet = answered ? 0 : this.quiet + 1;
       await this.rebroadcast.tick(height);
-    } catch {
-      // RPC trouble: waiters keep waiting until their own timeout, polled less often meanwhile.
+    } catch (err) {
+      // RPC trouble: waiters keep waiting until their own timeout, polled less often meanwhile;
+      // one-off looks get the error, as a direct read would have.
+      for (const w of waiters) w.fail?.(err);
       this.quiet++;
     } finally {
       this.polling = false;

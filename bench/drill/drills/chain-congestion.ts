@@ -4,14 +4,14 @@
 // "auto"` (docs/inbound.md "Fees and compute limits") every message must
 // land, each with a priority fee; the figure is what that fee costs.
 import type { Drill } from '../drill.ts';
-import { chainDrill } from './chain-load.ts';
+import { chainDrill, LIMIT_SUMMARY } from './chain-load.ts';
 
 const MESSAGES = 250;
 const MIN_FEE = 10_000;
 
 export const chainCongestion: Drill = {
   name: 'chain-congestion',
-  summary: `${MESSAGES} messages while transactions under ${MIN_FEE.toLocaleString('en-US')} µlamports/CU are dropped ([chain] priority_fee = "auto")`,
+  summary: `${MESSAGES} messages while transactions under ${MIN_FEE.toLocaleString('en-US')} µlamports/CU are dropped ([chain] priority_fee = "auto"); ${LIMIT_SUMMARY}`,
   budgetMs: 8 * 60_000,
   run: (log) =>
     chainDrill(

@@ -5,13 +5,13 @@
 // exactly-once rule (docs/inbound.md "Exactly once") must neither re-sign a
 // landed SendMail it cannot see (a double) nor give one up (a loss).
 import type { Drill } from '../drill.ts';
-import { chainDrill } from './chain-load.ts';
+import { chainDrill, LIMIT_SUMMARY } from './chain-load.ts';
 
 const MESSAGES = 250;
 
 export const chainLag: Drill = {
   name: 'chain-lag',
-  summary: `${MESSAGES} messages against a node whose status reads lag 8 slots for half the signatures, commitment-true`,
+  summary: `${MESSAGES} messages against a node whose status reads lag 8 slots for half the signatures, commitment-true; ${LIMIT_SUMMARY}`,
   budgetMs: 8 * 60_000,
   run: (log) =>
     chainDrill(

@@ -9,6 +9,9 @@
 // (the bank's history) the fees, split into signature and priority fees.
 // Only once the figures are taken are the node's limits lifted for the proof
 // (every acknowledged message read from the chain, opened, accounted).
+// The one-phase drills (chainDrill) also run under a provider's request
+// limit (NODE_RPS at the node, `max_rps` per process below it) and fail on a
+// 429 or a peak over what the stack was allowed.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeMailbox } from '../../../chain/accounts/index.ts';
 import type { FidelityOptions, FidelityStats } from '../../../chain/devnet/server.ts';
@@ -233,6 +236,22 @@ export function describePhase(p: Phase): string {
   ].join('; ');
 }
 
+/**
+ * The request limit the one-phase chain drills run under, a commercial
+ * provider's: the node answers 429 above 50 calls/s (a paid entry plan's
+ * rate; mainnet fidelity's too), and the stack, one process (serve with the
+ * pipeline workers in it), keeps to `[chain] max_rps = 40`, leaving
+ * 10 calls/s for what else shares the key (the CLI, a dashboard). The stack
+ * polls statuses at `[chain] status_poll_ms = 400`, its default for a node
+ * off this host (on loopback it would poll every 10 ms).
+ */
+export const NODE_RPS = 50;
+export const STACK_RPS = 40;
+export const STACK_PROCESSES = 1;
+export const STATUS_POLL_MS = 400;
+/** How the drills' summaries name that limit. */
+export const LIMIT_SUMMARY = `node limit ${NODE_RPS} calls/s, [chain] max_rps = ${STACK_RPS} × ${STACK_PROCESSES} process${STACK_PROCESSES === 1 ? '' : 'es'}`;
+
 export interface ChainDrillOptions extends PhaseOptions {
   label: string;
   fidelity: FidelityOptions;
@@ -243,20 +262,44 @@ export interface ChainDrillOptions extends PhaseOptions {
   extra?: (phase: Phase, stack: FidelityDrillStack) => { detail: string; pass: boolean };
 }
 
+/** The rate the node saw against the limit held: no 429 and a peak within max_rps × processes (≤ the node's limit). */
+export function rateHeld(
+  stats: FidelityStats,
+  limits: { nodeRps: number; stackRps: number; processes: number },
+): { detail: string; pass: boolean } {
+  const bound = limits.stackRps * limits.processes;
+  const pass = stats.rateLimited === 0 && stats.peakCallsPerSecond <= bound && bound <= limits.nodeRps;
+  return {
+    detail: `peak ${n(stats.peakCallsPerSecond)} calls/s ≤ ${bound} (max_rps ${limits.stackRps} × ${limits.processes} process${limits.processes === 1 ? '' : 'es'}; node limit ${limits.nodeRps}, ${n(stats.rateLimited)} × 429): ${pass ? 'yes' : 'NO'}`,
+    pass,
+  };
+}
+
 /**
- * A one-phase chain drill: one serving process and one worker process
- * (`serve --workers 1 --no-workers` and `sealpost worker`), so "per process"
- * figures are exact.
+ * A one-phase chain drill: one process (`serve --workers 1` with the
+ * pipeline workers in it), so "per process" figures are exact, against a
+ * node limited to NODE_RPS with the process at `max_rps = STACK_RPS`. Fails on a loss, a double, a 429 or a peak over
+ * STACK_RPS × STACK_PROCESSES at the node.
  */
 export async function chainDrill(opts: ChainDrillOptions, log: (line: string) => void): Promise<DrillResult> {
-  const stack = await startChainStack(opts);
+  const stack = await startChainStack({
+    ...opts,
+    fidelity: { maxRps: NODE_RPS, retryAfterSecs: 1, ...opts.fidelity },
+    chain: { max_rps: STACK_RPS, status_poll_ms: STATUS_POLL_MS, ...opts.chain },
+    oneProcess: STACK_PROCESSES === 1,
+  });
   try {
     const phase = await runPhase(stack, log, opts);
     await finish(stack, [phase]);
+    const rate = rateHeld(phase.stats, {
+      nodeRps: NODE_RPS,
+      stackRps: STACK_RPS,
+      processes: STACK_PROCESSES,
+    });
     const extra = opts.extra?.(phase, stack) ?? { detail: '', pass: true };
     return {
-      pass: phaseOk(phase) && extra.pass,
-      detail: `${describePhase(phase)}${extra.detail ? `; ${extra.detail}` : ''}`,
+      pass: phaseOk(phase) && rate.pass && extra.pass,
+      detail: `${describePhase(phase)}; ${rate.detail}${extra.detail ? `; ${extra.detail}` : ''}`,
     };
   } finally {
     await stack.close();

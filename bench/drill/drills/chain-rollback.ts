@@ -10,7 +10,7 @@
 // drilled.)
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Drill } from '../drill.ts';
-import { chainDrill } from './chain-load.ts';
+import { chainDrill, LIMIT_SUMMARY } from './chain-load.ts';
 
 const MESSAGES = 250;
 /** Rollbacks that dropped at least one transaction, at least. */
@@ -18,7 +18,7 @@ const ROLLBACKS = 8;
 
 export const chainRollback: Drill = {
   name: 'chain-rollback',
-  summary: `${MESSAGES} messages while the slots above the confirmed one are rolled back at least ${ROLLBACKS} times (commitment-true)`,
+  summary: `${MESSAGES} messages while the slots above the confirmed one are rolled back at least ${ROLLBACKS} times (commitment-true); ${LIMIT_SUMMARY}`,
   budgetMs: 8 * 60_000,
   async run(log) {
     let attempts = 0;
