@@ -3,7 +3,9 @@
 // (a new waiter joins the next poll instead of making the poller fast again),
 // and a transaction that lands is still seen within a poll or two. The
 // default is one slot (400 ms) for a node elsewhere and today's fast cadence
-// on this host; the key is bounded and named when out of range. Real devnet.
+// on this host; the key is bounded and named when out of range. One-off
+// looks (check(), a retrying job's look at its own send) ride in one poll
+// round together. Real devnet.
 import { randomBytes } from 'node:crypto';
 import { Connection, Keypair, SystemProgram, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
@@ -122,5 +124,50 @@ describe('the status poller with status_poll_ms', { timeout: 60_000 }, () => {
     expect(errorsOf('[chain]\nstatus_poll_ms = "fast"\n')).toEqual([
       'chain.status_poll_ms: expected integer 10-5000, got "fast"',
     ]);
+  });
+});
+
+describe("the poller's one-off looks (check)", { timeout: 60_000 }, () => {
+  it('answers 100 concurrent checks with one status request, states right, and errors reach the callers', async () => {
+    const chain = await startTestChain();
+    const payer = await chain.funded(1);
+    const { connection, calls } = countingConnection(chain.devnet.rpcUrl);
+    const watch = new SignatureWatch(connection, undefined, { minPollMs: 400 });
+    try {
+      // One landed transfer among 99 signatures nobody sent.
+      const latest = await connection.getLatestBlockhash('confirmed');
+      const tx = new Transaction({ feePayer: payer.publicKey, ...latest }).add(
+        SystemProgram.transfer({
+          fromPubkey: payer.publicKey,
+          toPubkey: Keypair.generate().publicKey,
+          lamports: 1e6,
+        }),
+      );
+      tx.sign(payer);
+      const landed = await connection.sendRawTransaction(tx.serialize());
+      await connection.confirmTransaction({ signature: landed, ...latest }, 'confirmed');
+      const height = await connection.getBlockHeight('confirmed');
+      const unknown = Array.from({ length: 99 }, () => bs58.encode(randomBytes(64)));
+      const before = calls.length;
+      const states = await Promise.all([
+        watch.check(landed, latest.lastValidBlockHeight),
+        ...unknown.map((s) => watch.check(s, height + 100)),
+      ]);
+      // The retries of many jobs cost one request between them (it was one each).
+      expect(calls.length - before).toBe(1);
+      expect(states[0]?.kind).toBe('landed');
+      expect(new Set(states.slice(1).map((st) => st.kind))).toEqual(new Set(['pending']));
+    } finally {
+      watch.close();
+    }
+    // A failing read rejects the looks that rode in it, as a direct read would.
+    const dead = new SignatureWatch(new Connection('http://127.0.0.1:9', 'confirmed'), undefined, {
+      minPollMs: 0,
+    });
+    try {
+      await expect(dead.check(bs58.encode(randomBytes(64)), 1)).rejects.toThrow();
+    } finally {
+      dead.close();
+    }
   });
 });
