@@ -4,7 +4,7 @@
 import { Keypair, SystemProgram, Transaction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import { QUIET_MAX_MS, quietInterval, SignatureWatch } from '../delivery/stages/signature-watch.ts';
-import { startTestChain } from './helpers/devnet.ts';
+import { signedTransfer, startTestChain } from './helpers/devnet.ts';
 
 describe('the status poller', () => {
   it('doubles its interval with each quiet round, up to one slot', () => {
@@ -19,16 +19,8 @@ describe('the status poller', () => {
     const watch = new SignatureWatch(chain.connection);
     try {
       chain.devnet.setFidelity({ dropRate: 1 });
-      const latest = await chain.connection.getLatestBlockhash('confirmed');
-      const tx = new Transaction({ feePayer: payer.publicKey, ...latest }).add(
-        SystemProgram.transfer({
-          fromPubkey: payer.publicKey,
-          toPubkey: Keypair.generate().publicKey,
-          lamports: 1e6,
-        }),
-      );
-      tx.sign(payer);
-      const signature = await chain.connection.sendRawTransaction(tx.serialize(), { maxRetries: 0 });
+      const { wire, latest } = await signedTransfer(chain.connection, payer);
+      const signature = await chain.connection.sendRawTransaction(wire, { maxRetries: 0 });
       const before = chain.devnet.fidelityStats().methods?.getSignatureStatuses ?? 0;
       const waited = watch.wait(signature, latest.lastValidBlockHeight, (s) => s.kind === 'landed', {
         fast: false,

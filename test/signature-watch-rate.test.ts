@@ -7,12 +7,12 @@
 // looks (check(), a retrying job's look at its own send) ride in one poll
 // round together. Real devnet.
 import { randomBytes } from 'node:crypto';
-import { Connection, Keypair, SystemProgram, Transaction } from '@solana/web3.js';
+import { Connection } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { SignatureWatch } from '../delivery/stages/signature-watch.ts';
 import { ConfigError, parseConfig } from '../src/config/index.ts';
-import { startTestChain } from './helpers/devnet.ts';
+import { signedTransfer, startTestChain } from './helpers/devnet.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -60,16 +60,8 @@ describe('the status poller with status_poll_ms', { timeout: 60_000 }, () => {
         await sleep(50);
       }
       // Meanwhile one that lands, asked for while the others wait.
-      const latest = await chain.connection.getLatestBlockhash('confirmed');
-      const tx = new Transaction({ feePayer: payer.publicKey, ...latest }).add(
-        SystemProgram.transfer({
-          fromPubkey: payer.publicKey,
-          toPubkey: Keypair.generate().publicKey,
-          lamports: 1e6,
-        }),
-      );
-      tx.sign(payer);
-      const sig = await chain.connection.sendRawTransaction(tx.serialize());
+      const { wire, latest } = await signedTransfer(chain.connection, payer);
+      const sig = await chain.connection.sendRawTransaction(wire);
       const t0 = Date.now();
       const state = await watch.wait(sig, latest.lastValidBlockHeight, (s) => s.kind === 'landed', {
         fast: true,
@@ -135,16 +127,8 @@ describe("the poller's one-off looks (check)", { timeout: 60_000 }, () => {
     const watch = new SignatureWatch(connection, undefined, { minPollMs: 400 });
     try {
       // One landed transfer among 99 signatures nobody sent.
-      const latest = await connection.getLatestBlockhash('confirmed');
-      const tx = new Transaction({ feePayer: payer.publicKey, ...latest }).add(
-        SystemProgram.transfer({
-          fromPubkey: payer.publicKey,
-          toPubkey: Keypair.generate().publicKey,
-          lamports: 1e6,
-        }),
-      );
-      tx.sign(payer);
-      const landed = await connection.sendRawTransaction(tx.serialize());
+      const { wire, latest } = await signedTransfer(connection, payer);
+      const landed = await connection.sendRawTransaction(wire);
       await connection.confirmTransaction({ signature: landed, ...latest }, 'confirmed');
       const height = await connection.getBlockHeight('confirmed');
       const unknown = Array.from({ length: 99 }, () => bs58.encode(randomBytes(64)));

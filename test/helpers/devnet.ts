@@ -8,6 +8,7 @@ import {
   Keypair,
   LAMPORTS_PER_SOL,
   type PublicKey,
+  SystemProgram,
   Transaction,
   type TransactionInstruction,
 } from '@solana/web3.js';
@@ -107,4 +108,21 @@ export async function startTestChain(opts: Partial<DevnetOptions> = {}): Promise
     },
     balance: (key) => connection.getBalance(key, 'confirmed'),
   };
+}
+
+/** A signed 0.001 SOL transfer from `payer` to a new key, on a fresh blockhash: its bytes and that blockhash. */
+export async function signedTransfer(
+  conn: Connection,
+  payer: Keypair,
+): Promise<{ wire: Buffer; latest: { blockhash: string; lastValidBlockHeight: number } }> {
+  const latest = await conn.getLatestBlockhash('confirmed');
+  const tx = new Transaction({ feePayer: payer.publicKey, ...latest }).add(
+    SystemProgram.transfer({
+      fromPubkey: payer.publicKey,
+      toPubkey: Keypair.generate().publicKey,
+      lamports: 1e6,
+    }),
+  );
+  tx.sign(payer);
+  return { wire: tx.serialize(), latest };
 }
