@@ -79,12 +79,12 @@ describe('the chain inbox in headless Chromium', () => {
     await ann.waitFor();
     await expect.poll(() => page.getByTestId('inbox-snippet').count()).toBe(2);
     expect(await ann.getAttribute('data-unread')).toBe('true');
-    expect(await ann.locator('.row-from').textContent()).toBe('Unread. Ann Example');
+    expect(await ann.locator('.row-from').textContent()).toBe('Unread, From Ann Example,');
     expect(await ann.getByTestId('inbox-snippet').textContent()).toBe('Hello there, the plan is ready.');
     expect(await ann.getByTestId('inbox-time').textContent()).toMatch(/^(just now|\d+ min ago)$/);
     const fromWallet = rows.filter({ hasText: 'From a wallet' });
     expect(await fromWallet.locator('.row-from').textContent()).toBe(
-      `Unread. ${wallet.slice(0, 4)}…${wallet.slice(-4)}@${DEV_DOMAIN}`,
+      `Unread, From ${wallet.slice(0, 4)}…${wallet.slice(-4)}@${DEV_DOMAIN},`,
     );
     expect(await page.getByTestId('unread-count').textContent()).toBe('2 unread');
     await expect.poll(() => page.title()).toBe('Inbox (2) — Sealpost');
