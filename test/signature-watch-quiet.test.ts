@@ -1,7 +1,6 @@
 // The status poller settles at slot cadence while nothing changes (a send
 // dropped and waiting for its rebroadcast), instead of polling every 50 ms,
 // and is fast again for a new signature.
-import { Keypair, SystemProgram, Transaction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import { QUIET_MAX_MS, quietInterval, SignatureWatch } from '../delivery/stages/signature-watch.ts';
 import { signedTransfer, startTestChain } from './helpers/devnet.ts';
@@ -35,16 +34,8 @@ describe('the status poller', () => {
 
       // Once sends land again, a new signature is seen within a few fast rounds.
       chain.devnet.setFidelity({ dropRate: 0 });
-      const again = await chain.connection.getLatestBlockhash('confirmed');
-      const tx2 = new Transaction({ feePayer: payer.publicKey, ...again }).add(
-        SystemProgram.transfer({
-          fromPubkey: payer.publicKey,
-          toPubkey: Keypair.generate().publicKey,
-          lamports: 1e6,
-        }),
-      );
-      tx2.sign(payer);
-      const sig2 = await chain.connection.sendRawTransaction(tx2.serialize(), { maxRetries: 0 });
+      const { wire: wire2, latest: again } = await signedTransfer(chain.connection, payer);
+      const sig2 = await chain.connection.sendRawTransaction(wire2, { maxRetries: 0 });
       const t0 = Date.now();
       const state = await watch.wait(sig2, again.lastValidBlockHeight, (s) => s.kind === 'landed', {
         fast: false,

@@ -207,6 +207,16 @@ function must(old: Old, w: OldWorld, what: string, ix: TransactionInstruction): 
   if (!r.ok) throw new Error(`setup step ${what} failed: ${errorOf(old, r)}`);
 }
 
+/** A MailDomain `domain` created by the world's delegate with `authority` as its authority. */
+function createDomain(old: Old, w: OldWorld, domain: string, authority: Key): void {
+  must(
+    old,
+    w,
+    'CreateDomain',
+    old.ix.createDomainInstruction({ programId: w.programId, delegate: w.delegate, domain, authority }),
+  );
+}
+
 function refused(old: Old, r: OldRunResult): Outcome {
   return { succeeded: false, why: errorOf(old, r) };
 }
@@ -220,17 +230,7 @@ function finding1a(old: Old): Outcome {
   const w = new World();
   const programId = w.programId;
   const evil = w.wallet();
-  must(
-    old,
-    w,
-    'CreateDomain',
-    old.ix.createDomainInstruction({
-      programId,
-      delegate: w.delegate,
-      domain: 'evil.example',
-      authority: evil,
-    }),
-  );
+  createDomain(old, w, 'evil.example', evil);
   const recipient = w.user();
   const alice = old.fromHash('alice@example.org');
   must(
@@ -284,17 +284,7 @@ function finding1b(old: Old): Outcome {
   const programId = w.programId;
   const mallory = w.wallet();
   const malloryAuthority = w.wallet();
-  must(
-    old,
-    w,
-    'CreateDomain',
-    old.ix.createDomainInstruction({
-      programId,
-      delegate: w.delegate,
-      domain: 'mallory.example',
-      authority: malloryAuthority,
-    }),
-  );
+  createDomain(old, w, 'mallory.example', malloryAuthority);
   must(
     old,
     w,
