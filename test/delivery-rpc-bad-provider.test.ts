@@ -16,7 +16,6 @@ import { createConnection } from '../src/chain-rpc.ts';
 import { startDeliveryRig } from './helpers/delivery-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
-import { eventually } from './helpers/spooler-rig.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -84,7 +83,7 @@ describe('deliveries while the chain provider misbehaves for a long stretch', { 
     const bob = await mail.mailbox();
     const carol = await mail.mailbox();
     const provider = await badProvider(chain.devnet.rpcUrl);
-    const { logs, deliver, outbound, startWorkers, accept } = await startDeliveryRig(
+    const { logs, deliver, outbound, startWorkers, accept, completed } = await startDeliveryRig(
       chain,
       mail,
       'badrpc',
@@ -124,15 +123,7 @@ describe('deliveries while the chain provider misbehaves for a long stretch', { 
     expect(provider.state.spoiled).toBeGreaterThan(20);
 
     provider.state.mode = 'pass';
-    const done = await Promise.all(
-      ids.map((id) =>
-        eventually(async () => {
-          const job = await deliver.getJob(id);
-          if (job && (await job.isFailed())) throw new Error(`failed: ${job.failedReason}`);
-          return job && (await job.isCompleted()) ? job : undefined;
-        }, 90_000),
-      ),
-    );
+    const done = await Promise.all(ids.map((id) => completed(id, 90_000)));
     for (const job of done) expect(job.attemptsMade).toBe(1);
     const cids = done.map((j) => j.data.stages.pin?.cid);
     const inbox = [

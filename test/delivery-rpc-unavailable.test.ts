@@ -12,7 +12,6 @@ import { createConnection } from '../src/chain-rpc.ts';
 import { startDeliveryRig } from './helpers/delivery-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
-import { eventually } from './helpers/spooler-rig.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -27,7 +26,7 @@ describe('a delivery while the chain RPC answers 429', { timeout: 180_000 }, () 
     const mail = await prepareMailChain(chain, 'mail.test');
     const bob = await mail.mailbox();
     const wallet = bob.publicKey.toBase58();
-    const { logs, deliver, outbound, startWorkers, accept } = await startDeliveryRig(
+    const { logs, deliver, outbound, startWorkers, accept, completed } = await startDeliveryRig(
       chain,
       mail,
       'rpc429',
@@ -67,11 +66,7 @@ describe('a delivery while the chain RPC answers 429', { timeout: 180_000 }, () 
     expect(runs).toBeGreaterThan(1);
 
     chain.devnet.setFidelity({ maxRps: 0 });
-    const done = await eventually(async () => {
-      const job = await deliver.getJob(id);
-      if (job && (await job.isFailed())) throw new Error(`failed: ${job.failedReason}`);
-      return job && (await job.isCompleted()) ? job : undefined;
-    }, 60_000);
+    const done = await completed(id, 60_000);
     // The completion is the one attempt it spent.
     expect(done.attemptsMade).toBe(1);
     const cid = done.data.stages.pin?.cid;

@@ -40,12 +40,8 @@ describe('a delivery whose SendMail never confirmed', { timeout: 180_000 }, () =
     const mail = await prepareMailChain(chain, 'mail.test');
     const bob = await mail.mailbox();
     const wallet = bob.publicKey.toBase58();
-    const { dir, prefix, blobs, logs, deliver, outbound, startWorkers, accept } = await startDeliveryRig(
-      chain,
-      mail,
-      'unconf',
-      cleanups,
-    );
+    const { dir, prefix, blobs, logs, deliver, outbound, startWorkers, accept, completed } =
+      await startDeliveryRig(chain, mail, 'unconf', cleanups);
     const metrics = new SealpostMetrics({ processMetrics: false });
     await startWorkers({ metrics, maxResigns: 1 });
     chain.devnet.setFidelity({ dropRate: 1 });
@@ -96,12 +92,7 @@ describe('a delivery whose SendMail never confirmed', { timeout: 180_000 }, () =
     const retry = await sealpost(['queue', 'retry', id], dir);
     expect(retry.code, retry.stderr).toBe(0);
     expect(retry.stdout).toBe(`${id}: retried, runs now\n`);
-    const done = await eventually(async () => {
-      const job = await deliver.getJob(id);
-      if (job && (await job.isFailed()) && job.attemptsMade > 0)
-        throw new Error(`failed: ${job.failedReason}`);
-      return job && (await job.isCompleted()) ? job : undefined;
-    }, 90_000);
+    const done = await completed(id, 90_000, (job) => job.attemptsMade > 0);
     const cid = done.data.stages.pin?.cid;
     const inbox = await listInbox(chain.connection, chain.programId, bob.publicKey);
     expect(inbox.filter((e) => e.email.cid === cid)).toHaveLength(1);

@@ -6,7 +6,7 @@
 // the test's cleanups.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { FlowProducer, Queue } from 'bullmq';
+import { FlowProducer, type Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import {
@@ -30,7 +30,7 @@ import { AccountsRepo, MessagesRepo, openStore, type Store } from '../../src/sto
 import type { TestChain } from './devnet.ts';
 import type { MailChain } from './mail-chain.ts';
 import { LogLines } from './mx-rig.ts';
-import { REDIS_URL } from './spooler-rig.ts';
+import { eventually, REDIS_URL } from './spooler-rig.ts';
 import { tempDir } from './temp-dir.ts';
 
 export interface DeliveryRig {
@@ -46,6 +46,16 @@ export interface DeliveryRig {
   startWorkers(opts?: Partial<InboundWorkerOptions>): Promise<InboundWorkers>;
   /** Accepts one message from ann@remote.test to the wallets (one delivery job each); returns its msgid. */
   accept(wallets: string[], subject: string, attempts: number): Promise<string>;
+  /**
+   * Waits until the delivery job completes and returns it as read after completion (a job read
+   * before its state is checked may be a snapshot from just before it finished, attemptsMade 0).
+   * Throws when the job fails and `failedCounts(job)` says so (default: any failure).
+   */
+  completed(
+    id: string,
+    timeoutMs: number,
+    failedCounts?: (job: Job<DeliverJobData>) => boolean,
+  ): Promise<Job<DeliverJobData>>;
 }
 
 export async function startDeliveryRig(
@@ -139,6 +149,18 @@ export async function startDeliveryRig(
       );
       await flow.close();
       return msgid;
+    },
+    async completed(id, timeoutMs, failedCounts = () => true) {
+      await eventually(async () => {
+        const job = await deliver.getJob(id);
+        if (!job) return undefined;
+        const state = await job.getState();
+        if (state === 'failed' && failedCounts(job)) throw new Error(`failed: ${job.failedReason}`);
+        return state === 'completed' ? true : undefined;
+      }, timeoutMs);
+      const job = await deliver.getJob(id);
+      if (!job) throw new Error(`job ${id} disappeared after completing`);
+      return job;
     },
   };
 }
