@@ -14,18 +14,22 @@ export const CLIENT_PORTS = {
 } as const;
 
 export const mailHostsSchema = z.strictObject({
-  imap_enabled: bool().default(true),
-  imap_host: dnsName().optional(),
-  imap_port: port().optional(),
-  imap_tls: oneOf(CLIENT_TLS).default('implicit'),
-  pop3_enabled: bool().default(true),
-  pop3_host: dnsName().optional(),
-  pop3_port: port().optional(),
-  pop3_tls: oneOf(CLIENT_TLS).default('implicit'),
-  submission_enabled: bool().default(true),
-  smtp_host: dnsName().optional(),
-  submission_port: port().optional(),
-  submission_tls: oneOf(CLIENT_TLS).default('implicit'),
+  imap_enabled: bool().default(true).meta({ description: 'Offer IMAP.' }),
+  imap_host: dnsName().optional().meta({ description: '', default: 'derived: `[smtp] hostname`' }),
+  imap_port: port().optional().meta({ description: '', default: 'derived: 993 (implicit) / 143 (starttls)' }),
+  imap_tls: oneOf(CLIENT_TLS).default('implicit').meta({ description: '`"implicit"` or `"starttls"`.' }),
+  pop3_enabled: bool().default(true).meta({ description: 'Offer POP3.' }),
+  pop3_host: dnsName().optional().meta({ description: '', default: 'derived: `[smtp] hostname`' }),
+  pop3_port: port().optional().meta({ description: '', default: 'derived: 995 / 110' }),
+  pop3_tls: oneOf(CLIENT_TLS).default('implicit').meta({ description: '`"implicit"` or `"starttls"`.' }),
+  submission_enabled: bool().default(true).meta({ description: 'Offer submission.' }),
+  smtp_host: dnsName()
+    .optional()
+    .meta({ description: 'Submission host.', default: 'derived: `[smtp] hostname`' }),
+  submission_port: port().optional().meta({ description: '', default: 'derived: 465 / 587' }),
+  submission_tls: oneOf(CLIENT_TLS)
+    .default('implicit')
+    .meta({ description: '`"implicit"` (465, the default) or `"starttls"` (587, opt-in).' }),
 });
 
 export type MailHostsInput = z.output<typeof mailHostsSchema>;
