@@ -1,54 +1,13 @@
-// The mail program's custom error codes (docs/protocol.md "Error codes") and a
-// parser that recovers them from whatever web3.js hands back.
+// The mail program's custom error codes (chain/protocol/schema.ts, docs/protocol.md
+// "Error codes") and a parser that recovers them from whatever web3.js hands back.
+import { ERRORS, type ErrorName } from './protocol/schema.ts';
 
-export const MAIL_ERRORS = {
-  InvalidInstruction: 0,
-  MissingSigner: 1,
-  InvalidPda: 2,
-  InvalidAccount: 3,
-  AlreadyExists: 4,
-  NotFound: 5,
-  Unauthorized: 6,
-  InvalidArgument: 7,
-  PostageRequired: 8,
-  BountyExpired: 9,
-  BountyNotAllowed: 10,
-  FromHashMismatch: 11,
-  PriceAboveCeiling: 12,
-  NothingToClaim: 13,
-  NoIpfs: 14,
-  InsufficientFunds: 15,
-  NotWritable: 16,
-  DomainInactive: 17,
-  LeaseUnpaid: 18,
-  LeaseExpired: 19,
-  // timelocks (20-29)
-  TimelockNotElapsed: 20,
-  // Sender attestations and reputation: 30-39.
-  NotDomainAuthority: 30,
-  // alias marketplace (40–59)
-  AliasLocked: 40,
-  BidTooLow: 41,
-  AuctionEnded: 42,
-  AuctionNotEnded: 43,
-  OwnListing: 44,
-  ListingHasBids: 45,
-  WrongListingMode: 46,
-  EscrowExpired: 47,
-  EscrowNotExpired: 48,
-  // the domain marketplace, in the same block
-  DomainLocked: 49,
-  ListingExpired: 50,
-  ListingNotExpired: 51,
-  DomainPending: 52,
-  // Who may move whose money: the postoffice's set-up and the audit's rules (60-69).
-  NotUpgradeAuthority: 60,
-  RelayNotAllowed: 61,
-  StampsNotRelayable: 62,
-  BountyLocked: 63,
-} as const;
+/** Error name → code, from the schema. */
+export const MAIL_ERRORS = Object.fromEntries(Object.entries(ERRORS).map(([name, e]) => [name, e.code])) as {
+  readonly [K in ErrorName]: (typeof ERRORS)[K]['code'];
+};
 
-export type MailErrorName = keyof typeof MAIL_ERRORS;
+export type MailErrorName = ErrorName;
 
 const NAMES = Object.fromEntries(Object.entries(MAIL_ERRORS).map(([n, c]) => [c, n])) as Record<
   number,

@@ -6,11 +6,9 @@
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { type Key, toBase58, toPublicKey } from './bytes.ts';
 import { normalizeAlias } from './hash.ts';
+import { LISTING_MODE } from './instruction-data.ts';
 import { ix, signer, signerW, system, writable } from './ix-helpers.ts';
-import { LISTING_MODE } from './market-instruction-data.ts';
 import { aliasAddress, aliasBidAddress, aliasEscrowAddress, aliasListingAddress } from './pda.ts';
-
-export * from './market-instruction-data.ts';
 
 /** Lowest raise over a high bid: max(high / 20, this). */
 export const MIN_BID_INCREMENT_LAMPORTS = 1_000_000n;

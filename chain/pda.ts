@@ -4,31 +4,14 @@ import type { PublicKey } from '@solana/web3.js';
 import { type Key, keyBytes, Remembered, toPublicKey, u64Le, utf8 } from './bytes.ts';
 import { findProgramAddress } from './curve.ts';
 import { aliasNameHash, domainNameHash } from './hash.ts';
+import { SEEDS } from './protocol/schema.ts';
 
 export type Pda = [PublicKey, number];
 
-/** Seed prefixes, one per kind. */
-export const SEED = {
-  mailbox: 'mailbox',
-  mailboxKey: 'mailbox_key',
-  email: 'email',
-  frombox: 'frombox',
-  alias: 'alias',
-  domain: 'domain',
-  postoffice: 'postoffice',
-  aliasListing: 'alias_listing',
-  domainListing: 'domain_listing',
-  aliasEscrow: 'alias_escrow',
-  aliasBid: 'alias_bid',
-  beacon: 'beacon',
-  attestation: 'attestation',
-  reputation: 'reputation',
-  pinLease: 'pin_lease',
-  pendingClose: 'pending_close',
-  pendingDeactivation: 'pending_deactivation',
-  pendingReclaim: 'pending_reclaim',
-  recipientRule: 'recipient_rule',
-} as const;
+/** Seed prefixes, one per kind (chain/protocol/schema.ts). */
+export const SEED = Object.fromEntries(Object.entries(SEEDS).map(([k, s]) => [k, s.prefix])) as {
+  readonly [K in keyof typeof SEEDS]: (typeof SEEDS)[K]['prefix'];
+};
 
 // The seed lists, shared with the devnet program so both sides derive alike.
 export const seeds = {

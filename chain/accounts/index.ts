@@ -3,6 +3,8 @@
 import type { GetProgramAccountsFilter } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { utf8 } from '../bytes.ts';
+import { type AccountKind, CONSTANTS } from '../protocol/schema.ts';
+import type { AccountData } from '../protocol/types.ts';
 import { DecodeError, type Input, type Layout } from './layout.ts';
 import {
   type Alias,
@@ -47,32 +49,13 @@ import {
   senderReputationLayout,
 } from './records.ts';
 
+export type { AccountKind } from '../protocol/schema.ts';
 export { DecodeError, type Input, type Layout } from './layout.ts';
 export * from './mail.ts';
 export * from './records.ts';
 
-export type MailAccount =
-  | Mailbox
-  | MailboxKey
-  | Email
-  | Frombox
-  | Alias
-  | MailDomain
-  | Postoffice
-  | AliasListing
-  | DomainListing
-  | AliasEscrow
-  | AliasBid
-  | ParticipantBeacon
-  | SenderAttestation
-  | SenderReputation
-  | PinLease
-  | PendingMailboxClose
-  | PendingDeactivation
-  | PendingReclaim
-  | RecipientRule;
-
-export type AccountKind = MailAccount['kind'];
+/** Any mail-program account, told apart by `kind`. */
+export type MailAccount = { [K in AccountKind]: AccountData<K> }[AccountKind];
 
 type LayoutMap = { readonly [K in AccountKind]: Layout<Extract<MailAccount, { kind: K }>> };
 
@@ -175,29 +158,29 @@ export const decodePendingReclaim = (data: Uint8Array): PendingReclaim => pendin
 export const encodeRecipientRule = (v: Input<RecipientRule>): Uint8Array => recipientRuleLayout.encode(v);
 export const decodeRecipientRule = (data: Uint8Array): RecipientRule => recipientRuleLayout.decode(data);
 
-// Sizes (tag included). Accounts with a trailing string have a fixed part plus 4 + its byte length.
-export const MAILBOX_SIZE = 83;
-export const MAILBOX_KEY_SIZE = 66;
-export const EMAIL_FIXED_SIZE = 194;
-export const FROMBOX_SIZE = 91;
-export const ALIAS_SIZE = 98;
-export const MAIL_DOMAIN_FIXED_SIZE = 99;
-export const POSTOFFICE_SIZE = 186;
-export const ALIAS_LISTING_SIZE = 139;
-export const DOMAIN_LISTING_SIZE = 122;
-export const ALIAS_ESCROW_SIZE = 122;
-export const ALIAS_BID_SIZE = 82;
-export const PARTICIPANT_BEACON_SIZE = 155;
-export const SENDER_ATTESTATION_SIZE = 138;
-export const SENDER_REPUTATION_SIZE = 50;
-export const PIN_LEASE_SIZE = 122;
-export const PENDING_MAILBOX_CLOSE_SIZE = 42;
-export const PENDING_DEACTIVATION_SIZE = 42;
-export const PENDING_RECLAIM_SIZE = 106;
-export const RECIPIENT_RULE_SIZE = 50;
+// Sizes (tag included), from the schema. Accounts with a trailing string have a fixed part plus 4 + its byte length.
+export const MAILBOX_SIZE = mailboxLayout.fixedSize;
+export const MAILBOX_KEY_SIZE = mailboxKeyLayout.fixedSize;
+export const EMAIL_FIXED_SIZE = emailLayout.fixedSize;
+export const FROMBOX_SIZE = fromboxLayout.fixedSize;
+export const ALIAS_SIZE = aliasLayout.fixedSize;
+export const MAIL_DOMAIN_FIXED_SIZE = mailDomainLayout.fixedSize;
+export const POSTOFFICE_SIZE = postofficeLayout.fixedSize;
+export const ALIAS_LISTING_SIZE = aliasListingLayout.fixedSize;
+export const DOMAIN_LISTING_SIZE = domainListingLayout.fixedSize;
+export const ALIAS_ESCROW_SIZE = aliasEscrowLayout.fixedSize;
+export const ALIAS_BID_SIZE = aliasBidLayout.fixedSize;
+export const PARTICIPANT_BEACON_SIZE = participantBeaconLayout.fixedSize;
+export const SENDER_ATTESTATION_SIZE = senderAttestationLayout.fixedSize;
+export const SENDER_REPUTATION_SIZE = senderReputationLayout.fixedSize;
+export const PIN_LEASE_SIZE = pinLeaseLayout.fixedSize;
+export const PENDING_MAILBOX_CLOSE_SIZE = pendingMailboxCloseLayout.fixedSize;
+export const PENDING_DEACTIVATION_SIZE = pendingDeactivationLayout.fixedSize;
+export const PENDING_RECLAIM_SIZE = pendingReclaimLayout.fixedSize;
+export const RECIPIENT_RULE_SIZE = recipientRuleLayout.fixedSize;
 
-export const CID_MAX_BYTES = 128;
-export const DOMAIN_MAX_BYTES = 253;
+export const CID_MAX_BYTES = CONSTANTS.cidMax.value;
+export const DOMAIN_MAX_BYTES = CONSTANTS.domainMax.value;
 
 /** Email account size for a cid: 198 + its UTF-8 length. */
 export function emailSize(cid: string): number {
@@ -214,28 +197,28 @@ export function rentExemptLamports(size: number): bigint {
   return (128n + BigInt(size)) * 6960n;
 }
 
-// Offsets for memcmp filters (tag at 0).
+// Offsets for memcmp filters (tag at 0), from the schema.
 export const KIND_TAG_OFFSET = 0;
-export const MAILBOX_OWNER_OFFSET = 1;
-export const MAILBOX_DOMAIN_OFFSET = 49;
-export const MAILBOX_KEY_OWNER_OFFSET = 1;
-export const EMAIL_RECIPIENT_OFFSET = 1;
-export const EMAIL_SENDER_OFFSET = 33;
-export const EMAIL_FROM_HASH_OFFSET = 65;
-export const EMAIL_INDEX_OFFSET = 97;
-export const EMAIL_REPLY_TO_HASH_OFFSET = 129;
-export const EMAIL_RENT_PAYER_OFFSET = 161;
-export const EMAIL_CID_OFFSET = 194;
-export const FROMBOX_FROM_HASH_OFFSET = 1;
-export const FROMBOX_RECIPIENT_OFFSET = 33;
-export const ALIAS_NAME_HASH_OFFSET = 1;
-export const ALIAS_ADDRESS_OFFSET = 33;
-export const ALIAS_OWNER_OFFSET = 65;
-export const MAIL_DOMAIN_IS_ACTIVE_OFFSET = 1;
-export const MAIL_DOMAIN_AUTHORITY_OFFSET = 2;
-export const MAIL_DOMAIN_RENT_PAYER_OFFSET = 34;
-export const MAIL_DOMAIN_NAME_HASH_OFFSET = 66;
-export const MAIL_DOMAIN_DOMAIN_OFFSET = 99;
+export const MAILBOX_OWNER_OFFSET = mailboxLayout.offsets.owner;
+export const MAILBOX_DOMAIN_OFFSET = mailboxLayout.offsets.domain;
+export const MAILBOX_KEY_OWNER_OFFSET = mailboxKeyLayout.offsets.owner;
+export const EMAIL_RECIPIENT_OFFSET = emailLayout.offsets.recipient;
+export const EMAIL_SENDER_OFFSET = emailLayout.offsets.sender;
+export const EMAIL_FROM_HASH_OFFSET = emailLayout.offsets.fromHash;
+export const EMAIL_INDEX_OFFSET = emailLayout.offsets.index;
+export const EMAIL_REPLY_TO_HASH_OFFSET = emailLayout.offsets.replyToHash;
+export const EMAIL_RENT_PAYER_OFFSET = emailLayout.offsets.rentPayer;
+export const EMAIL_CID_OFFSET = emailLayout.offsets.cid;
+export const FROMBOX_FROM_HASH_OFFSET = fromboxLayout.offsets.fromHash;
+export const FROMBOX_RECIPIENT_OFFSET = fromboxLayout.offsets.recipient;
+export const ALIAS_NAME_HASH_OFFSET = aliasLayout.offsets.nameHash;
+export const ALIAS_ADDRESS_OFFSET = aliasLayout.offsets.address;
+export const ALIAS_OWNER_OFFSET = aliasLayout.offsets.owner;
+export const MAIL_DOMAIN_IS_ACTIVE_OFFSET = mailDomainLayout.offsets.isActive;
+export const MAIL_DOMAIN_AUTHORITY_OFFSET = mailDomainLayout.offsets.authority;
+export const MAIL_DOMAIN_RENT_PAYER_OFFSET = mailDomainLayout.offsets.rentPayer;
+export const MAIL_DOMAIN_NAME_HASH_OFFSET = mailDomainLayout.offsets.nameHash;
+export const MAIL_DOMAIN_DOMAIN_OFFSET = mailDomainLayout.offsets.domain;
 
 /** getProgramAccounts filter selecting one account kind by its tag byte. */
 export function kindFilter(kind: AccountKind): GetProgramAccountsFilter {

@@ -6,8 +6,9 @@ import { PublicKey } from '@solana/web3.js';
 import { deserialize, type Schema, serialize } from 'borsh';
 import { I64_MAX, I64_MIN, U64_MAX } from '../bytes.ts';
 
-export type ScalarType = 'u8' | 'u64' | 'i64' | 'bool' | 'key' | 'hash' | 'string' | { bytes: number };
-export type FieldType = ScalarType | { option: 'u64' | 'bool' | 'key' | 'hash' };
+import type { FieldType } from '../protocol/schema.ts';
+
+export type { FieldType, ScalarType } from '../protocol/schema.ts';
 
 /** Which field type may describe a TS value type (keys are PublicKey, hashes Uint8Array, u64/i64 bigint). */
 type FieldTypeFor<V> = [V] extends [PublicKey]
@@ -237,4 +238,14 @@ function sample(t: FieldType): unknown {
     default:
       return new Uint8Array(32);
   }
+}
+
+/** The layout of one schema entry (an account or an instruction's arguments): its tag and field types in order. */
+export function schemaLayout<T extends { kind: string }>(
+  kind: T['kind'],
+  spec: { readonly tag: number; readonly fields?: object; readonly args?: object },
+): Layout<T> {
+  const fields = (spec.fields ?? spec.args ?? {}) as Record<string, { readonly type: FieldType }>;
+  const types = Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, f.type]));
+  return defineLayout<T>(kind, spec.tag, types as Fields<Omit<T, 'kind'>>);
 }

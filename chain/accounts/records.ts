@@ -4,125 +4,35 @@
 // SenderAttestation (AttestSender), SenderReputation (SendMail with the
 // reputation account), RecipientRule (SetRecipientRule), the alias
 // marketplace's records and DomainListing (ListDomain).
-import type { PublicKey } from '@solana/web3.js';
-import { defineLayout } from './layout.ts';
+import { ACCOUNTS, CONSTANTS } from '../protocol/schema.ts';
+import type { AccountData } from '../protocol/types.ts';
+import { schemaLayout } from './layout.ts';
 
-export interface AliasListing {
-  kind: 'AliasListing';
-  alias: PublicKey;
-  holder: PublicKey;
-  priceLamports: bigint;
-  createdAt: bigint;
-  expiresAt: bigint;
-  /** 0 fixed price, 1 auction. */
-  mode: number;
-  antisnipeWindowSecs: bigint;
-  highBidLamports: bigint;
-  highBidder: PublicKey;
-  bump: number;
-}
+export type AliasListing = AccountData<'AliasListing'>;
 
-export const aliasListingLayout = defineLayout<AliasListing>('AliasListing', 8, {
-  alias: 'key',
-  holder: 'key',
-  priceLamports: 'u64',
-  createdAt: 'i64',
-  expiresAt: 'i64',
-  mode: 'u8',
-  antisnipeWindowSecs: 'i64',
-  highBidLamports: 'u64',
-  highBidder: 'key',
-  bump: 'u8',
-});
+export const aliasListingLayout = schemaLayout<AliasListing>('AliasListing', ACCOUNTS.AliasListing);
 
-export interface DomainListing {
-  kind: 'DomainListing';
-  /** The MailDomain account, the PDA's seed; its authority is this listing while it exists. */
-  domain: PublicKey;
-  /** The authority that listed it: receives the price and the rent, gets the domain back on cancel. */
-  holder: PublicKey;
-  /** The only wallet that may buy; the zero key = anyone. */
-  buyer: PublicKey;
-  /** What the buyer pays the holder; 0 only with a named buyer (a gift). */
-  priceLamports: bigint;
-  createdAt: bigint;
-  expiresAt: bigint;
-  bump: number;
-}
+export type DomainListing = AccountData<'DomainListing'>;
 
-export const domainListingLayout = defineLayout<DomainListing>('DomainListing', 9, {
-  domain: 'key',
-  holder: 'key',
-  buyer: 'key',
-  priceLamports: 'u64',
-  createdAt: 'i64',
-  expiresAt: 'i64',
-  bump: 'u8',
-});
+export const domainListingLayout = schemaLayout<DomainListing>('DomainListing', ACCOUNTS.DomainListing);
 
-export interface AliasEscrow {
-  kind: 'AliasEscrow';
-  alias: PublicKey;
-  holder: PublicKey;
-  recipient: PublicKey;
-  feeLamports: bigint;
-  offeredAt: bigint;
-  expiresAt: bigint;
-  bump: number;
-}
+export type AliasEscrow = AccountData<'AliasEscrow'>;
 
-export const aliasEscrowLayout = defineLayout<AliasEscrow>('AliasEscrow', 10, {
-  alias: 'key',
-  holder: 'key',
-  recipient: 'key',
-  feeLamports: 'u64',
-  offeredAt: 'i64',
-  expiresAt: 'i64',
-  bump: 'u8',
-});
+export const aliasEscrowLayout = schemaLayout<AliasEscrow>('AliasEscrow', ACCOUNTS.AliasEscrow);
 
-export interface AliasBid {
-  kind: 'AliasBid';
-  listing: PublicKey;
-  bidder: PublicKey;
-  amountLamports: bigint;
-  bidAt: bigint;
-  bump: number;
-}
+export type AliasBid = AccountData<'AliasBid'>;
 
-export const aliasBidLayout = defineLayout<AliasBid>('AliasBid', 11, {
-  listing: 'key',
-  bidder: 'key',
-  amountLamports: 'u64',
-  bidAt: 'i64',
-  bump: 'u8',
-});
+export const aliasBidLayout = schemaLayout<AliasBid>('AliasBid', ACCOUNTS.AliasBid);
 
 /** Capacity of ParticipantBeacon.detail_cid. */
-export const BEACON_DETAIL_CID_CAPACITY = 96;
+export const BEACON_DETAIL_CID_CAPACITY = CONSTANTS.beaconCidMax.value;
 
-export interface ParticipantBeacon {
-  kind: 'ParticipantBeacon';
-  owner: PublicKey;
-  /** Bitmap. */
-  tags: bigint;
-  createdAt: bigint;
-  updatedAt: bigint;
-  bump: number;
-  detailCidLen: number;
-  /** 96 bytes; the first detailCidLen are the CID text (see beaconDetailCid). */
-  detailCid: Uint8Array;
-}
+export type ParticipantBeacon = AccountData<'ParticipantBeacon'>;
 
-export const participantBeaconLayout = defineLayout<ParticipantBeacon>('ParticipantBeacon', 12, {
-  owner: 'key',
-  tags: 'u64',
-  createdAt: 'i64',
-  updatedAt: 'i64',
-  bump: 'u8',
-  detailCidLen: 'u8',
-  detailCid: { bytes: BEACON_DETAIL_CID_CAPACITY },
-});
+export const participantBeaconLayout = schemaLayout<ParticipantBeacon>(
+  'ParticipantBeacon',
+  ACCOUNTS.ParticipantBeacon,
+);
 
 /** The CID text a beacon points at. */
 export function beaconDetailCid(beacon: ParticipantBeacon): string {
@@ -130,127 +40,42 @@ export function beaconDetailCid(beacon: ParticipantBeacon): string {
   return new TextDecoder().decode(beacon.detailCid.subarray(0, len));
 }
 
-export interface SenderAttestation {
-  kind: 'SenderAttestation';
-  /** The MailDomain account. */
-  domain: PublicKey;
-  /** The attested sender wallet. */
-  wallet: PublicKey;
-  /** The domain authority that signed AttestSender; the record counts only while it is still the domain's. */
-  authority: PublicKey;
-  /** Paid the rent; RevokeAttestation returns it here. */
-  rentPayer: PublicKey;
-  attestedAt: bigint;
-  bump: number;
-}
+export type SenderAttestation = AccountData<'SenderAttestation'>;
 
-export const senderAttestationLayout = defineLayout<SenderAttestation>('SenderAttestation', 13, {
-  domain: 'key',
-  wallet: 'key',
-  authority: 'key',
-  rentPayer: 'key',
-  attestedAt: 'i64',
-  bump: 'u8',
-});
+export const senderAttestationLayout = schemaLayout<SenderAttestation>(
+  'SenderAttestation',
+  ACCOUNTS.SenderAttestation,
+);
 
-export interface SenderReputation {
-  kind: 'SenderReputation';
-  wallet: PublicKey;
-  cumulativeSpendLamports: bigint;
-  updatedAt: bigint;
-  bump: number;
-}
+export type SenderReputation = AccountData<'SenderReputation'>;
 
-export const senderReputationLayout = defineLayout<SenderReputation>('SenderReputation', 14, {
-  wallet: 'key',
-  cumulativeSpendLamports: 'u64',
-  updatedAt: 'i64',
-  bump: 'u8',
-});
+export const senderReputationLayout = schemaLayout<SenderReputation>(
+  'SenderReputation',
+  ACCOUNTS.SenderReputation,
+);
 
-export interface RecipientRule {
-  kind: 'RecipientRule';
-  /** The recipient wallet (its Mailbox's owner). */
-  owner: PublicKey;
-  /** A direct sender whose cumulative_spend_lamports reaches this skips the stamp. */
-  minReputationLamports: bigint;
-  /** What such a sender pays the recipient per message instead; 0 = waived. */
-  postageLamports: bigint;
-  bump: number;
-}
+export type RecipientRule = AccountData<'RecipientRule'>;
 
-export const recipientRuleLayout = defineLayout<RecipientRule>('RecipientRule', 19, {
-  owner: 'key',
-  minReputationLamports: 'u64',
-  postageLamports: 'u64',
-  bump: 'u8',
-});
+export const recipientRuleLayout = schemaLayout<RecipientRule>('RecipientRule', ACCOUNTS.RecipientRule);
 
-export interface PinLease {
-  kind: 'PinLease';
-  /** blake3 of the leased CID's text (see pinLeaseCidHash). */
-  cidHash: Uint8Array;
-  /** The wallet that paid; the only one that may close the lease. */
-  holder: PublicKey;
-  /** The pin operator's fee wallet the fee was paid to. */
-  operator: PublicKey;
-  createdAt: bigint;
-  /** The lease is live while chain time < expiresAt. */
-  expiresAt: bigint;
-  /** Lamports paid to the operator by CreatePinLease. */
-  feeLamports: bigint;
-  bump: number;
-}
+export type PinLease = AccountData<'PinLease'>;
 
-export const pinLeaseLayout = defineLayout<PinLease>('PinLease', 15, {
-  cidHash: 'hash',
-  holder: 'key',
-  operator: 'key',
-  createdAt: 'i64',
-  expiresAt: 'i64',
-  feeLamports: 'u64',
-  bump: 'u8',
-});
+export const pinLeaseLayout = schemaLayout<PinLease>('PinLease', ACCOUNTS.PinLease);
 
-export interface PendingMailboxClose {
-  kind: 'PendingMailboxClose';
-  wallet: PublicKey;
-  requestedAt: bigint;
-  bump: number;
-}
+export type PendingMailboxClose = AccountData<'PendingMailboxClose'>;
 
-export const pendingMailboxCloseLayout = defineLayout<PendingMailboxClose>('PendingMailboxClose', 16, {
-  wallet: 'key',
-  requestedAt: 'i64',
-  bump: 'u8',
-});
+export const pendingMailboxCloseLayout = schemaLayout<PendingMailboxClose>(
+  'PendingMailboxClose',
+  ACCOUNTS.PendingMailboxClose,
+);
 
-export interface PendingDeactivation {
-  kind: 'PendingDeactivation';
-  domain: PublicKey;
-  requestedAt: bigint;
-  bump: number;
-}
+export type PendingDeactivation = AccountData<'PendingDeactivation'>;
 
-export const pendingDeactivationLayout = defineLayout<PendingDeactivation>('PendingDeactivation', 17, {
-  domain: 'key',
-  requestedAt: 'i64',
-  bump: 'u8',
-});
+export const pendingDeactivationLayout = schemaLayout<PendingDeactivation>(
+  'PendingDeactivation',
+  ACCOUNTS.PendingDeactivation,
+);
 
-export interface PendingReclaim {
-  kind: 'PendingReclaim';
-  domain: PublicKey;
-  requestedAt: bigint;
-  authority: PublicKey;
-  payer: PublicKey;
-  bump: number;
-}
+export type PendingReclaim = AccountData<'PendingReclaim'>;
 
-export const pendingReclaimLayout = defineLayout<PendingReclaim>('PendingReclaim', 18, {
-  domain: 'key',
-  requestedAt: 'i64',
-  authority: 'key',
-  payer: 'key',
-  bump: 'u8',
-});
+export const pendingReclaimLayout = schemaLayout<PendingReclaim>('PendingReclaim', ACCOUNTS.PendingReclaim);

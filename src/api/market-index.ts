@@ -33,8 +33,8 @@ import {
   PENDING_RECLAIM_SIZE,
 } from '../../chain/accounts/index.ts';
 import { type Key, toPublicKey, ZERO_KEY } from '../../chain/bytes.ts';
-import { decodeInstruction, type InstructionKind } from '../../chain/instruction-data.ts';
-import { LISTING_MODE, minimumBid } from '../../chain/market-instructions.ts';
+import { decodeInstruction, type InstructionKind, LISTING_MODE } from '../../chain/instruction-data.ts';
+import { minimumBid } from '../../chain/market-instructions.ts';
 import { aliasAddress, domainAddress } from '../../chain/pda.ts';
 import type { Database } from '../store/types.ts';
 import { type IndexState, ProgramIndex, StoreIndexState } from './program-index.ts';

@@ -30,55 +30,10 @@
 #include "blake3.h"
 #include "sol.h"
 
-/* ---- errors (custom program error codes) ---------------------------------- */
+/* Error codes, account layouts, limits, instruction tags, seed prefixes. */
+#include "generated/interface.h"
 
 #define OK 0ULL
-/* Custom(0) cannot be returned as 0 (success): the runtime maps 1 << 32 back to Custom(0). */
-#define E_INVALID_INSTRUCTION (1ULL << 32)
-#define E_MISSING_SIGNER 1ULL
-#define E_INVALID_PDA 2ULL
-#define E_INVALID_ACCOUNT 3ULL
-#define E_ALREADY_EXISTS 4ULL
-#define E_NOT_FOUND 5ULL
-#define E_UNAUTHORIZED 6ULL
-#define E_INVALID_ARGUMENT 7ULL
-#define E_POSTAGE_REQUIRED 8ULL
-#define E_BOUNTY_EXPIRED 9ULL
-#define E_BOUNTY_NOT_ALLOWED 10ULL
-#define E_FROM_HASH_MISMATCH 11ULL
-#define E_PRICE_ABOVE_CEILING 12ULL
-#define E_NOTHING_TO_CLAIM 13ULL
-#define E_NO_IPFS 14ULL
-#define E_INSUFFICIENT_FUNDS 15ULL
-#define E_NOT_WRITABLE 16ULL
-#define E_DOMAIN_INACTIVE 17ULL
-#define E_LEASE_UNPAID 18ULL
-#define E_LEASE_EXPIRED 19ULL
-/* timelocks (20-29) */
-#define E_TIMELOCK_NOT_ELAPSED 20ULL
-
-/* alias marketplace (codes 40-59; docs/protocol.md "Alias marketplace") */
-#define E_ALIAS_LOCKED 40ULL
-#define E_BID_TOO_LOW 41ULL
-#define E_AUCTION_ENDED 42ULL
-#define E_AUCTION_NOT_ENDED 43ULL
-#define E_OWN_LISTING 44ULL
-#define E_LISTING_HAS_BIDS 45ULL
-#define E_WRONG_LISTING_MODE 46ULL
-#define E_ESCROW_EXPIRED 47ULL
-#define E_ESCROW_NOT_EXPIRED 48ULL
-/* domain marketplace (same block; docs/protocol.md "Domain marketplace") */
-#define E_DOMAIN_LOCKED 49ULL
-#define E_LISTING_EXPIRED 50ULL
-#define E_LISTING_NOT_EXPIRED 51ULL
-#define E_DOMAIN_PENDING 52ULL
-/* sender attestations and reputation: codes 30-39 */
-#define E_NOT_DOMAIN_AUTHORITY 30ULL
-/* who may move whose money: the postoffice's set-up and the rules an audit asked for (60-69) */
-#define E_NOT_UPGRADE_AUTHORITY 60ULL /* InitPostoffice not co-signed by the program's upgrade authority */
-#define E_RELAY_NOT_ALLOWED 61ULL     /* a relayed send into a mailbox that does not name its MailDomain */
-#define E_STAMPS_NOT_RELAYABLE 62ULL  /* a relayed send spending stamps a wallet bought for its own sends */
-#define E_BOUNTY_LOCKED 63ULL         /* the sender deleting an Email whose bounty is still claimable */
 
 #define TRY(x)                                                                                         \
   do {                                                                                                 \
@@ -86,307 +41,8 @@
     if (e_) return e_;                                                                                 \
   } while (0)
 
-/* ---- account kinds and layouts --------------------------------------------- */
-
-#define TAG_MAILBOX 1
-#define TAG_MAILBOX_KEY 2
-#define TAG_EMAIL 3
-#define TAG_FROMBOX 4
-#define TAG_ALIAS 5
-#define TAG_MAIL_DOMAIN 6
-#define TAG_POSTOFFICE 7
-#define TAG_ALIAS_LISTING 8
-#define TAG_DOMAIN_LISTING 9
-#define TAG_ALIAS_ESCROW 10
-#define TAG_ALIAS_BID 11
-#define TAG_BEACON 12
-#define TAG_PIN_LEASE 15
-#define TAG_PENDING_CLOSE 16
-#define TAG_PENDING_DEACTIVATION 17
-#define TAG_PENDING_RECLAIM 18
-
-#define MAILBOX_SIZE 83
-#define MB_OWNER 1
-#define MB_MAIL_COUNT 33
-#define MB_DEFAULT_POSTAGE 41
-#define MB_DOMAIN 49
-#define MB_NO_IPFS 81
-#define MB_BUMP 82
-
-#define MAILBOX_KEY_SIZE 66
-#define MK_OWNER 1
-#define MK_PUB_KEY 33
-#define MK_BUMP 65
-
-#define EMAIL_FIXED 194
-#define EM_RECIPIENT 1
-#define EM_SENDER 33
-#define EM_FROM_HASH 65
-#define EM_INDEX 97
-#define EM_EPOCH 105
-#define EM_BOUNTY 113
-#define EM_EXPIRES_AT 121
-#define EM_REPLY_TO 129
-#define EM_RENT_PAYER 161
-#define EM_BUMP 193
-#define EM_CID 194
-
-#define FROMBOX_SIZE 91
-#define FB_FROM_HASH 1
-#define FB_RECIPIENT 33
-#define FB_REQUIRED 65
-#define FB_STAMPS 73
-#define FB_ESCROW 81
-#define FB_WALLET 89 /* 1: the wallet whose address hashes to from_hash paid stamps in; relayed sends spend none */
-#define FB_BUMP 90
-
-#define ALIAS_SIZE 98
-#define AL_NAME_HASH 1
-#define AL_ADDRESS 33
-#define AL_OWNER 65
-#define AL_BUMP 97
-
-#define DOMAIN_FIXED 99
-#define MD_IS_ACTIVE 1
-#define MD_AUTHORITY 2
-#define MD_RENT_PAYER 34
-#define MD_NAME_HASH 66
-#define MD_BUMP 98
-#define MD_DOMAIN 99
-
-#define POSTOFFICE_SIZE 186
-#define PO_ADMIN 1
-#define PO_ROOT_KSK 33
-#define PO_DELEGATE 65
-#define PO_COMMITMENT 97
-#define PO_STAMP_FEE 129
-#define PO_SURCHARGE 137
-#define PO_FEES_COLLECTED 145
-#define PO_PENDING_ADMIN 153 /* the key ProposeAdmin named, zero key = none; AcceptAdmin makes it admin */
-#define PO_BUMP 185
-
-#define BEACON_SIZE 155
-#define BC_OWNER 1
-#define BC_TAGS 33
-#define BC_CREATED_AT 41
-#define BC_UPDATED_AT 49
-#define BC_BUMP 57
-#define BC_CID_LEN 58
-#define BC_CID 59
-#define BEACON_CID_MAX 96
-
-#define PIN_LEASE_SIZE 122
-#define PL_CID_HASH 1
-#define PL_HOLDER 33
-#define PL_OPERATOR 65
-#define PL_CREATED_AT 97
-#define PL_EXPIRES_AT 105
-#define PL_FEE 113
-#define PL_BUMP 121
-
-/* alias marketplace records */
-#define ALIAS_LISTING_SIZE 139
-#define LS_ALIAS 1
-#define LS_HOLDER 33
-#define LS_PRICE 65
-#define LS_CREATED_AT 73
-#define LS_EXPIRES_AT 81
-#define LS_MODE 89
-#define LS_ANTISNIPE 90
-#define LS_HIGH_BID 98
-#define LS_HIGH_BIDDER 106
-#define LS_BUMP 138
-
-#define DOMAIN_LISTING_SIZE 122
-#define DL_DOMAIN 1
-#define DL_HOLDER 33
-#define DL_BUYER 65
-#define DL_PRICE 97
-#define DL_CREATED_AT 105
-#define DL_EXPIRES_AT 113
-#define DL_BUMP 121
-/* Longest a domain may stay in a listing's custody (its relayed mail is refused meanwhile). */
-#define DOMAIN_LISTING_MAX 604800ULL /* 7 days */
-
-#define ALIAS_ESCROW_SIZE 122
-#define ES_ALIAS 1
-#define ES_HOLDER 33
-#define ES_RECIPIENT 65
-#define ES_FEE 97
-#define ES_OFFERED_AT 105
-#define ES_EXPIRES_AT 113
-#define ES_BUMP 121
-
-#define ALIAS_BID_SIZE 82
-#define BD_LISTING 1
-#define BD_BIDDER 33
-#define BD_AMOUNT 65
-#define BD_BID_AT 73
-#define BD_BUMP 81
-/* Timelock records (docs/protocol.md "Timelocks") and their windows in seconds. */
-#define PENDING_CLOSE_SIZE 42
-#define PC_WALLET 1
-#define PC_REQUESTED_AT 33
-#define PC_BUMP 41
-
-#define PENDING_DEACTIVATION_SIZE 42
-#define PD_DOMAIN 1
-#define PD_REQUESTED_AT 33
-#define PD_BUMP 41
-
-#define PENDING_RECLAIM_SIZE 106
-#define PR_DOMAIN 1
-#define PR_REQUESTED_AT 33
-#define PR_AUTHORITY 41
-#define PR_PAYER 73
-#define PR_BUMP 105
-
-#define MAILBOX_CLOSE_WINDOW 604800ULL /* 7 days */
-#define DEACTIVATION_WINDOW 2592000ULL /* 30 days */
-#define RECLAIM_WINDOW 1209600ULL      /* 14 days */
-/* sender attestations, reputation and recipient rules */
-#define TAG_ATTESTATION 13
-#define TAG_REPUTATION 14
-#define TAG_RECIPIENT_RULE 19
-
-#define ATTESTATION_SIZE 138
-#define SA_DOMAIN 1
-#define SA_WALLET 33
-#define SA_AUTHORITY 65
-#define SA_RENT_PAYER 97
-#define SA_ATTESTED_AT 129
-#define SA_BUMP 137
-
-#define REPUTATION_SIZE 50
-#define SR_WALLET 1
-#define SR_SPEND 33
-#define SR_UPDATED_AT 41
-#define SR_BUMP 49
-
-#define RECIPIENT_RULE_SIZE 50
-#define RR_OWNER 1
-#define RR_MIN_REPUTATION 33
-#define RR_POSTAGE 41
-#define RR_BUMP 49
-
-#define CID_MAX 128
-#define DOMAIN_MAX 253
-#define ALIAS_MAX 64
-
 /* Rent-exempt minimum: (128 + size) x 3480 lamports/byte-year x 2 years. */
 static u64 rent(u64 size) { return (128 + size) * 6960; }
-
-/* ---- instruction tags -------------------------------------------------------- */
-
-/*
- * Tags 0-19 the mailbox, mail and stamp core, 20-27 the timelocks, 28-31
- * attestations and recipient rules, 32 SetMailboxDomain, 34-44 the
- * marketplace (34-49 reserved for it), 50-53 the postoffice's admin. A tag
- * without a name in IX_NAMES has no instruction (InvalidInstruction).
- */
-enum {
-  IX_INIT_POSTOFFICE = 0,
-  IX_CREATE_MAILBOX = 1,
-  IX_SET_MAILBOX_FLAGS = 2,
-  IX_PUBLISH_KEY = 3,
-  IX_REMOVE_KEY = 4,
-  IX_CREATE_DOMAIN = 5,
-  IX_SEND_MAIL = 6,
-  IX_DELETE_MAIL = 7,
-  IX_CREATE_ALIAS = 8,
-  IX_CREATE_FROMBOX = 9,
-  IX_UPDATE_FROMBOX = 10,
-  IX_ADD_STAMPS = 11,
-  IX_BUY_STAMPS = 12,
-  IX_TOP_UP_STAMPS = 13,
-  IX_RECLAIM_FROMBOX_STAMPS = 14,
-  IX_CLAIM_BOUNTY = 15,
-  IX_CREATE_PIN_LEASE = 16,
-  IX_CLOSE_PIN_LEASE = 17,
-  IX_PUBLISH_BEACON = 18,
-  IX_CLOSE_BEACON = 19,
-  IX_REQUEST_MAILBOX_CLOSE = 20,
-  IX_CANCEL_MAILBOX_CLOSE = 21,
-  IX_CLOSE_MAILBOX = 22,
-  IX_REQUEST_DEACTIVATION = 23,
-  IX_CANCEL_DEACTIVATION = 24,
-  IX_REQUEST_RECLAIM = 25,
-  IX_CANCEL_RECLAIM = 26,
-  IX_SETTLE_DOMAIN_TIMELOCK = 27,
-  IX_ATTEST_SENDER = 28,
-  IX_REVOKE_ATTESTATION = 29,
-  IX_SET_RECIPIENT_RULE = 30,
-  IX_CLOSE_RECIPIENT_RULE = 31,
-  IX_SET_MAILBOX_DOMAIN = 32,
-  IX_LIST_ALIAS = 34,
-  IX_BID_ALIAS = 35,
-  IX_BUY_ALIAS = 36,
-  IX_SETTLE_AUCTION = 37,
-  IX_CANCEL_LISTING = 38,
-  IX_OFFER_ALIAS = 39,
-  IX_ACCEPT_ALIAS = 40,
-  IX_RECLAIM_ALIAS = 41,
-  IX_LIST_DOMAIN = 42,
-  IX_BUY_DOMAIN = 43,
-  IX_CANCEL_DOMAIN_LISTING = 44,
-  IX_UPDATE_POSTOFFICE = 50,
-  IX_WITHDRAW_FEES = 51,
-  IX_PROPOSE_ADMIN = 52,
-  IX_ACCEPT_ADMIN = 53,
-  IX_TAGS = 54,
-};
-
-/* The log line of each instruction, written once its data decoded. */
-static const char IX_NAMES[IX_TAGS][36] = {
-    [IX_INIT_POSTOFFICE] = "Instruction: InitPostoffice",
-    [IX_CREATE_MAILBOX] = "Instruction: CreateMailbox",
-    [IX_SET_MAILBOX_FLAGS] = "Instruction: SetMailboxFlags",
-    [IX_PUBLISH_KEY] = "Instruction: PublishKey",
-    [IX_REMOVE_KEY] = "Instruction: RemoveKey",
-    [IX_CREATE_DOMAIN] = "Instruction: CreateDomain",
-    [IX_SEND_MAIL] = "Instruction: SendMail",
-    [IX_DELETE_MAIL] = "Instruction: DeleteMail",
-    [IX_CREATE_ALIAS] = "Instruction: CreateAlias",
-    [IX_CREATE_FROMBOX] = "Instruction: CreateFrombox",
-    [IX_UPDATE_FROMBOX] = "Instruction: UpdateFrombox",
-    [IX_ADD_STAMPS] = "Instruction: AddStamps",
-    [IX_BUY_STAMPS] = "Instruction: BuyStamps",
-    [IX_TOP_UP_STAMPS] = "Instruction: TopUpStamps",
-    [IX_RECLAIM_FROMBOX_STAMPS] = "Instruction: ReclaimFromboxStamps",
-    [IX_CLAIM_BOUNTY] = "Instruction: ClaimBounty",
-    [IX_CREATE_PIN_LEASE] = "Instruction: CreatePinLease",
-    [IX_CLOSE_PIN_LEASE] = "Instruction: ClosePinLease",
-    [IX_PUBLISH_BEACON] = "Instruction: PublishBeacon",
-    [IX_CLOSE_BEACON] = "Instruction: CloseBeacon",
-    [IX_REQUEST_MAILBOX_CLOSE] = "Instruction: RequestMailboxClose",
-    [IX_CANCEL_MAILBOX_CLOSE] = "Instruction: CancelMailboxClose",
-    [IX_CLOSE_MAILBOX] = "Instruction: CloseMailbox",
-    [IX_REQUEST_DEACTIVATION] = "Instruction: RequestDeactivation",
-    [IX_CANCEL_DEACTIVATION] = "Instruction: CancelDeactivation",
-    [IX_REQUEST_RECLAIM] = "Instruction: RequestReclaim",
-    [IX_CANCEL_RECLAIM] = "Instruction: CancelReclaim",
-    [IX_SETTLE_DOMAIN_TIMELOCK] = "Instruction: SettleDomainTimelock",
-    [IX_ATTEST_SENDER] = "Instruction: AttestSender",
-    [IX_REVOKE_ATTESTATION] = "Instruction: RevokeAttestation",
-    [IX_SET_RECIPIENT_RULE] = "Instruction: SetRecipientRule",
-    [IX_CLOSE_RECIPIENT_RULE] = "Instruction: CloseRecipientRule",
-    [IX_SET_MAILBOX_DOMAIN] = "Instruction: SetMailboxDomain",
-    [IX_LIST_ALIAS] = "Instruction: ListAlias",
-    [IX_BID_ALIAS] = "Instruction: BidAlias",
-    [IX_BUY_ALIAS] = "Instruction: BuyAlias",
-    [IX_SETTLE_AUCTION] = "Instruction: SettleAuction",
-    [IX_CANCEL_LISTING] = "Instruction: CancelListing",
-    [IX_OFFER_ALIAS] = "Instruction: OfferAlias",
-    [IX_ACCEPT_ALIAS] = "Instruction: AcceptAlias",
-    [IX_RECLAIM_ALIAS] = "Instruction: ReclaimAlias",
-    [IX_LIST_DOMAIN] = "Instruction: ListDomain",
-    [IX_BUY_DOMAIN] = "Instruction: BuyDomain",
-    [IX_CANCEL_DOMAIN_LISTING] = "Instruction: CancelDomainListing",
-    [IX_UPDATE_POSTOFFICE] = "Instruction: UpdatePostoffice",
-    [IX_WITHDRAW_FEES] = "Instruction: WithdrawFees",
-    [IX_PROPOSE_ADMIN] = "Instruction: ProposeAdmin",
-    [IX_ACCEPT_ADMIN] = "Instruction: AcceptAdmin",
-};
 
 /* ---- state ------------------------------------------------------------------ */
 
@@ -481,19 +137,6 @@ typedef struct {
   SendExtras sx;
   B3Work b3;
 } Ctx;
-
-static const char SEED_MAILBOX[] = "mailbox";
-static const char SEED_MAILBOX_KEY[] = "mailbox_key";
-static const char SEED_EMAIL[] = "email";
-static const char SEED_FROMBOX[] = "frombox";
-static const char SEED_ALIAS[] = "alias";
-static const char SEED_DOMAIN[] = "domain";
-static const char SEED_POSTOFFICE[] = "postoffice";
-static const char SEED_BEACON[] = "beacon";
-static const char SEED_PIN_LEASE[] = "pin_lease";
-static const char SEED_PENDING_CLOSE[] = "pending_close";
-static const char SEED_PENDING_DEACTIVATION[] = "pending_deactivation";
-static const char SEED_PENDING_RECLAIM[] = "pending_reclaim";
 
 /* ---- small checks ----------------------------------------------------------- */
 
@@ -1902,17 +1545,6 @@ static u64 close_beacon(Ctx *c) {
  * instruction that hands the alias over.
  */
 
-/* A raised bid must beat the high bid by max(high / 20, MIN_BID_INCREMENT). */
-#define MIN_BID_INCREMENT 1000000ULL
-#define BID_INCREMENT_DIVISOR 20
-#define ANTISNIPE_MAX 86400
-/* An auction ends at most 30 days after it is listed; anti-snipe moves it at most one window further. */
-#define AUCTION_MAX 2592000
-
-static const char SEED_ALIAS_LISTING[] = "alias_listing";
-static const char SEED_ALIAS_ESCROW[] = "alias_escrow";
-static const char SEED_ALIAS_BID[] = "alias_bid";
-
 static void seeds_listing(Ctx *c, const u8 *alias) {
   SEEDS(c, SEED_ALIAS_LISTING);
   seeds_add(c, alias, 32);
@@ -2296,8 +1928,6 @@ static u64 reclaim_alias(Ctx *c) {
  * pending; a reclaim does not settle while the domain is listed.
  */
 
-static const char SEED_DOMAIN_LISTING[] = "domain_listing";
-
 static void seeds_domain_listing(Ctx *c, const u8 *domain) {
   SEEDS(c, SEED_DOMAIN_LISTING);
   seeds_add(c, domain, 32);
@@ -2671,10 +2301,6 @@ static u64 settle_domain_timelock(Ctx *c) {
 }
 
 /* ---- sender attestations, reputation and recipient rules (tags 28-31) ------- */
-
-static const char SEED_ATTESTATION[] = "attestation";
-static const char SEED_REPUTATION[] = "reputation";
-static const char SEED_RECIPIENT_RULE[] = "recipient_rule";
 
 static void seeds_attestation(Ctx *c, const u8 *domain, const u8 *wallet) {
   SEEDS(c, SEED_ATTESTATION);
