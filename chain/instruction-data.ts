@@ -36,7 +36,7 @@ export function encodeInstruction(ix: MailInstruction): Uint8Array {
 /** Encodes arguments for one kind without spelling `kind` in the object. */
 export function encodeInstructionOf<K extends InstructionKind>(
   kind: K,
-  args: Input<Extract<MailInstruction, { kind: K }>>,
+  args: Input<InstructionData<K>>,
 ): Uint8Array {
   return (INSTRUCTION_LAYOUTS[kind] as unknown as Layout<MailInstruction>).encode(
     args as Input<MailInstruction>,

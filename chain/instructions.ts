@@ -7,7 +7,7 @@
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { type Key, toPublicKey, ZERO_KEY } from './bytes.ts';
 import { normalizeAlias, normalizeDomain } from './hash.ts';
-import { ix, readonly, signer, signerW, system, writable, ZERO_HASH } from './ix-helpers.ts';
+import { instruction, ix, readonly, signer, signerW, system, writable, ZERO_HASH } from './ix-helpers.ts';
 import {
   aliasAddress,
   domainAddress,
@@ -80,13 +80,12 @@ export interface CreateMailboxParams {
 export function createMailboxInstruction(p: CreateMailboxParams): TransactionInstruction {
   const payer = p.payer ?? p.owner;
   const mailDomain = p.domain === undefined ? null : domainAddress(p.programId, normalizeDomain(p.domain))[0];
-  const keys = [signerW(payer), signer(p.owner), writable(mailboxAddress(p.programId, p.owner)[0]), system()];
-  if (mailDomain) keys.push(readonly(mailDomain));
-  return ix(p.programId, keys, {
-    kind: 'CreateMailbox',
-    defaultPostage: p.defaultPostage ?? 0n,
-    domain: mailDomain ?? ZERO_KEY,
-  });
+  return instruction(
+    p.programId,
+    'CreateMailbox',
+    { payer, owner: p.owner, mailbox: mailboxAddress(p.programId, p.owner)[0], mailDomain },
+    { defaultPostage: p.defaultPostage ?? 0n, domain: mailDomain ?? ZERO_KEY },
+  );
 }
 
 export interface SetMailboxFlagsParams {
@@ -184,18 +183,16 @@ export interface SendMailParams {
 }
 
 export function sendMailInstruction(p: SendMailParams): TransactionInstruction {
-  const keys = [
-    signerW(p.sender),
-    writable(mailboxAddress(p.programId, p.recipient)[0]),
-    writable(emailAddress(p.programId, p.recipient, p.index)[0]),
-    writable(fromboxAddress(p.programId, p.fromHash, p.recipient)[0]),
-    writable(p.recipient),
-    readonly(postofficeAddress(p.programId)[0]),
-    system(),
-  ];
-  if (p.domain !== undefined) keys.push(readonly(domainAddress(p.programId, normalizeDomain(p.domain))[0]));
-  return ix(p.programId, keys, {
-    kind: 'SendMail',
+  const accounts = {
+    sender: p.sender,
+    mailbox: mailboxAddress(p.programId, p.recipient)[0],
+    email: emailAddress(p.programId, p.recipient, p.index)[0],
+    frombox: fromboxAddress(p.programId, p.fromHash, p.recipient)[0],
+    recipientWallet: p.recipient,
+    postoffice: postofficeAddress(p.programId)[0],
+    mailDomain: p.domain === undefined ? null : domainAddress(p.programId, normalizeDomain(p.domain))[0],
+  };
+  return instruction(p.programId, 'SendMail', accounts, {
     fromHash: p.fromHash,
     cid: p.cid,
     bountyLamports: p.bountyLamports ?? 0n,

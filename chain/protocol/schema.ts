@@ -96,18 +96,28 @@ const f = <const T extends FieldType>(type: T, c: string, doc?: string) => ({
   ...(doc ? { doc } : {}),
 });
 const x = <const T extends FieldType>(type: T, doc?: string) => ({ type, ...(doc ? { doc } : {}) });
-const a = (
-  name: string,
-  flags: '' | 's' | 'w' | 'sw',
+type Flags = '' | 's' | 'w' | 'sw';
+/** An account of an instruction's list; with `opt`, a conditional trailing one. */
+function a<const N extends string>(
+  name: N,
+  flags: Flags,
   doc?: string,
-  opt?: { when: string },
-): AccountMetaSpec => ({
-  name,
-  signer: flags.includes('s'),
-  writable: flags.includes('w'),
-  ...(doc ? { doc } : {}),
-  ...(opt ?? {}),
-});
+): AccountMetaSpec & { readonly name: N };
+function a<const N extends string>(
+  name: N,
+  flags: Flags,
+  doc: string | undefined,
+  opt: { when: string },
+): AccountMetaSpec & { readonly name: N; readonly when: string };
+function a(name: string, flags: Flags, doc?: string, opt?: { when: string }): AccountMetaSpec {
+  return {
+    name,
+    signer: flags.includes('s'),
+    writable: flags.includes('w'),
+    ...(doc ? { doc } : {}),
+    ...(opt ?? {}),
+  };
+}
 const v = (name: string, type: SeedPartSpec['type'], doc?: string): SeedPartSpec => ({
   name,
   type,
