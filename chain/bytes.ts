@@ -1,4 +1,4 @@
-// Small byte helpers shared by the codecs, PDA seeds and the devnet program.
+// Small byte helpers shared by the codecs, the PDA seeds and the builders.
 // Browser-safe: Uint8Array only, no Buffer.
 import { PublicKey } from '@solana/web3.js';
 

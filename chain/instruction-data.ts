@@ -1,6 +1,6 @@
 // Instruction data: a one-byte tag, then the borsh arguments, as the schema
 // declares them (chain/protocol/schema.ts, docs/protocol.md "Instructions").
-// The devnet program decodes with this too.
+// The API's indexes and the funds check decode transactions with it.
 import { DecodeError, type Input, type Layout, schemaLayout } from './accounts/layout.ts';
 import { INSTRUCTIONS, type InstructionKind } from './protocol/schema.ts';
 import type { InstructionData } from './protocol/types.ts';

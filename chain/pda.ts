@@ -13,7 +13,7 @@ export const SEED = Object.fromEntries(Object.entries(SEEDS).map(([k, s]) => [k,
   readonly [K in keyof typeof SEEDS]: (typeof SEEDS)[K]['prefix'];
 };
 
-// The seed lists, shared with the devnet program so both sides derive alike.
+// The seed lists of the core kinds, as the program hashes them.
 export const seeds = {
   mailbox: (owner: Uint8Array): Uint8Array[] => [utf8(SEED.mailbox), owner],
   mailboxKey: (owner: Uint8Array): Uint8Array[] => [utf8(SEED.mailboxKey), owner],

@@ -1,6 +1,5 @@
 // The real mail program against the rules of SendMail (direct and relayed,
-// postage, bounty, no_ipfs), DeleteMail and ClaimBounty. Ported from the
-// devnet program's tests (chain/devnet/mail-program/mail-program-send.test.ts).
+// postage, bounty, no_ipfs), DeleteMail and ClaimBounty, in a bare litesvm.
 import type { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import { emailSize, encodeMailDomain, FROMBOX_SIZE } from '../chain/accounts/index.ts';

@@ -1,0 +1,76 @@
+/* Part of mail.c (one translation unit). The alias marketplace's escrow: OfferAlias, AcceptAlias, ReclaimAlias. */
+
+/* OfferAlias: holder (s,w), alias (w), escrow (w), System. */
+static u64 offer_alias(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *holder = &c->acc[0], *al = &c->acc[1], *es = &c->acc[2];
+  const Args *a = &c->a;
+  TRY(need_signer(holder, 1));
+  TRY(need_writable(al));
+  TRY(need_writable(es));
+  TRY(need_system(c, &c->acc[3]));
+  TRY(require_alias(c, al));
+  TRY(check_alias_owner(c, al, holder->key));
+  if (is_zero32(a->k1) || eq32(a->k1, holder->key)) return E_INVALID_ARGUMENT;
+  i64 t = now(c);
+  if ((i64)a->u2 <= t) return E_ESCROW_EXPIRED;
+  seeds_escrow(c, al->key);
+  TRY(pda_find(c, es->key));
+  if (!is_absent(es)) return E_ALREADY_EXISTS;
+  u64 lamports = rent(ALIAS_ESCROW_SIZE);
+  TRY(check_payer(holder, lamports, 0));
+  u8 bump = c->bump;
+  TRY(create_pda(c, holder, es, ALIAS_ESCROW_SIZE, lamports));
+  u8 *d = es->data;
+  d[0] = TAG_ALIAS_ESCROW;
+  cp32(d + ES_ALIAS, al->key);
+  cp32(d + ES_HOLDER, holder->key);
+  cp32(d + ES_RECIPIENT, a->k1);
+  wr64(d + ES_FEE, a->u1);
+  wr64(d + ES_OFFERED_AT, (u64)t);
+  wr64(d + ES_EXPIRES_AT, a->u2);
+  d[ES_BUMP] = bump;
+  cp32(al->data + AL_OWNER, es->key);
+  return OK;
+}
+
+/* AcceptAlias: recipient (s,w), escrow (w), alias (w), holder (w), System; before expiry. */
+static u64 accept_alias(Ctx *c) {
+  ACCOUNTS(c, 5);
+  Acc *recipient = &c->acc[0], *es = &c->acc[1], *al = &c->acc[2], *holder = &c->acc[3];
+  TRY(need_signer(recipient, 1));
+  TRY(need_writable(es));
+  TRY(need_writable(al));
+  TRY(need_writable(holder));
+  TRY(need_system(c, &c->acc[4]));
+  TRY(require_alias_record(c, es, TAG_ALIAS_ESCROW));
+  TRY(check_custody(c, es, al, holder, ES_HOLDER));
+  if (!eq32(es->data + ES_RECIPIENT, recipient->key)) return E_UNAUTHORIZED;
+  if (now(c) >= (i64)rd64(es->data + ES_EXPIRES_AT)) return E_ESCROW_EXPIRED;
+  u64 fee = rd64(es->data + ES_FEE), credit;
+  TRY(add(fee, *es->lamports, &credit));
+  TRY(check_payer(recipient, fee, 0));
+  TRY(check_credit(holder, credit));
+  TRY(cpi_transfer(c, recipient, holder, fee));
+  close_account(es, holder);
+  release_alias(al, recipient->key, 1);
+  return OK;
+}
+
+/* ReclaimAlias: signer (s), escrow (w), alias (w), holder (w); the holder any time, anyone after expiry. */
+static u64 reclaim_alias(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *signer = &c->acc[0], *es = &c->acc[1], *al = &c->acc[2], *holder = &c->acc[3];
+  TRY(need_signer(signer, 0));
+  TRY(need_writable(es));
+  TRY(need_writable(al));
+  TRY(need_writable(holder));
+  TRY(require_alias_record(c, es, TAG_ALIAS_ESCROW));
+  TRY(check_custody(c, es, al, holder, ES_HOLDER));
+  if (!eq32(signer->key, holder->key) && now(c) < (i64)rd64(es->data + ES_EXPIRES_AT))
+    return E_ESCROW_NOT_EXPIRED;
+  TRY(check_credit(holder, *es->lamports));
+  close_account(es, holder);
+  release_alias(al, holder->key, 0);
+  return OK;
+}

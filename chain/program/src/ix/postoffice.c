@@ -1,0 +1,173 @@
+/* Part of mail.c (one translation unit). InitPostoffice, the admin's UpdatePostoffice, WithdrawFees, ProposeAdmin, AcceptAdmin; CreateDomain. */
+
+/* ---- the postoffice: InitPostoffice and its admin; CreateDomain ------------- */
+
+/* BPFLoaderUpgradeab1e11111111111111111111111, which owns every upgradeable program's ProgramData. */
+static const u8 UPGRADEABLE_LOADER[32] = {0x02, 0xa8, 0xf6, 0x91, 0x4e, 0x88, 0xa1, 0xb0, 0xe2, 0x10, 0x15,
+                                          0x3e, 0xf7, 0x63, 0xae, 0x2b, 0x00, 0xc2, 0xb9, 0x3d, 0x16, 0xc1,
+                                          0x24, 0xd2, 0xc0, 0x53, 0x7a, 0x10, 0x04, 0x80, 0x00, 0x00};
+
+/* UpgradeableLoaderState::ProgramData: u32 tag 3, u64 slot, Option<Pubkey> upgrade authority, then the ELF. */
+#define PROGRAM_DATA_TAG 3
+#define PD_AUTHORITY_FLAG 12
+#define PD_AUTHORITY 13
+
+/*
+ * `pd` is this program's ProgramData (the loader's PDA of the program id) and
+ * `signer`, who signed, is its upgrade authority: the key that deployed the
+ * program, the only one that may set it up. An immutable program (no
+ * authority) has nobody who may.
+ */
+static u64 need_upgrade_authority(Ctx *c, const Acc *pd, const Acc *signer) {
+  TRY(need_signer(signer, 0));
+  c->seeds[0].addr = c->program_id;
+  c->seeds[0].len = 32;
+  c->nseeds = 1;
+  TRY(pda_find_in(c, pd->key, UPGRADEABLE_LOADER));
+  if (!eq32(pd->owner, UPGRADEABLE_LOADER) || *pd->len < PD_AUTHORITY + 32) return E_INVALID_ACCOUNT;
+  if (rd32(pd->data) != PROGRAM_DATA_TAG) return E_INVALID_ACCOUNT;
+  if (pd->data[PD_AUTHORITY_FLAG] != 1 || !eq32(pd->data + PD_AUTHORITY, signer->key))
+    return E_NOT_UPGRADE_AUTHORITY;
+  return OK;
+}
+
+/*
+ * InitPostoffice: admin (s,w; pays the rent, becomes admin), postoffice (w),
+ * System, the program's ProgramData, its upgrade authority (s; may be the
+ * admin itself). Once; nobody but the deployer can be first.
+ */
+static u64 init_postoffice(Ctx *c) {
+  ACCOUNTS(c, 5);
+  Acc *admin = &c->acc[0], *po = &c->acc[1];
+  TRY(need_signer(admin, 1));
+  TRY(need_writable(po));
+  TRY(need_system(c, &c->acc[2]));
+  TRY(need_upgrade_authority(c, &c->acc[3], &c->acc[4]));
+  seeds_postoffice(c);
+  TRY(pda_find(c, po->key));
+  if (!is_absent(po)) return E_ALREADY_EXISTS;
+  u64 lamports = rent(POSTOFFICE_SIZE);
+  TRY(check_payer(admin, lamports, 0));
+  TRY(create_pda(c, admin, po, POSTOFFICE_SIZE, lamports));
+  u8 *d = po->data;
+  const Args *a = &c->a;
+  d[0] = TAG_POSTOFFICE;
+  cp32(d + PO_ADMIN, admin->key);
+  cp32(d + PO_ROOT_KSK, a->k1);
+  cp32(d + PO_DELEGATE, a->k2);
+  cp32(d + PO_COMMITMENT, a->k3);
+  wr64(d + PO_STAMP_FEE, a->u1);
+  wr64(d + PO_SURCHARGE, a->u2);
+  wr64(d + PO_FEES_COLLECTED, 0);
+  memset(d + PO_PENDING_ADMIN, 0, 32);
+  d[PO_BUMP] = c->bump;
+  return OK;
+}
+
+/* The postoffice (writable) and its admin as signer (Unauthorized: anyone else). */
+static u64 require_admin(Ctx *c, const Acc *admin, const Acc *po) {
+  TRY(need_signer(admin, 0));
+  TRY(need_writable(po));
+  TRY(require_postoffice(c, po));
+  return eq32(po->data + PO_ADMIN, admin->key) ? OK : E_UNAUTHORIZED;
+}
+
+/*
+ * UpdatePostoffice: admin (s), postoffice (w). Each Some field replaces the
+ * stamp fee, the settlement surcharge, the delegate (not the zero key) or
+ * the root KSK digest. Stamps already bought keep what they were sold at:
+ * their postage and surcharge are held in their frombox.
+ */
+static u64 update_postoffice(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *admin = &c->acc[0], *po = &c->acc[1];
+  const Args *a = &c->a;
+  TRY(require_admin(c, admin, po));
+  if (a->has_k1 && is_zero32(a->k1)) return E_INVALID_ARGUMENT;
+  u8 *d = po->data;
+  if (a->has_u64) wr64(d + PO_STAMP_FEE, a->u64_val);
+  if (a->has_u64b) wr64(d + PO_SURCHARGE, a->u64b_val);
+  if (a->has_k1) cp32(d + PO_DELEGATE, a->k1);
+  if (a->has_k2) cp32(d + PO_ROOT_KSK, a->k2);
+  return OK;
+}
+
+/*
+ * WithdrawFees: admin (s), postoffice (w), to (w). Moves `amount` (1 ..=
+ * fees_collected) of the collected protocol fees to `to`; the postoffice
+ * never goes below its rent-exempt minimum.
+ */
+static u64 withdraw_fees(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *admin = &c->acc[0], *po = &c->acc[1], *to = &c->acc[2];
+  u64 amount = c->a.u1;
+  TRY(require_admin(c, admin, po));
+  TRY(need_writable(to));
+  if (eq32(to->key, po->key)) return E_INVALID_ACCOUNT;
+  if (amount == 0) return E_INVALID_ARGUMENT;
+  u64 collected = rd64(po->data + PO_FEES_COLLECTED);
+  if (amount > collected) return E_INSUFFICIENT_FUNDS;
+  if (*po->lamports < amount || *po->lamports - amount < rent(POSTOFFICE_SIZE)) return E_INSUFFICIENT_FUNDS;
+  TRY(check_credit(to, amount));
+  move_lamports(po, to, amount);
+  wr64(po->data + PO_FEES_COLLECTED, collected - amount);
+  return OK;
+}
+
+/*
+ * ProposeAdmin: admin (s), postoffice (w). Names the key that may take the
+ * admin role with AcceptAdmin (the zero key withdraws a proposal); the role
+ * moves only when that key signs, so a mistyped address never locks it.
+ */
+static u64 propose_admin(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *admin = &c->acc[0], *po = &c->acc[1];
+  TRY(require_admin(c, admin, po));
+  if (eq32(c->a.k1, admin->key)) return E_INVALID_ARGUMENT;
+  cp32(po->data + PO_PENDING_ADMIN, c->a.k1);
+  return OK;
+}
+
+/* AcceptAdmin: the proposed admin (s), postoffice (w): it becomes admin, the proposal is cleared. */
+static u64 accept_admin(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *next = &c->acc[0], *po = &c->acc[1];
+  TRY(need_signer(next, 0));
+  TRY(need_writable(po));
+  TRY(require_postoffice(c, po));
+  const u8 *pending = po->data + PO_PENDING_ADMIN;
+  if (is_zero32(pending) || !eq32(pending, next->key)) return E_UNAUTHORIZED;
+  cp32(po->data + PO_ADMIN, next->key);
+  memset(po->data + PO_PENDING_ADMIN, 0, 32);
+  return OK;
+}
+
+static u64 create_domain(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *delegate = &c->acc[0], *po = &c->acc[1], *dom = &c->acc[2];
+  const Args *a = &c->a;
+  TRY(need_signer(delegate, 1));
+  TRY(need_writable(dom));
+  TRY(need_system(c, &c->acc[3]));
+  TRY(require_postoffice(c, po));
+  if (!eq32(po->data + PO_DELEGATE, delegate->key)) return E_UNAUTHORIZED;
+  if (!domain_ok(a->str, a->str_len)) return E_INVALID_ARGUMENT;
+  blake3(a->str, a->str_len, c->hash, &c->b3);
+  seeds_domain(c, c->hash);
+  TRY(pda_find(c, dom->key));
+  if (!is_absent(dom)) return E_ALREADY_EXISTS;
+  u64 size = DOMAIN_FIXED + 4 + a->str_len;
+  u64 lamports = rent(size);
+  TRY(check_payer(delegate, lamports, 0));
+  TRY(create_pda(c, delegate, dom, size, lamports));
+  u8 *d = dom->data;
+  d[0] = TAG_MAIL_DOMAIN;
+  d[MD_IS_ACTIVE] = 1;
+  cp32(d + MD_AUTHORITY, a->k1);
+  cp32(d + MD_RENT_PAYER, delegate->key);
+  cp32(d + MD_NAME_HASH, c->hash);
+  d[MD_BUMP] = c->bump;
+  wr32(d + MD_DOMAIN, (u32)a->str_len);
+  memcpy(d + MD_DOMAIN + 4, a->str, a->str_len);
+  return OK;
+}

@@ -1,0 +1,121 @@
+/* Part of mail.c (one translation unit). Pin leases and participant beacons. */
+
+/* ---- pin leases ------------------------------------------------------------- */
+
+/*
+ * CreatePinLease: the holder pays `fee_lamports` (>= 1) to the operator's
+ * wallet in this instruction and the rent of the lease, which records
+ * blake3(cid), holder, operator, the term and the fee. Paying oneself is not
+ * paying (LeaseUnpaid); a term already over is LeaseExpired.
+ */
+static u64 create_pin_lease(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *holder = &c->acc[0], *op = &c->acc[1], *lease = &c->acc[2];
+  const Args *a = &c->a;
+  TRY(need_signer(holder, 1));
+  TRY(need_writable(op));
+  TRY(need_writable(lease));
+  TRY(need_system(c, &c->acc[3]));
+  if (is_zero32(a->k1)) return E_INVALID_ARGUMENT;
+  /*
+   * The fee must leave the holder for good: not to itself, and not to a
+   * program-derived address (the lease's own, the holder's beacon...) whose
+   * lamports a close could hand back. A wallet is an ed25519 point; no PDA is.
+   */
+  if (a->u2 == 0 || eq32(op->key, holder->key) || !on_curve(op->key)) return E_LEASE_UNPAID;
+  if (!is_zero32(op->owner) || *op->len != 0) return E_INVALID_ACCOUNT;
+  i64 t = now(c);
+  if ((i64)a->u1 <= t) return E_LEASE_EXPIRED;
+  seeds_pin_lease(c, a->k1, holder->key);
+  TRY(pda_find(c, lease->key));
+  if (!is_absent(lease)) return E_ALREADY_EXISTS;
+  u64 lamports = rent(PIN_LEASE_SIZE), total;
+  TRY(add(lamports, a->u2, &total));
+  TRY(check_payer(holder, total, 0));
+  TRY(check_credit(op, a->u2));
+  u8 bump = c->bump;
+  TRY(create_pda(c, holder, lease, PIN_LEASE_SIZE, lamports));
+  TRY(cpi_transfer(c, holder, op, a->u2));
+  u8 *d = lease->data;
+  d[0] = TAG_PIN_LEASE;
+  cp32(d + PL_CID_HASH, a->k1);
+  cp32(d + PL_HOLDER, holder->key);
+  cp32(d + PL_OPERATOR, op->key);
+  wr64(d + PL_CREATED_AT, (u64)t);
+  wr64(d + PL_EXPIRES_AT, a->u1);
+  wr64(d + PL_FEE, a->u2);
+  d[PL_BUMP] = bump;
+  return OK;
+}
+
+/* ClosePinLease: the holder only; all the lease's lamports back to the holder. */
+static u64 close_pin_lease(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *holder = &c->acc[0], *lease = &c->acc[1];
+  TRY(need_signer(holder, 1));
+  TRY(need_writable(lease));
+  TRY(require_kind(c, lease, TAG_PIN_LEASE));
+  if (!eq32(lease->data + PL_HOLDER, holder->key)) return E_UNAUTHORIZED;
+  seeds_pin_lease(c, lease->data + PL_CID_HASH, holder->key);
+  if (!pda_with_bump(c, lease->data[PL_BUMP], lease->key)) return E_INVALID_PDA;
+  TRY(check_credit(holder, *lease->lamports));
+  close_account(lease, holder);
+  return OK;
+}
+
+/* ---- participant beacons ---------------------------------------------------- */
+
+/* A beacon's detail CID: 1..=96 bytes of visible ASCII (no spaces or controls). */
+static int beacon_cid_ok(const u8 *s, u64 n) {
+  if (n < 1 || n > BEACON_CID_MAX) return 0;
+  for (u64 i = 0; i < n; i++)
+    if (s[i] < 0x21 || s[i] > 0x7e) return 0;
+  return 1;
+}
+
+/* PublishBeacon: creates the owner's beacon or replaces its tags and CID. */
+static u64 publish_beacon(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *owner = &c->acc[0], *bc = &c->acc[1];
+  const Args *a = &c->a;
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(bc));
+  TRY(need_system(c, &c->acc[2]));
+  if (!beacon_cid_ok(a->str, a->str_len)) return E_INVALID_ARGUMENT;
+  seeds_beacon(c, owner->key);
+  TRY(expect_pda(c, bc, TAG_BEACON, BC_BUMP));
+  u8 bump = c->bump;
+  int present;
+  TRY(read_kind(c, bc, TAG_BEACON, &present));
+  i64 t = now(c);
+  u8 *d = bc->data;
+  if (!present) {
+    u64 lamports = rent(BEACON_SIZE);
+    TRY(check_payer(owner, lamports, 0));
+    TRY(create_pda(c, owner, bc, BEACON_SIZE, lamports));
+    d[0] = TAG_BEACON;
+    cp32(d + BC_OWNER, owner->key);
+    wr64(d + BC_CREATED_AT, (u64)t);
+  }
+  d[BC_BUMP] = bump;
+  wr64(d + BC_TAGS, a->u1);
+  wr64(d + BC_UPDATED_AT, (u64)t);
+  d[BC_CID_LEN] = (u8)a->str_len;
+  memset(d + BC_CID, 0, BEACON_CID_MAX);
+  memcpy(d + BC_CID, a->str, a->str_len);
+  return OK;
+}
+
+/* CloseBeacon: the owner's own beacon; its rent back to the owner. */
+static u64 close_beacon(Ctx *c) {
+  ACCOUNTS(c, 2);
+  Acc *owner = &c->acc[0], *bc = &c->acc[1];
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(bc));
+  seeds_beacon(c, owner->key);
+  TRY(expect_pda(c, bc, TAG_BEACON, BC_BUMP));
+  TRY(require_kind(c, bc, TAG_BEACON));
+  TRY(check_credit(owner, *bc->lamports));
+  close_account(bc, owner);
+  return OK;
+}

@@ -1,0 +1,148 @@
+/* Part of mail.c (one translation unit). CreateFrombox, UpdateFrombox, AddStamps / BuyStamps / TopUpStamps, ReclaimFromboxStamps. */
+
+/* ---- fromboxes and stamps --------------------------------------------------- */
+
+static u64 create_frombox(Ctx *c) {
+  ACCOUNTS(c, 4);
+  Acc *owner = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2];
+  const Args *a = &c->a;
+  TRY(need_signer(owner, 1));
+  TRY(need_writable(fb));
+  TRY(need_system(c, &c->acc[3]));
+  TRY(require_own_mailbox(c, mb, owner->key));
+  seeds_frombox(c, a->k1, owner->key);
+  TRY(pda_find(c, fb->key));
+  if (!is_absent(fb)) return E_ALREADY_EXISTS;
+  u64 lamports = rent(FROMBOX_SIZE);
+  TRY(check_payer(owner, lamports, 0));
+  TRY(create_pda(c, owner, fb, FROMBOX_SIZE, lamports));
+  u8 *d = fb->data;
+  d[0] = TAG_FROMBOX;
+  cp32(d + FB_FROM_HASH, a->k1);
+  cp32(d + FB_RECIPIENT, owner->key);
+  wr64(d + FB_REQUIRED, a->u1);
+  wr64(d + FB_STAMPS, 0);
+  wr64(d + FB_ESCROW, 0);
+  d[FB_WALLET] = 0;
+  d[FB_BUMP] = c->bump;
+  return OK;
+}
+
+static u64 update_frombox(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *owner = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2];
+  TRY(need_signer(owner, 0));
+  TRY(need_writable(fb));
+  TRY(require_own_mailbox(c, mb, owner->key));
+  seeds_frombox(c, c->a.k1, owner->key);
+  TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
+  TRY(require_kind(c, fb, TAG_FROMBOX));
+  wr64(fb->data + FB_REQUIRED, c->a.u1);
+  return OK;
+}
+
+
+/*
+ * The price rules of AddStamps / BuyStamps / TopUpStamps (docs/protocol.md
+ * "Stamp prices"). The ceiling bounds what one stamp costs the buyer in all:
+ * postage + surcharge + fee, each read live, so neither the recipient's
+ * reprice nor the admin's fee change can land first and charge more.
+ */
+static u64 price(Ctx *c, const Acc *mb, const Acc *po, const Acc *fb, int present) {
+  const Args *a = &c->a;
+  Purchase *p = &c->purchase;
+  const Acc *buyer = &c->acc[0];
+  p->postage = present ? rd64(fb->data + FB_REQUIRED) : rd64(mb->data + MB_DEFAULT_POSTAGE);
+  int own = eq32(mb->data + MB_OWNER, buyer->key);
+  u64 fee = own ? 0 : rd64(po->data + PO_STAMP_FEE), surcharge = rd64(po->data + PO_SURCHARGE);
+  u64 each;
+  TRY(add(p->postage, surcharge, &each));
+  TRY(add(each, fee, &each));
+  if (a->has_u64 && each > a->u64_val) return E_PRICE_ABOVE_CEILING;
+  u64 n = a->u1;
+  if (n == 0 && !own) return E_INVALID_ARGUMENT;
+  u64 escrow, surcharges;
+  TRY(mul(p->postage, n, &escrow));
+  TRY(mul(surcharge, n, &surcharges));
+  TRY(mul(fee, n, &p->fees));
+  TRY(add(escrow, surcharges, &p->held));
+  TRY(add(present ? rd64(fb->data + FB_STAMPS) : 0, n, &p->stamps));
+  TRY(add(present ? rd64(fb->data + FB_ESCROW) : 0, escrow, &p->escrow));
+  return OK;
+}
+
+static u64 purchase_stamps(Ctx *c) {
+  ACCOUNTS(c, 5);
+  Acc *buyer = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2], *po = &c->acc[3];
+  const Args *a = &c->a;
+  TRY(need_signer(buyer, 1));
+  TRY(need_writable(fb));
+  TRY(need_writable(po));
+  TRY(need_system(c, &c->acc[4]));
+  TRY(require_mailbox(c, mb));
+  TRY(require_postoffice(c, po));
+  const u8 *recipient = mb->data + MB_OWNER;
+  const u8 *from_hash = a->k1;
+  /* Stamps the sender wallet buys for itself (BuyStamps, TopUpStamps, or AddStamps on its own hash). */
+  wallet_hash(c, buyer->key);
+  int own_stamps = a->tag != IX_ADD_STAMPS || eq32(c->hash, a->k1);
+  if (a->tag != IX_ADD_STAMPS) from_hash = c->hash;
+  seeds_frombox(c, from_hash, recipient);
+  TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
+  u8 bump = c->bump;
+  int present;
+  TRY(read_kind(c, fb, TAG_FROMBOX, &present));
+  if (a->tag == IX_BUY_STAMPS && present) return E_ALREADY_EXISTS;
+  if (a->tag != IX_BUY_STAMPS && !present) return E_NOT_FOUND;
+  TRY(price(c, mb, po, fb, present));
+  Purchase p = c->purchase;
+  u64 into_frombox = p.held;
+  if (!present) TRY(add(rent(FROMBOX_SIZE), p.held, &into_frombox));
+  u64 total;
+  TRY(add(into_frombox, p.fees, &total));
+  TRY(check_payer(buyer, total, 0));
+  if (p.fees > 0) TRY(add(rd64(po->data + PO_FEES_COLLECTED), p.fees, &p.fees_collected));
+
+  if (present) {
+    TRY(cpi_transfer(c, buyer, fb, into_frombox));
+  } else {
+    seeds_frombox(c, from_hash, recipient);
+    c->bump = bump;
+    TRY(create_pda(c, buyer, fb, FROMBOX_SIZE, into_frombox));
+    u8 *d = fb->data;
+    d[0] = TAG_FROMBOX;
+    cp32(d + FB_FROM_HASH, from_hash);
+    cp32(d + FB_RECIPIENT, recipient);
+    wr64(d + FB_REQUIRED, p.postage);
+    d[FB_WALLET] = 0;
+    d[FB_BUMP] = bump;
+  }
+  TRY(cpi_transfer(c, buyer, po, p.fees));
+  u8 *d = fb->data;
+  wr64(d + FB_STAMPS, p.stamps);
+  wr64(d + FB_ESCROW, p.escrow);
+  if (own_stamps) d[FB_WALLET] = 1;
+  if (p.fees > 0) wr64(po->data + PO_FEES_COLLECTED, p.fees_collected);
+  return OK;
+}
+
+static u64 reclaim_frombox_stamps(Ctx *c) {
+  ACCOUNTS(c, 3);
+  Acc *sender = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2];
+  TRY(need_signer(sender, 1));
+  TRY(need_writable(fb));
+  TRY(require_mailbox(c, mb));
+  wallet_hash(c, sender->key);
+  seeds_frombox(c, c->hash, mb->data + MB_OWNER);
+  TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
+  TRY(require_kind(c, fb, TAG_FROMBOX));
+  if (rd64(fb->data + FB_STAMPS) == 0) return E_NOTHING_TO_CLAIM;
+  /* Everything above rent is stamp money: postage_escrow + stamps x surcharge as paid in. */
+  u64 floor = rent(FROMBOX_SIZE);
+  u64 refund = *fb->lamports > floor ? *fb->lamports - floor : 0;
+  TRY(check_credit(sender, refund));
+  move_lamports(fb, sender, refund);
+  wr64(fb->data + FB_STAMPS, 0);
+  wr64(fb->data + FB_ESCROW, 0);
+  return OK;
+}
