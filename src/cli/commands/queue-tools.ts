@@ -39,7 +39,7 @@ import {
   type Session,
   type Which,
   withSession,
-} from './queue.ts';
+} from './queue-session.ts';
 
 export interface SelectorOptions {
   config?: string;
