@@ -36,7 +36,7 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 # Stage 3: the runtime: sources, dist/, production node_modules, the built
 # webmail; no toolchain, no dev dependencies, an unprivileged user.
 FROM node:20-bookworm-slim
-# Two malloc arenas keep resident memory flat (src/serve/child-env.ts).
+# Two malloc arenas keep resident memory flat (src/run/serve/child-env.ts).
 ENV NODE_ENV=production MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules

@@ -21,12 +21,12 @@ import { parseArgs } from 'node:util';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
 import Fastify from 'fastify';
-import { buildApi } from '../src/api/server.ts';
-import { parseConfig } from '../src/config/index.ts';
-import { createCredentialKeyFile } from '../src/crypto/credential-seal.ts';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
-import { createRedis } from '../src/redis/client.ts';
-import { openStore } from '../src/store/index.ts';
+import { parseConfig } from '../src/core/config/index.ts';
+import { createCredentialKeyFile } from '../src/core/crypto/credential-seal.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
+import { createRedis } from '../src/core/redis/client.ts';
+import { openStore } from '../src/core/store/index.ts';
+import { buildApi } from '../src/edge/api/server.ts';
 
 interface AutocannonResult {
   requests: { average: number; total: number };

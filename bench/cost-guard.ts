@@ -15,8 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
-import { CostGuard } from '../src/limits/cost-guard.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
+import { CostGuard } from '../src/core/limits/cost-guard.ts';
 
 const { values } = parseArgs({
   options: {

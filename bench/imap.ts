@@ -21,16 +21,16 @@ import { Worker } from 'node:worker_threads';
 import bs58 from 'bs58';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { setMailPassword } from '../src/api/mail-password.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { CredentialSealer } from '../src/crypto/credential-seal.ts';
-import { startImapServer } from '../src/imap/server.ts';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
-import { newMessageId } from '../src/log.ts';
-import { getReaderKey, MailLogin } from '../src/reader-keys/index.ts';
-import { sealMessage, walletEncryptionPublicKey, wrapContentKey } from '../src/seal/index.ts';
-import { AccountsRepo, MessagesRepo, openStore } from '../src/store/index.ts';
-import { createSelfSignedCert } from '../src/tls/self-signed.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { CredentialSealer } from '../src/core/crypto/credential-seal.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
+import { newMessageId } from '../src/core/log.ts';
+import { AccountsRepo, MessagesRepo, openStore } from '../src/core/store/index.ts';
+import { createSelfSignedCert } from '../src/core/tls/self-signed.ts';
+import { setMailPassword } from '../src/edge/api/mail-password.ts';
+import { startImapServer } from '../src/edge/imap/server.ts';
+import { getReaderKey, MailLogin } from '../src/mail/reader-keys/index.ts';
+import { sealMessage, walletEncryptionPublicKey, wrapContentKey } from '../src/mail/seal/index.ts';
 
 const { values } = parseArgs({
   options: {

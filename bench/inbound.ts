@@ -21,10 +21,10 @@ import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { createMailboxInstruction } from '../chain/index.ts';
-import { QUEUE_DELIVER } from '../delivery/jobs.ts';
-import { createConnection } from '../src/chain-rpc.ts';
-import { loadConfig } from '../src/config/index.ts';
-import { startDevStack } from '../src/dev/dev-stack.ts';
+import { QUEUE_DELIVER } from '../src/contracts/inbound-jobs.ts';
+import { createConnection } from '../src/core/chain-rpc.ts';
+import { loadConfig } from '../src/core/config/index.ts';
+import { startDevStack } from '../src/run/dev/dev-stack.ts';
 import { dropRedisPrefix } from './harness/stack.ts';
 
 const { values } = parseArgs({

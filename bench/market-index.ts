@@ -1,4 +1,4 @@
-// The marketplace index (src/api/market-index.ts) against an in-process
+// The marketplace index (src/edge/api/market-index.ts) against an in-process
 // devnet holding N open alias listings: the first build (every alias's name
 // read from its creation transaction) with names looked up one at a time
 // and 8 at a time (the default), a rebuild with the names known, and a read
@@ -24,7 +24,7 @@ import {
   createMailboxInstruction,
   listAliasInstruction,
 } from '../chain/instructions.ts';
-import { MarketIndex } from '../src/api/market-index.ts';
+import { MarketIndex } from '../src/edge/api/market-index.ts';
 
 const { values } = parseArgs({
   options: { listings: { type: 'string', default: '150' }, runs: { type: 'string', default: '5' } },

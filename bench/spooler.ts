@@ -31,12 +31,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { type OutboundJobData, QUEUE_OUTBOUND } from '../delivery/jobs.ts';
 import { startSpooler } from '../spooler/index.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { DEFAULT_RETRY_SCHEDULE_SECS } from '../src/config/sections/spooler.ts';
-import type { SpoolerConfig } from '../src/config/types.ts';
-import { createLogger, newMessageId } from '../src/log.ts';
+import { type OutboundJobData, QUEUE_OUTBOUND } from '../src/contracts/inbound-jobs.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { DEFAULT_RETRY_SCHEDULE_SECS } from '../src/core/config/sections/spooler.ts';
+import type { SpoolerConfig } from '../src/core/config/types.ts';
+import { createLogger, newMessageId } from '../src/core/log.ts';
 import { startDnsDouble } from '../test/doubles/dns-server.ts';
 import { postfixCmd, postfixUnavailable, runPostfix, type Sink, startSink } from './spooler-peers.ts';
 

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import nodemailer from 'nodemailer';
 import { listInbox } from '../chain/index.ts';
-import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
+import { DEV_DOMAIN } from '../src/run/dev/dev-stack.ts';
 import { launchChromium, startWebmailStack } from '../test/webmail-stack.ts';
 
 const { values } = parseArgs({

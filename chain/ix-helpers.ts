@@ -45,7 +45,7 @@ export function instruction<K extends InstructionKind>(
       if (a.when !== undefined) continue;
       throw new TypeError(`${kind}: no ${a.name} account given`);
     }
-    keys.push({ pubkey: toPublicKey(key), isSigner: a.signer, isWritable: a.writable });
+    keys.push(metaOf(a, key));
   }
   // web3.js types instruction data as Buffer; 'buffer' is the same polyfill its browser build uses.
   return new TransactionInstruction({
@@ -55,7 +55,23 @@ export function instruction<K extends InstructionKind>(
   });
 }
 
-// The positional helpers the builders not yet converted to `instruction` use.
+function metaOf(a: AccountMetaSpec, key: Key): AccountMeta {
+  return { pubkey: toPublicKey(key), isSigner: a.signer, isWritable: a.writable };
+}
+
+/** The meta of account `name` of instruction `kind`: `key` with the flags the schema gives it. */
+export function schemaMeta<K extends InstructionKind>(
+  kind: K,
+  name: AccountOf<K>['name'],
+  key: Key,
+): AccountMeta {
+  const a = (INSTRUCTIONS[kind].accounts as readonly AccountMetaSpec[]).find((m) => m.name === name);
+  if (a === undefined) throw new TypeError(`${kind} has no ${name} account`);
+  return metaOf(a, key);
+}
+
+// The positional helpers, kept for cancelReclaimInstruction (timelock-instructions.ts),
+// whose signer is also writable when it is the payer, which the schema's list does not say.
 function meta(key: Key, isSigner: boolean, isWritable: boolean): AccountMeta {
   return { pubkey: toPublicKey(key), isSigner, isWritable };
 }
@@ -64,7 +80,6 @@ export const signerW = (k: Key) => meta(k, true, true);
 export const signer = (k: Key) => meta(k, true, false);
 export const writable = (k: Key) => meta(k, false, true);
 export const readonly = (k: Key) => meta(k, false, false);
-export const system = () => readonly(SystemProgram.programId);
 
 export function ix(
   programId: Key,

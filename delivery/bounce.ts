@@ -2,16 +2,16 @@
 // envelope sender as a DSN, queued for the outbound spooler. The null sender
 // never gets one (RFC 5321 6.1: no bounce loops).
 import type { Queue } from 'bullmq';
-import type { BlobStore } from '../src/blobs/blob-store.ts';
+import type { DeliverJobData, OutboundJobData } from '../src/contracts/inbound-jobs.ts';
+import type { BlobStore } from '../src/core/blobs/blob-store.ts';
+import type { OutboundLedger } from '../src/core/store/outbound-ledger.ts';
 import { buildDsn, headerSection } from '../src/mail/dsn.ts';
-import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
-import type { DeliverJobData, OutboundJobData } from './jobs.ts';
 
 export interface BounceDeps {
   blobs: BlobStore;
   outbound: Queue<OutboundJobData>;
   hostname: string;
-  /** The outbound ledger: the DSN is recorded there before it is queued (src/store/outbound-ledger.ts). */
+  /** The outbound ledger: the DSN is recorded there before it is queued (src/core/store/outbound-ledger.ts). */
   ledger?: OutboundLedger;
   now?: () => number;
 }

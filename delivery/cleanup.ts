@@ -25,10 +25,10 @@ import {
 } from '../chain/compute-budget.ts';
 import { deleteMailInstruction, getEmailAt } from '../chain/index.ts';
 import { sendSigned } from '../chain/rebroadcast.ts';
-import type { Pinner } from '../pinning/types.ts';
-import type { BlobStore } from '../src/blobs/blob-store.ts';
+import type { DeleteMailJobData, SpoolJobData, UnpinJobData } from '../src/contracts/inbound-jobs.ts';
+import type { Pinner } from '../src/contracts/pinner.ts';
+import type { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { PendingError } from './errors.ts';
-import type { DeleteMailJobData, SpoolJobData, UnpinJobData } from './jobs.ts';
 import { DEFAULT_PRIORITY_FEE } from './priority-fee.ts';
 import { readAccountsSince } from './rpc.ts';
 import { type SignatureState, SignatureWatch, settledAt } from './stages/signature-watch.ts';

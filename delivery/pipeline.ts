@@ -12,7 +12,7 @@
 // completion. So a delivery writes its job twice: after seal, and with
 // SendMail's record before the transaction goes out.
 // With SendMail's record the same stages go to the store too (the copy's
-// intent, src/store/intents-repo.ts), before the transaction goes out: a job
+// intent, src/core/store/intents-repo.ts), before the transaction goes out: a job
 // that starts without a confirmed record (rebuilt from the spool after Redis
 // lost it, or rolled back with Redis's AOF) loads it and settles that
 // transaction (the exactly-once proof in ./stages/submit.ts) with the SAME
@@ -22,17 +22,22 @@ import type { Queue } from 'bullmq';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { PriorityFeePolicy } from '../chain/compute-budget.ts';
-import type { Pinner } from '../pinning/types.ts';
-import type { BlobStore } from '../src/blobs/blob-store.ts';
-import type { Logger } from '../src/log.ts';
-import { type PipelineMetrics, timeStage } from '../src/metrics/types.ts';
-import { rpcUnavailableIn } from '../src/net/rpc-discipline.ts';
-import type { AccountsRepo, IntentsRepo, MessagesRepo } from '../src/store/index.ts';
-import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
+import type {
+  DeliverJobData,
+  OutboundJobData,
+  RecipientPinJobData,
+  StageResults,
+} from '../src/contracts/inbound-jobs.ts';
+import type { Pinner } from '../src/contracts/pinner.ts';
+import type { BlobStore } from '../src/core/blobs/blob-store.ts';
+import type { Logger } from '../src/core/log.ts';
+import { type PipelineMetrics, timeStage } from '../src/core/metrics/types.ts';
+import { rpcUnavailableIn } from '../src/core/net/rpc-discipline.ts';
+import type { AccountsRepo, IntentsRepo, MessagesRepo } from '../src/core/store/index.ts';
+import type { OutboundLedger } from '../src/core/store/outbound-ledger.ts';
 import { bounce } from './bounce.ts';
 import { PendingError, PermanentDeliveryError, UnprovenExpiryError } from './errors.ts';
 import type { Gate } from './gate.ts';
-import type { DeliverJobData, OutboundJobData, RecipientPinJobData, StageResults } from './jobs.ts';
 import { RpcOutage } from './rpc-outage.ts';
 import { attestedSenderOf } from './stages/attest.ts';
 import { pinStage } from './stages/pin.ts';
@@ -71,7 +76,7 @@ export interface PipelineDeps {
   signatureWatch?: SignatureWatch;
   /** Bounds how many deliveries seal at once (each holds its message in memory meanwhile). */
   sealGate?: Gate;
-  /** Stage latencies and failures for /metrics (src/metrics). */
+  /** Stage latencies and failures for /metrics (src/core/metrics). */
   metrics?: PipelineMetrics;
   /** `[chain] priority_fee` & co. for every SendMail (delivery/priority-fee.ts). */
   priorityFee?: PriorityFeePolicy;
@@ -330,7 +335,7 @@ export async function runDelivery(
     // The only copy of a one-recipient message is stored (and the after-store
     // hook has read the raw message): nothing reads the spool file again. A
     // crash before this line re-runs the job, which gets here again; a failed
-    // unlink is left to the orphan sweep (src/blobs/orphan-sweep.ts).
+    // unlink is left to the orphan sweep (src/core/blobs/orphan-sweep.ts).
     if (data.removesSpool) await removeOwnSpool(deps, data, log);
     log.info(
       {

@@ -16,8 +16,8 @@ import {
   resolvePriorityFee,
   writableKeysOf,
 } from '../chain/compute-budget.ts';
-import type { MetricsRegistry } from '../src/limits/metrics.ts';
-import type { Logger } from '../src/log.ts';
+import type { MetricsRegistry } from '../src/core/limits/metrics.ts';
+import type { Logger } from '../src/core/log.ts';
 
 /** Without `[chain]` settings: auto (the 75th percentile of recent fees), at most 100,000 lamports per transaction. */
 export const DEFAULT_PRIORITY_FEE: PriorityFeePolicy = {
@@ -106,7 +106,7 @@ const LONGEST_PIPELINE_CID = 67;
  * fee, the rent of its Email account (held until DeleteMail) and the
  * priority fee at its per-transaction cap (a message sent alone pays it
  * all; a batch shares one). The balance floor keeps this much above
- * `[chain] min_authority_lamports` (src/limits/balance-guard.ts).
+ * `[chain] min_authority_lamports` (src/core/limits/balance-guard.ts).
  */
 export function messageCostLamports(policy: Pick<PriorityFeePolicy, 'maxLamports'>): bigint {
   return (

@@ -2,7 +2,7 @@
 // kind in the clear and the JSON object sealed under the credential key with
 // associated data binding it to this purpose and wallet.
 import { type PinProviderConfig, parsePinProvider } from '../pinning/provider-config.ts';
-import { credentialAad, openCredential, sealCredential } from '../src/crypto/credential-seal.ts';
+import { credentialAad, openCredential, sealCredential } from '../src/core/crypto/credential-seal.ts';
 
 export const PIN_PROVIDER_PURPOSE = 'pin-provider';
 

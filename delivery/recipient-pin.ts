@@ -4,11 +4,11 @@
 // runs, so a provider removed meanwhile is not used.
 import type { PinProviderConfig } from '../pinning/provider-config.ts';
 import { createRecipientPinner } from '../pinning/recipient.ts';
-import type { RecipientPinner } from '../pinning/types.ts';
-import type { BlobStore } from '../src/blobs/blob-store.ts';
-import type { Logger } from '../src/log.ts';
-import type { AccountsRepo } from '../src/store/index.ts';
-import type { RecipientPinJobData } from './jobs.ts';
+import type { RecipientPinJobData } from '../src/contracts/inbound-jobs.ts';
+import type { RecipientPinner } from '../src/contracts/pinner.ts';
+import type { BlobStore } from '../src/core/blobs/blob-store.ts';
+import type { Logger } from '../src/core/log.ts';
+import type { AccountsRepo } from '../src/core/store/index.ts';
 import { openPinProvider } from './provider-credentials.ts';
 
 export interface RecipientPinDeps {

@@ -1,7 +1,7 @@
 // The outbound half of the reconcile step (./reconcile.ts runs it after the
 // spool walk, under the same lease). Every message the outbound spooler still
 // owes (submitted mail for remote recipients, DSNs, TLS-RPT reports) has a
-// row in the outbound ledger (src/store/outbound-ledger.ts) from before its
+// row in the outbound ledger (src/core/store/outbound-ledger.ts) from before its
 // intake job was queued until the spooler is done with it. For each row older
 // than the grace period:
 //   - some job of it exists in Redis (the intake job, the per-domain cleanup
@@ -21,12 +21,12 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { domainJobIdOf, QUEUE_SPOOLER_CLEANUP, recipientDomain } from '../spooler/intake.ts';
-import { QUEUE_SPOOLER_DELIVER } from '../spooler/jobs.ts';
-import type { BlobStore } from '../src/blobs/blob-store.ts';
-import type { Logger } from '../src/log.ts';
-import { type LedgerEntry, OutboundLedger } from '../src/store/outbound-ledger.ts';
-import type { Database } from '../src/store/types.ts';
-import { type OutboundJobData, QUEUE_OUTBOUND } from './jobs.ts';
+import { type OutboundJobData, QUEUE_OUTBOUND } from '../src/contracts/inbound-jobs.ts';
+import { QUEUE_SPOOLER_DELIVER } from '../src/contracts/outbound-jobs.ts';
+import type { BlobStore } from '../src/core/blobs/blob-store.ts';
+import type { Logger } from '../src/core/log.ts';
+import { type LedgerEntry, OutboundLedger } from '../src/core/store/outbound-ledger.ts';
+import type { Database } from '../src/core/store/types.ts';
 import { anyKeyExists } from './redis-presence.ts';
 
 const BATCH = 200;

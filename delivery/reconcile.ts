@@ -2,7 +2,7 @@
 // truth"). Whatever Redis loses (a FLUSHALL, a failover to a lagging
 // replica, an AOF cut back by a crash, a restored backup), every message the
 // MX acknowledged is still a spool file whose index carries its manifest
-// (src/blobs/spool-manifest.ts). The reconcile step, at start and every few
+// (src/core/blobs/spool-manifest.ts). The reconcile step, at start and every few
 // minutes in every worker process (one run at a time across processes,
 // under a Redis lease), walks the spool and for each entry older than the
 // grace period (an acceptance still in flight is never touched):
@@ -12,7 +12,7 @@
 //   - no job: the recipients with a finished record (a message row stored
 //     for the copy, or its intent marked finished: stored or bounced) are
 //     done; the others are queued again with the same fixed job ids, built
-//     from the manifest exactly as the MX built them (src/smtp/accept.ts
+//     from the manifest exactly as the MX built them (src/edge/mx/accept.ts
 //     deliverFlows), so re-adding cannot duplicate a job and a rebuilt job
 //     settles its own SendMail from its intent before any new signing
 //     (delivery/pipeline.ts). When every recipient is finished the entry is
@@ -28,15 +28,15 @@
 import { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import type { BlobStore, SpoolEntry } from '../src/blobs/blob-store.ts';
-import { SpoolCorruptError } from '../src/blobs/spool-manifest.ts';
-import { acquireLease } from '../src/limits/lease.ts';
-import type { MetricsRegistry } from '../src/limits/metrics.ts';
-import type { Logger } from '../src/log.ts';
-import { type DeliverJobPolicy, deliverFlows } from '../src/smtp/accept.ts';
-import { IntentsRepo } from '../src/store/intents-repo.ts';
-import type { Database } from '../src/store/types.ts';
-import { QUEUE_DELIVER, QUEUE_SPOOL } from './jobs.ts';
+import { QUEUE_DELIVER, QUEUE_SPOOL } from '../src/contracts/inbound-jobs.ts';
+import type { BlobStore, SpoolEntry } from '../src/core/blobs/blob-store.ts';
+import { SpoolCorruptError } from '../src/core/blobs/spool-manifest.ts';
+import { acquireLease } from '../src/core/limits/lease.ts';
+import type { MetricsRegistry } from '../src/core/limits/metrics.ts';
+import type { Logger } from '../src/core/log.ts';
+import { IntentsRepo } from '../src/core/store/intents-repo.ts';
+import type { Database } from '../src/core/store/types.ts';
+import { type DeliverJobPolicy, deliverFlows } from '../src/edge/mx/accept.ts';
 import { type OutboundReconcileResult, reconcileOutbound } from './reconcile-outbound.ts';
 import { anyKeyExists } from './redis-presence.ts';
 

@@ -28,12 +28,12 @@ import { type JobsOptions, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { decodeEmail } from '../chain/accounts/index.ts';
 import { deleteBountyLocked } from '../chain/bounty-lock.ts';
-import type { ChainConfig } from '../src/config/types.ts';
-import { acquireLease } from '../src/limits/lease.ts';
-import type { MetricsRegistry } from '../src/limits/metrics.ts';
-import type { Logger } from '../src/log.ts';
-import type { MessagesRepo, StoredMessage } from '../src/store/messages-repo.ts';
-import { type DeleteMailJobData, QUEUE_DELETE_MAIL } from './jobs.ts';
+import { type DeleteMailJobData, QUEUE_DELETE_MAIL } from '../src/contracts/inbound-jobs.ts';
+import type { ChainConfig } from '../src/core/config/types.ts';
+import { acquireLease } from '../src/core/limits/lease.ts';
+import type { MetricsRegistry } from '../src/core/limits/metrics.ts';
+import type { Logger } from '../src/core/log.ts';
+import type { MessagesRepo, StoredMessage } from '../src/core/store/messages-repo.ts';
 import { readAccountsSince } from './rpc.ts';
 
 export const QUEUE_RENT_RECOVERY = 'rent-recovery';
@@ -48,7 +48,7 @@ const PAGE = 100;
 const SCAN_FACTOR = 4;
 const LEASE_TTL_MS = 60_000;
 
-/** The same options as every other DeleteMail enqueuer (src/imap/mail/release.ts, src/api/account-sweep.ts). */
+/** The same options as every other DeleteMail enqueuer (src/edge/imap/mail/release.ts, src/edge/api/account-sweep.ts). */
 const DELETE_JOB_OPTIONS: JobsOptions = {
   attempts: 20,
   backoff: { type: 'exponential', delay: 30_000 },
@@ -75,7 +75,7 @@ export function rentRecoveryPolicyOf(
   };
 }
 
-/** The sweep's series, registered once per registry (src/limits/metrics.ts). */
+/** The sweep's series, registered once per registry (src/core/limits/metrics.ts). */
 export function rentRecoveryMetrics(registry: MetricsRegistry) {
   return {
     closed: registry.counter(

@@ -2,7 +2,7 @@
 // delays jobs by the endpoint's own time or a growing backoff, logged once a minute.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { RpcUnavailableError, rpcUnavailableIn } from '../src/net/rpc-discipline.ts';
+import { RpcUnavailableError, rpcUnavailableIn } from '../src/core/net/rpc-discipline.ts';
 import { LogLines } from '../test/helpers/mx-rig.ts';
 import { RPC_BACKOFF_MAX_MS, RPC_BACKOFF_MS, RpcOutage } from './rpc-outage.ts';
 

@@ -1,11 +1,11 @@
 // The chain RPC endpoint, not the message, is at fault: a job whose stage
-// failed with a retryable endpoint error (src/net/rpc-discipline.ts
+// failed with a retryable endpoint error (src/core/net/rpc-discipline.ts
 // RpcUnavailableError, however wrapped) is delayed without spending a
 // delivery attempt (delivery/pipeline.ts), so a 429 storm longer than
 // `[chain] rpc_max_wait_secs` never bounces mail. One per worker process:
 // it says how long a job waits and logs the outage once a minute, never once
 // per job (the RPC layer logs its own causes once a minute too).
-import type { Logger } from '../src/log.ts';
+import type { Logger } from '../src/core/log.ts';
 
 /** Shortest wait of a deferred job. */
 export const RPC_WAIT_MIN_MS = 250;

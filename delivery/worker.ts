@@ -6,16 +6,6 @@ import type { Connection, Keypair } from '@solana/web3.js';
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { PriorityFeePolicy } from '../chain/compute-budget.ts';
-import type { Pinner } from '../pinning/types.ts';
-import type { BlobStore } from '../src/blobs/blob-store.ts';
-import type { Logger } from '../src/log.ts';
-import type { PipelineMetrics } from '../src/metrics/types.ts';
-import { holdGuard } from '../src/queue/hold.ts';
-import type { AccountsRepo, IntentsRepo, MessagesRepo } from '../src/store/index.ts';
-import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
-import { deliveryBackoff } from './backoff.ts';
-import { closeEmailAccount, releaseOperatorPin, removeSpool } from './cleanup.ts';
-import { Gate } from './gate.ts';
 import {
   type DeleteMailJobData,
   type DeliverJobData,
@@ -29,7 +19,17 @@ import {
   type RecipientPinJobData,
   type SpoolJobData,
   type UnpinJobData,
-} from './jobs.ts';
+} from '../src/contracts/inbound-jobs.ts';
+import type { Pinner } from '../src/contracts/pinner.ts';
+import type { BlobStore } from '../src/core/blobs/blob-store.ts';
+import type { Logger } from '../src/core/log.ts';
+import type { PipelineMetrics } from '../src/core/metrics/types.ts';
+import { holdGuard } from '../src/core/queue/hold.ts';
+import type { AccountsRepo, IntentsRepo, MessagesRepo } from '../src/core/store/index.ts';
+import type { OutboundLedger } from '../src/core/store/outbound-ledger.ts';
+import { deliveryBackoff } from './backoff.ts';
+import { closeEmailAccount, releaseOperatorPin, removeSpool } from './cleanup.ts';
+import { Gate } from './gate.ts';
 import { type PipelineDeps, processDeliverJob } from './pipeline.ts';
 import { pinForRecipient } from './recipient-pin.ts';
 import {
@@ -92,7 +92,7 @@ export interface InboundWorkerOptions {
   rentRecoveryMetrics?: RentRecoveryMetrics;
   /** SendMail intents in the store (delivery/pipeline.ts): a job that lost its Redis state settles its own send. */
   intents?: IntentsRepo;
-  /** The outbound ledger (src/store/outbound-ledger.ts): DSNs are recorded there before they are queued. */
+  /** The outbound ledger (src/core/store/outbound-ledger.ts): DSNs are recorded there before they are queued. */
   outboundLedger?: OutboundLedger;
 }
 
@@ -180,7 +180,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
 
   const deliver = new Worker<DeliverJobData>(
     QUEUE_DELIVER,
-    // A job the operator holds (sealpost queue hold) is delayed without running (src/queue/hold.ts).
+    // A job the operator holds (sealpost queue hold) is delayed without running (src/core/queue/hold.ts).
     holdGuard(shared, opts.prefix, (job: Job<DeliverJobData>, token) => processDeliverJob(deps, job, token)),
     {
       ...common,

@@ -1,7 +1,7 @@
 // Small helpers the HTTP-speaking pinners share: a deadline on every outbound
 // call, and turning a refusal into a PinProviderError with the provider's own
 // reason (never the credentials we sent).
-import { PinProviderError } from './types.ts';
+import { PinProviderError } from '../src/contracts/pinner.ts';
 
 export type FetchFn = typeof fetch;
 

@@ -1,9 +1,9 @@
 // Operator pin on a Kubo node through its RPC API (kubo-rpc-client): add with
 // the same settings computeCid uses, release with `pin rm`.
 import { create, type KuboRPCClient } from 'kubo-rpc-client';
-import { CHUNK_SIZE, normalizeCid, parseCid } from './cid.ts';
+import { type Pinner, PinProviderError } from '../src/contracts/pinner.ts';
+import { CHUNK_SIZE, normalizeCid, parseCid } from '../src/mail/cid.ts';
 import { Deadline, isPermanentStatus } from './http-util.ts';
-import { type Pinner, PinProviderError } from './types.ts';
 
 // Kubo's answer when the CID is not (directly) pinned; releasing it is a no-op.
 const NOT_PINNED = /not pinned/i;

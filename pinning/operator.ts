@@ -1,10 +1,11 @@
 // The operator's pin: authoritative, its CID goes on chain. Two backends:
 // Sealpost's own pin daemon (pind, plain HTTP) or a Kubo node's RPC API.
-import type { IpfsConfig } from '../src/config/types.ts';
-import { normalizeCid, parseCid } from './cid.ts';
+
+import { type Pinner, PinProviderError, type PinResult } from '../src/contracts/pinner.ts';
+import type { IpfsConfig } from '../src/core/config/types.ts';
+import { normalizeCid, parseCid } from '../src/mail/cid.ts';
 import { DEFAULT_PIN_TIMEOUT_MS, Deadline, expectOk, type FetchFn, transportError } from './http-util.ts';
 import { createKuboPinner } from './operator-kubo.ts';
-import { type Pinner, PinProviderError, type PinResult } from './types.ts';
 
 export interface OperatorPinnerOptions {
   /** HTTP client for the pind backend (default: global fetch). */

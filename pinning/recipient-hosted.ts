@@ -1,10 +1,11 @@
 // hosted_jwt: a Pinata-style pinning API. One multipart upload to
 // `{api_url}/pinning/pinFileToIPFS` with the JWT as bearer token, asking for
 // CIDv1 on the public network; the CID comes back as `IpfsHash`.
-import { normalizeCid } from './cid.ts';
+
+import { PinProviderError, type PinResult } from '../src/contracts/pinner.ts';
+import { normalizeCid } from '../src/mail/cid.ts';
 import { Deadline, expectOk, type FetchFn, transportError } from './http-util.ts';
 import { DEFAULT_HOSTED_API_URL, type HostedJwtProvider } from './provider-config.ts';
-import { PinProviderError, type PinResult } from './types.ts';
 
 export async function pinToHosted(
   cfg: HostedJwtProvider,

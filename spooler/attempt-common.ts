@@ -1,7 +1,7 @@
 // Shared by the MX and relay paths of a delivery attempt: what an attempt
 // takes and yields, and sending over a session with the connection cache.
-import type { SpoolerConfig } from '../src/config/types.ts';
-import type { Logger } from '../src/log.ts';
+import type { SpoolerConfig } from '../src/core/config/types.ts';
+import type { Logger } from '../src/core/log.ts';
 import type { MtaSts } from './mta-sts.ts';
 import type { SecureDns } from './secure-dns.ts';
 import type { SessionCache } from './session-cache.ts';

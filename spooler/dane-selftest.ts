@@ -6,8 +6,8 @@
 // Otherwise DANE is reported "not in effect" — TLSA records are then not
 // consulted at all, rather than deferring every message for lack of
 // validation.
-import type { WireRecordType } from '../src/dns/wire-query.ts';
-import { wireQuery } from '../src/dns/wire-query.ts';
+import type { WireRecordType } from '../src/core/dns/wire-query.ts';
+import { wireQuery } from '../src/core/dns/wire-query.ts';
 import type { SecureDns } from './secure-dns.ts';
 
 export interface DaneStatus {

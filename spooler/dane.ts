@@ -10,7 +10,7 @@
 // PKIX-TA/PKIX-EE (usages 0 and 1), unknown selectors and matching types,
 // and digests of the wrong length are unusable (§3.1.3).
 import { createHash, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
-import type { WireAnswer } from '../src/dns/wire-query.ts';
+import type { WireAnswer } from '../src/core/dns/wire-query.ts';
 
 export interface TlsaRecord {
   usage: number;

@@ -5,13 +5,13 @@
 // or the end. Every decision is written into the job's data before the
 // side effect that follows it, so a crash at any point re-runs safely.
 import { DelayedError, type Job } from 'bullmq';
-import type { BlobStore } from '../src/blobs/blob-store.ts';
-import { type Logger, withContext } from '../src/log.ts';
-import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
+import type { DomainJobData, FinalOutcome } from '../src/contracts/outbound-jobs.ts';
+import type { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { type Logger, withContext } from '../src/core/log.ts';
+import type { OutboundLedger } from '../src/core/store/outbound-ledger.ts';
 import { type AttemptDeps, attemptDelivery, type Reason } from './attempt.ts';
 import type { DomainLimiter } from './domain-limiter.ts';
 import { type DsnDeps, queueDsn, wantsDsn } from './dsn-out.ts';
-import type { DomainJobData, FinalOutcome } from './jobs.ts';
 import { delayDsnDue, expiresAt, nextAttempt } from './retry.ts';
 import type { RcptAnswer } from './smtp-session.ts';
 
@@ -20,7 +20,7 @@ export interface DeliverJobDeps {
   limiter: DomainLimiter;
   blobs: BlobStore;
   dsn: DsnDeps;
-  /** The outbound ledger (src/store/outbound-ledger.ts): a domain job's end is recorded there. */
+  /** The outbound ledger (src/core/store/outbound-ledger.ts): a domain job's end is recorded there. */
   ledger?: OutboundLedger | null;
   logger: Logger;
   /** Test hook: runs right after a hand-off is recorded, before anything else. */

@@ -9,18 +9,18 @@
 // Never sent to the null sender, nor against the original's RFC 3461 NOTIFY.
 import { createHash } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import type { OutboundJobData } from '../delivery/jobs.ts';
-import type { BlobStore } from '../src/blobs/blob-store.ts';
+import type { OutboundJobData } from '../src/contracts/inbound-jobs.ts';
+import type { DomainJobData } from '../src/contracts/outbound-jobs.ts';
+import type { BlobStore } from '../src/core/blobs/blob-store.ts';
+import type { OutboundLedger } from '../src/core/store/outbound-ledger.ts';
 import { buildDsn, type DsnRecipient, headerSection } from '../src/mail/dsn.ts';
-import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
-import type { DomainJobData } from './jobs.ts';
 
 export interface DsnDeps {
   blobs: BlobStore;
   intake: Queue<OutboundJobData>;
   hostname: string;
   now: () => number;
-  /** The outbound ledger: the DSN is recorded there before it is queued (src/store/outbound-ledger.ts). */
+  /** The outbound ledger: the DSN is recorded there before it is queued (src/core/store/outbound-ledger.ts). */
   ledger?: OutboundLedger | null;
 }
 

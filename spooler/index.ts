@@ -7,26 +7,31 @@ import { readFileSync } from 'node:fs';
 import { FlowProducer, type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { type OutboundJobData, QUEUE_DELIVER, QUEUE_OUTBOUND, QUEUE_SPOOL } from '../delivery/jobs.ts';
-import type { BlobStore } from '../src/blobs/blob-store.ts';
-import type { SpoolerConfig } from '../src/config/types.ts';
-import type { DnsServer } from '../src/dns/resolver.ts';
-import type { Logger } from '../src/log.ts';
-import { holdGuard } from '../src/queue/hold.ts';
-import { OutboundLedger } from '../src/store/outbound-ledger.ts';
-import type { Database } from '../src/store/types.ts';
-import { type DaneProbe, type DaneStatus, daneSelfTest } from './dane-selftest.ts';
-import { type DeliverJobDeps, processDomainJob } from './deliver-job.ts';
-import { createDkimSigner, type DkimSigner } from './dkim-sign.ts';
-import { createDomainLimiter } from './domain-limiter.ts';
-import { type CleanupJobData, processCleanupJob, processIntakeJob, QUEUE_SPOOLER_CLEANUP } from './intake.ts';
+import {
+  type OutboundJobData,
+  QUEUE_DELIVER,
+  QUEUE_OUTBOUND,
+  QUEUE_SPOOL,
+} from '../src/contracts/inbound-jobs.ts';
 import {
   type DomainJobData,
   QUEUE_SPOOLER_DELIVER,
   QUEUE_SPOOLER_MAINT,
   TLSRPT_REPORT_JOB,
   TLSRPT_SCHEDULER_ID,
-} from './jobs.ts';
+} from '../src/contracts/outbound-jobs.ts';
+import type { BlobStore } from '../src/core/blobs/blob-store.ts';
+import type { SpoolerConfig } from '../src/core/config/types.ts';
+import type { DnsServer } from '../src/core/dns/resolver.ts';
+import type { Logger } from '../src/core/log.ts';
+import { holdGuard } from '../src/core/queue/hold.ts';
+import { OutboundLedger } from '../src/core/store/outbound-ledger.ts';
+import type { Database } from '../src/core/store/types.ts';
+import { createDkimSigner, type DkimSigner } from '../src/mail/dkim-sign.ts';
+import { type DaneProbe, type DaneStatus, daneSelfTest } from './dane-selftest.ts';
+import { type DeliverJobDeps, processDomainJob } from './deliver-job.ts';
+import { createDomainLimiter } from './domain-limiter.ts';
+import { type CleanupJobData, processCleanupJob, processIntakeJob, QUEUE_SPOOLER_CLEANUP } from './intake.ts';
 import type { LocalDelivery } from './local-delivery.ts';
 import { createMtaSts, type MtaSts } from './mta-sts.ts';
 import { createSecureDns, type SecureDns } from './secure-dns.ts';
@@ -34,10 +39,14 @@ import { createSessionCache } from './session-cache.ts';
 import { redisSentLog, runTlsrptReports, type TlsrptRunSummary } from './tlsrpt-daily.ts';
 import { createTlsrptRecorder, type TlsrptRecorder } from './tlsrpt-store.ts';
 
+export {
+  type DomainJobData,
+  QUEUE_SPOOLER_DELIVER,
+  QUEUE_SPOOLER_MAINT,
+} from '../src/contracts/outbound-jobs.ts';
+export { createDkimSigner, type DkimSigner } from '../src/mail/dkim-sign.ts';
 export { type DaneStatus, daneSelfTest } from './dane-selftest.ts';
-export { createDkimSigner, type DkimSigner } from './dkim-sign.ts';
 export { QUEUE_SPOOLER_CLEANUP } from './intake.ts';
-export { type DomainJobData, QUEUE_SPOOLER_DELIVER, QUEUE_SPOOLER_MAINT } from './jobs.ts';
 export type { LocalDelivery } from './local-delivery.ts';
 
 export interface SpoolerOptions {
@@ -174,7 +183,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
   const tlsrpt: TlsrptRecorder | null =
     config.tlsrpt.enabled && opts.db ? createTlsrptRecorder(opts.db, now, log) : null;
 
-  // What the spooler still owes, outside Redis (src/store/outbound-ledger.ts); without a store Redis alone holds it.
+  // What the spooler still owes, outside Redis (src/core/store/outbound-ledger.ts); without a store Redis alone holds it.
   const ledger = opts.db ? new OutboundLedger(opts.db) : null;
   const sessions = createSessionCache();
   const limiter = createDomainLimiter(shared, opts.prefix, config.per_domain_concurrency);
@@ -224,7 +233,7 @@ export async function startSpooler(opts: SpoolerOptions): Promise<Spooler> {
   const workers = [
     new Worker<OutboundJobData>(
       QUEUE_OUTBOUND,
-      // Jobs the operator holds (sealpost queue hold) are delayed without running (src/queue/hold.ts).
+      // Jobs the operator holds (sealpost queue hold) are delayed without running (src/core/queue/hold.ts).
       holdGuard(shared, opts.prefix, (job: Job<OutboundJobData>, token) =>
         processIntakeJob(
           {

@@ -6,14 +6,14 @@
 // and TLS-RPT reports are the server's own mail and are DKIM-signed here;
 // submitted mail arrives already signed by the submission path.
 import { DelayedError, type FlowJob, type FlowProducer, type Job, type Queue } from 'bullmq';
-import type { OutboundJobData } from '../delivery/jobs.ts';
-import type { BlobStore } from '../src/blobs/blob-store.ts';
-import { DomainNameError, normalizeDomainName } from '../src/dns/name.ts';
-import type { Logger } from '../src/log.ts';
+import type { OutboundJobData } from '../src/contracts/inbound-jobs.ts';
+import { type DomainJobData, domainJobId, QUEUE_SPOOLER_DELIVER } from '../src/contracts/outbound-jobs.ts';
+import type { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { DomainNameError, normalizeDomainName } from '../src/core/dns/name.ts';
+import type { Logger } from '../src/core/log.ts';
+import type { OutboundLedger } from '../src/core/store/outbound-ledger.ts';
+import type { DkimSigner } from '../src/mail/dkim-sign.ts';
 import { headerSection } from '../src/mail/dsn.ts';
-import type { OutboundLedger } from '../src/store/outbound-ledger.ts';
-import type { DkimSigner } from './dkim-sign.ts';
-import { type DomainJobData, domainJobId, QUEUE_SPOOLER_DELIVER } from './jobs.ts';
 import { deliverLocally, type LocalDeliveryDeps } from './local-delivery.ts';
 
 export const QUEUE_SPOOLER_CLEANUP = 'spooler-cleanup';

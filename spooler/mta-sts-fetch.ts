@@ -4,7 +4,7 @@
 // a size cap and one deadline for the whole exchange. Each failure carries
 // the RFC 8460 result type it is reported as.
 import { request } from 'node:https';
-import { trustedCa } from '../src/tls/extra-ca.ts';
+import { trustedCa } from '../src/core/tls/extra-ca.ts';
 
 export type StsFailureType = 'sts-policy-fetch-error' | 'sts-policy-invalid' | 'sts-webpki-invalid';
 

@@ -8,7 +8,7 @@
 // fails, an unexpired cached policy still applies — that is the point of
 // the cache: an attacker who blocks the policy host cannot downgrade.
 import type { Redis } from 'ioredis';
-import type { Logger } from '../src/log.ts';
+import type { Logger } from '../src/core/log.ts';
 import { fetchStsPolicyText, type StsFailureType, StsFetchError } from './mta-sts-fetch.ts';
 import { parseStsPolicy, parseStsRecord, type StsPolicy, type StsPolicyError } from './mta-sts-policy.ts';
 import { resolveAddresses } from './routing.ts';

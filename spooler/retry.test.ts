@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_SCHEDULE_SECS } from '../src/config/sections/spooler.ts';
+import { DEFAULT_RETRY_SCHEDULE_SECS } from '../src/core/config/sections/spooler.ts';
 import { delayDsnDue, nextAttempt, retryWaitSecs } from './retry.ts';
 
 const cfg = { retry_schedule_secs: DEFAULT_RETRY_SCHEDULE_SECS, max_attempts: 14, lifetime_secs: 5 * 86_400 };

@@ -3,7 +3,7 @@
 // `max_attempts` attempts failed or it is `lifetime_secs` old, whichever
 // comes first. The last retry is pulled in to the end of the lifetime so a
 // message is never bounced without a final attempt near its expiry.
-import type { SpoolerConfig } from '../src/config/types.ts';
+import type { SpoolerConfig } from '../src/core/config/types.ts';
 
 type RetryConfig = Pick<SpoolerConfig, 'retry_schedule_secs' | 'max_attempts' | 'lifetime_secs'>;
 

@@ -2,7 +2,7 @@
 // order (random among equal preferences, so load spreads as the domain
 // intends), the domain itself when it has no MX records (implicit MX), or
 // nowhere when it publishes a null MX (RFC 7505) or does not exist.
-import { DnsLookupError } from '../src/dns/resolver.ts';
+import { DnsLookupError } from '../src/core/dns/resolver.ts';
 import type { SecureDns } from './secure-dns.ts';
 
 export interface MxHost {

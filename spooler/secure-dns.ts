@@ -8,8 +8,8 @@
 import { getServers } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { DnsLookupError, type DnsServer, parseDnsServer } from '../src/dns/resolver.ts';
-import { type WireAnswer, type WireRecordType, wireQuery } from '../src/dns/wire-query.ts';
+import { DnsLookupError, type DnsServer, parseDnsServer } from '../src/core/dns/resolver.ts';
+import { type WireAnswer, type WireRecordType, wireQuery } from '../src/core/dns/wire-query.ts';
 
 export interface SecureAnswer {
   rcode: 'NOERROR' | 'NXDOMAIN';

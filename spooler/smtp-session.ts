@@ -10,7 +10,7 @@
 import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
-import { trustedCa } from '../src/tls/extra-ca.ts';
+import { trustedCa } from '../src/core/tls/extra-ca.ts';
 import { answer, failedTransaction, type RcptAnswer, type SmtpError, splitRejected } from './smtp-replies.ts';
 
 export type { RcptAnswer } from './smtp-replies.ts';

@@ -10,7 +10,7 @@
 //     `testing` delivers regardless and only reports.
 //  3. Otherwise opportunistic STARTTLS.
 // Each decision carries the TLS-RPT policy it reports under.
-import { DnsLookupError } from '../src/dns/resolver.ts';
+import { DnsLookupError } from '../src/core/dns/resolver.ts';
 import { isUsableTlsa, type TlsaRecord, tlsaFromAnswers, tlsaToString, verifyDane } from './dane.ts';
 import type { CachedStsPolicy } from './mta-sts.ts';
 import { mxMatchesPolicy } from './mta-sts-policy.ts';

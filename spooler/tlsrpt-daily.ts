@@ -14,14 +14,14 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Queue } from 'bullmq';
 import type { Kysely } from 'kysely';
-import type { OutboundJobData } from '../delivery/jobs.ts';
-import type { BlobStore } from '../src/blobs/blob-store.ts';
-import type { SpoolerConfig } from '../src/config/types.ts';
-import type { Logger } from '../src/log.ts';
-import { OutboundLedger } from '../src/store/outbound-ledger.ts';
-import type { Database } from '../src/store/types.ts';
-import { trustedCa } from '../src/tls/extra-ca.ts';
-import type { DkimSigner } from './dkim-sign.ts';
+import type { OutboundJobData } from '../src/contracts/inbound-jobs.ts';
+import type { BlobStore } from '../src/core/blobs/blob-store.ts';
+import type { SpoolerConfig } from '../src/core/config/types.ts';
+import type { Logger } from '../src/core/log.ts';
+import { OutboundLedger } from '../src/core/store/outbound-ledger.ts';
+import type { Database } from '../src/core/store/types.ts';
+import { trustedCa } from '../src/core/tls/extra-ca.ts';
+import type { DkimSigner } from '../src/mail/dkim-sign.ts';
 import { resolveAddresses } from './routing.ts';
 import type { SecureDns } from './secure-dns.ts';
 import { txtStrings } from './secure-dns.ts';
@@ -239,7 +239,7 @@ async function queueReportMail(
     // A report that cannot be delivered is not worth a bounce to ourselves.
     dsn: { notify: 'NEVER' },
   };
-  // Recorded outside Redis first (src/store/outbound-ledger.ts): a Redis that loses it loses no report.
+  // Recorded outside Redis first (src/core/store/outbound-ledger.ts): a Redis that loses it loses no report.
   await new OutboundLedger(deps.db).record([data]);
   await deps.intake.add('report', data, { jobId: id, removeOnComplete: { age: 86_400 }, removeOnFail: 5000 });
 }

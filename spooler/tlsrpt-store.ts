@@ -3,8 +3,8 @@
 // is `success` or an RFC 8460 failure type; `detail` holds the policy the
 // session ran under and the failure-detail fields, as JSON.
 import type { Kysely } from 'kysely';
-import { type Logger, newSortableId } from '../src/log.ts';
-import type { Database } from '../src/store/types.ts';
+import { type Logger, newSortableId } from '../src/core/log.ts';
+import type { Database } from '../src/core/store/types.ts';
 import type { ReportPolicy } from './tls-policy.ts';
 
 /** RFC 8460 §4.3 result types. */

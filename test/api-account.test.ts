@@ -5,10 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { verifyMailPassword } from '../src/api/mail-password.ts';
-import { CredentialSealer, credentialAad } from '../src/crypto/credential-seal.ts';
-import type { Keypair } from '../src/keys/keypair-file.ts';
-import { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
+import { CredentialSealer, credentialAad } from '../src/core/crypto/credential-seal.ts';
+import type { Keypair } from '../src/core/keys/keypair-file.ts';
+import { AccountsRepo, MessagesRepo } from '../src/core/store/index.ts';
+import { verifyMailPassword } from '../src/edge/api/mail-password.ts';
 import { type ApiRig, DIALECTS, newWallet, startRig } from './api-rig.ts';
 
 const STEP_UP = 'x-sealpost-step-up';

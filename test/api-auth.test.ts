@@ -6,11 +6,11 @@ import bs58 from 'bs58';
 import type { FastifyPluginAsync } from 'fastify';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startApiServer } from '../src/api/server.ts';
-import { deriveSubkey } from '../src/crypto/credential-seal.ts';
-import type { Keypair } from '../src/keys/keypair-file.ts';
-import { createLogger } from '../src/log.ts';
-import { AccountsRepo } from '../src/store/index.ts';
+import { deriveSubkey } from '../src/core/crypto/credential-seal.ts';
+import type { Keypair } from '../src/core/keys/keypair-file.ts';
+import { createLogger } from '../src/core/log.ts';
+import { AccountsRepo } from '../src/core/store/index.ts';
+import { startApiServer } from '../src/edge/api/server.ts';
 import { type ApiRig, DIALECTS, newWallet, type Reply, sign, startRig } from './api-rig.ts';
 
 function expectError(r: Reply, status: number, code: string): void {

@@ -3,9 +3,9 @@
 // once (also across the window boundary), and nothing signed before an
 // account deletion logs in after it. Real API, real Redis.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LOGIN_WINDOW_SECS } from '../src/api/auth/challenges.ts';
-import type { Keypair } from '../src/keys/keypair-file.ts';
-import { loginChallengeKey } from '../src/limits/redis-keys.ts';
+import type { Keypair } from '../src/core/keys/keypair-file.ts';
+import { loginChallengeKey } from '../src/core/limits/redis-keys.ts';
+import { LOGIN_WINDOW_SECS } from '../src/edge/api/auth/challenges.ts';
 import { type ApiRig, newWallet, sign, startRig } from './api-rig.ts';
 
 describe('login challenges', () => {

@@ -3,17 +3,21 @@
 // process (test/fixtures/api/api-process.ts) — must agree at once: a session
 // revoked, an account deleted or a pin provider changed through one is seen
 // by the other's very next request, and rate windows hold across both.
-// The cache itself (src/api/account-state-cache.ts) is also checked
+// The cache itself (src/edge/api/account-state-cache.ts) is also checked
 // directly: it does serve from memory, drops a wallet on a publication, and
 // empties itself when its subscription connection is lost.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AccountStateCache, publishAccountChange, subscriberName } from '../src/api/account-state-cache.ts';
-import { leaseSize, RateLimiter } from '../src/api/rate-limit.ts';
-import { AccountsRepo } from '../src/store/index.ts';
-import { SettingsRepo } from '../src/store/settings-repo.ts';
+import { AccountsRepo } from '../src/core/store/index.ts';
+import { SettingsRepo } from '../src/core/store/settings-repo.ts';
+import {
+  AccountStateCache,
+  publishAccountChange,
+  subscriberName,
+} from '../src/edge/api/account-state-cache.ts';
+import { leaseSize, RateLimiter } from '../src/edge/api/rate-limit.ts';
 import { type ApiRig, DIALECTS, newWallet, type Reply, type RigOptions, startRig } from './api-rig.ts';
 
 const STEP_UP = 'x-sealpost-step-up';

@@ -15,8 +15,8 @@ import {
   requestDeactivationInstruction,
   requestReclaimInstruction,
 } from '../chain/instructions.ts';
-import { marketRoutes } from '../src/api/routes/market.ts';
-import { openStore, type Store } from '../src/store/index.ts';
+import { openStore, type Store } from '../src/core/store/index.ts';
+import { marketRoutes } from '../src/edge/api/routes/market.ts';
 import { type ApiRig, DIALECTS, type Dialect, startRig } from './api-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { type RpcLog, startGpaRefusingProxy } from './helpers/gpa-refusing-proxy.ts';

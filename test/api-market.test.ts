@@ -26,7 +26,7 @@ import {
 } from '../chain/instructions.ts';
 import { listingOf } from '../chain/market-instructions.ts';
 import { domainAddress } from '../chain/pda.ts';
-import { marketRoutes } from '../src/api/routes/market.ts';
+import { marketRoutes } from '../src/edge/api/routes/market.ts';
 import { type ApiRig, startRig } from './api-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';

@@ -2,9 +2,9 @@
 // table of PUT/DELETE /v1/account/pin-provider, row by row, over real HTTP
 // on SQLite and on PostgreSQL.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { credentialAad, openCredential } from '../src/crypto/credential-seal.ts';
-import type { Keypair } from '../src/keys/keypair-file.ts';
-import { AccountsRepo } from '../src/store/index.ts';
+import { credentialAad, openCredential } from '../src/core/crypto/credential-seal.ts';
+import type { Keypair } from '../src/core/keys/keypair-file.ts';
+import { AccountsRepo } from '../src/core/store/index.ts';
 import { type ApiRig, DIALECTS, newWallet, sign, startRig } from './api-rig.ts';
 
 const STEP_UP = 'x-sealpost-step-up';

@@ -1,6 +1,6 @@
 // The Redis key layout shared by the API, the sweep and the cost guard.
 import { describe, expect, it } from 'vitest';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
 import {
   loginChallengeKey,
   normalizeSenderAddress,
@@ -11,7 +11,7 @@ import {
   walletLeaseKey,
   walletLeasePattern,
   walletRateWindowPattern,
-} from '../src/limits/redis-keys.ts';
+} from '../src/core/limits/redis-keys.ts';
 
 describe('redis keys', () => {
   const wallet = generateKeypair().address;

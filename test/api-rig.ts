@@ -9,12 +9,12 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Redis } from 'ioredis';
-import { buildApi } from '../src/api/server.ts';
-import { type Config, parseConfig } from '../src/config/index.ts';
-import { createCredentialKeyFile } from '../src/crypto/credential-seal.ts';
-import { generateKeypair, type Keypair } from '../src/keys/keypair-file.ts';
-import { createRedis } from '../src/redis/client.ts';
-import { openStore, type Store } from '../src/store/index.ts';
+import { type Config, parseConfig } from '../src/core/config/index.ts';
+import { createCredentialKeyFile } from '../src/core/crypto/credential-seal.ts';
+import { generateKeypair, type Keypair } from '../src/core/keys/keypair-file.ts';
+import { createRedis } from '../src/core/redis/client.ts';
+import { openStore, type Store } from '../src/core/store/index.ts';
+import { buildApi } from '../src/edge/api/server.ts';
 import { dropSchema, TEST_PG_URL, uniqueSchemaName } from './helpers/postgres.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

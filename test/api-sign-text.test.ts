@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { writeKeypairFile } from '../src/keys/keypair-file.ts';
+import { writeKeypairFile } from '../src/core/keys/keypair-file.ts';
 import { type ApiRig, newWallet, startRig } from './api-rig.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'sealpost.js');

@@ -5,8 +5,8 @@
 import { Queue } from 'bullmq';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { QUEUE_DELETE_MAIL, QUEUE_UNPIN } from '../delivery/jobs.ts';
-import type { Keypair } from '../src/keys/keypair-file.ts';
+import { QUEUE_DELETE_MAIL, QUEUE_UNPIN } from '../src/contracts/inbound-jobs.ts';
+import type { Keypair } from '../src/core/keys/keypair-file.ts';
 import {
   accountDeletedKey,
   loginChallengeKey,
@@ -14,8 +14,8 @@ import {
   senderPublicationWindowKey,
   stepUpChallengeKey,
   walletLeaseKey,
-} from '../src/limits/redis-keys.ts';
-import { AccountsRepo, type DeliveredCopy, MessagesRepo } from '../src/store/index.ts';
+} from '../src/core/limits/redis-keys.ts';
+import { AccountsRepo, type DeliveredCopy, MessagesRepo } from '../src/core/store/index.ts';
 import { type ApiRig, DIALECTS, newWallet, startRig } from './api-rig.ts';
 
 const STEP_UP = 'x-sealpost-step-up';

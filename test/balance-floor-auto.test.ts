@@ -9,11 +9,11 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { messageCostLamports } from '../delivery/priority-fee.ts';
-import { AUTO_FLOOR_MINIMUM_LAMPORTS, BalanceGuard } from '../src/limits/balance-guard.ts';
-import { CostGuard, publicationLimitsFromConfig } from '../src/limits/cost-guard.ts';
-import { costGuardMetrics, MetricsRegistry } from '../src/limits/metrics.ts';
-import { PublicationHistory } from '../src/limits/publication-history.ts';
-import { publicationHourKey } from '../src/limits/redis-keys.ts';
+import { AUTO_FLOOR_MINIMUM_LAMPORTS, BalanceGuard } from '../src/core/limits/balance-guard.ts';
+import { CostGuard, publicationLimitsFromConfig } from '../src/core/limits/cost-guard.ts';
+import { costGuardMetrics, MetricsRegistry } from '../src/core/limits/metrics.ts';
+import { PublicationHistory } from '../src/core/limits/publication-history.ts';
+import { publicationHourKey } from '../src/core/limits/redis-keys.ts';
 import { startTestChain } from './helpers/devnet.ts';
 
 const HOUR = 3_600_000;

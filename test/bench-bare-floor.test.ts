@@ -13,8 +13,8 @@ import { freePort } from '../bench/harness/net.ts';
 import { deliverJobCount } from '../bench/harness/sealpost-mx.ts';
 import { SmtpLoad } from '../bench/harness/smtp-load.ts';
 import { dropRedisPrefix, randomPrefix } from '../bench/harness/stack.ts';
-import { type DeliverJobData, QUEUE_DELIVER } from '../delivery/jobs.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
+import { type DeliverJobData, QUEUE_DELIVER } from '../src/contracts/inbound-jobs.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const cleanups: (() => Promise<void>)[] = [];

@@ -10,11 +10,11 @@ import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BlobStore, type FsBlobStore } from '../src/blobs/blob-store.ts';
-import { blobSweepGraceMs, sweepOrphanBlobs } from '../src/blobs/orphan-sweep.ts';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
-import { BLOB_SWEEP_JOB, QUEUE_MAINTENANCE, startMaintenance } from '../src/serve/maintenance.ts';
-import { AccountsRepo, MessagesRepo, openStore, type Store } from '../src/store/index.ts';
+import { BlobStore, type FsBlobStore } from '../src/core/blobs/blob-store.ts';
+import { blobSweepGraceMs, sweepOrphanBlobs } from '../src/core/blobs/orphan-sweep.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
+import { AccountsRepo, MessagesRepo, openStore, type Store } from '../src/core/store/index.ts';
+import { BLOB_SWEEP_JOB, QUEUE_MAINTENANCE, startMaintenance } from '../src/run/serve/maintenance.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const DAY = 86_400_000;

@@ -18,8 +18,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
 import { DELIVERY_ATTEMPTS } from '../delivery/backoff.ts';
 import { reconcileSpool } from '../delivery/reconcile.ts';
-import { PgBlobStore } from '../src/blobs/pg-blob-store.ts';
-import { startServe } from '../src/serve/serve.ts';
+import { PgBlobStore } from '../src/core/blobs/pg-blob-store.ts';
+import { startServe } from '../src/run/serve/serve.ts';
 import { dropSchema, TEST_PG_URL, uniqueSchemaName } from './helpers/postgres.ts';
 import { deliveredTexts, RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 import { eventually } from './helpers/spooler-rig.ts';
@@ -198,7 +198,7 @@ describe('[blobs] backend = "postgres"', () => {
       );
       expect(err?.responseCode).toBe(451);
       // Nothing acknowledged: one row (the first message), one message's jobs in Redis.
-      const { openStore } = await import('../src/store/index.ts');
+      const { openStore } = await import('../src/core/store/index.ts');
       const check = await openStore({ url: direct, dataDir: rig.dataDir, migrate: false });
       try {
         const rows = await sql<{ id: string }>`select id from blob_spool`.execute(check.db);

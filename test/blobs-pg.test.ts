@@ -8,12 +8,12 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FsBlobStore } from '../src/blobs/blob-store.ts';
-import { migrateBlobs } from '../src/blobs/migrate.ts';
-import { openBlobStore } from '../src/blobs/open-blob-store.ts';
-import { PG_CHUNK_BYTES, PgBlobStore } from '../src/blobs/pg-blob-store.ts';
-import { SpoolCorruptError, type SpoolManifest } from '../src/blobs/spool-manifest.ts';
-import { openStore, type Store } from '../src/store/index.ts';
+import { FsBlobStore } from '../src/core/blobs/blob-store.ts';
+import { migrateBlobs } from '../src/core/blobs/migrate.ts';
+import { openBlobStore } from '../src/core/blobs/open-blob-store.ts';
+import { PG_CHUNK_BYTES, PgBlobStore } from '../src/core/blobs/pg-blob-store.ts';
+import { SpoolCorruptError, type SpoolManifest } from '../src/core/blobs/spool-manifest.ts';
+import { openStore, type Store } from '../src/core/store/index.ts';
 import { dropSchema, TEST_PG_URL, uniqueSchemaName } from './helpers/postgres.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
@@ -159,7 +159,7 @@ describe('PostgreSQL blob store', () => {
     } finally {
       await sqlite.close();
     }
-    const { parseConfig } = await import('../src/config/index.ts');
+    const { parseConfig } = await import('../src/core/config/index.ts');
     expect(() => parseConfig('[blobs]\nbackend = "postgres"\n', { source: 't.toml' })).toThrow(
       /blobs\.backend: .*store\.url/,
     );

@@ -13,11 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ComputeBudgetProgram, Keypair, SystemProgram, Transaction } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sendAndConfirmPolled } from '../src/chain-rpc.ts';
 import { signAndConfirm } from '../src/cli/commands/chain-cli.ts';
 import { cliConnection, loadCliConfig } from '../src/cli/common.ts';
-import { chainRpcCheck } from '../src/metrics/health-checks.ts';
-import { pollSignature, sendInstructions } from '../src/trustless/tx.ts';
+import { sendAndConfirmPolled } from '../src/core/chain-rpc.ts';
+import { chainRpcCheck } from '../src/core/metrics/health-checks.ts';
+import { pollSignature, sendInstructions } from '../src/mail/trustless/tx.ts';
 import { inPageWallet } from '../webmail/src/wallet/wallet.ts';
 import { startTestChain } from './helpers/devnet.ts';
 

@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { ImapFlow } from 'imapflow';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AccountsRepo } from '../src/store/index.ts';
+import { AccountsRepo } from '../src/core/store/index.ts';
 import { type ApiRig, newWallet, startRig } from './api-rig.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 import {

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AccountsRepo } from '../src/store/index.ts';
+import { AccountsRepo } from '../src/core/store/index.ts';
 import { type ApiRig, type Dialect, newWallet, startRig } from './api-rig.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'sealpost.js');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addServerOptions, loadCliConfig, parseListen } from '../src/cli/common.ts';
-import { ConfigError } from '../src/config/index.ts';
+import { ConfigError } from '../src/core/config/index.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 describe('parseListen', () => {

@@ -11,10 +11,10 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createCredentialKeyFile } from '../src/crypto/credential-seal.ts';
-import { generateDkimKey } from '../src/keys/dkim-key.ts';
-import { generateKeypair, writeKeypairFile } from '../src/keys/keypair-file.ts';
-import { createSelfSignedCert } from '../src/tls/self-signed.ts';
+import { createCredentialKeyFile } from '../src/core/crypto/credential-seal.ts';
+import { generateDkimKey } from '../src/core/keys/dkim-key.ts';
+import { generateKeypair, writeKeypairFile } from '../src/core/keys/keypair-file.ts';
+import { createSelfSignedCert } from '../src/core/tls/self-signed.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');

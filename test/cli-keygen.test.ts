@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { Keypair } from '@solana/web3.js';
 import { dkimSign, dkimVerify } from 'mailauth';
 import { describe, expect, it } from 'vitest';
-import { loadCredentialKey, openCredential, sealCredential } from '../src/crypto/credential-seal.ts';
+import { loadCredentialKey, openCredential, sealCredential } from '../src/core/crypto/credential-seal.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');

@@ -40,10 +40,10 @@ import {
   updatePostofficeInstruction,
   ZERO_KEY,
 } from '../chain/index.ts';
-import { computeCid } from '../pinning/cid.ts';
 import { type Pind, startPind } from '../pinning/pind/server.ts';
-import { parseMailboxKeyFile } from '../src/seal/index.ts';
-import { formatSol } from '../src/trustless/send.ts';
+import { computeCid } from '../src/mail/cid.ts';
+import { parseMailboxKeyFile } from '../src/mail/seal/index.ts';
+import { formatSol } from '../src/mail/trustless/send.ts';
 import { type TestChain, waitForChainTime } from './helpers/devnet.ts';
 import { type MailChain, prepareMailChain } from './helpers/mail-chain.ts';
 import { keyFile } from './helpers/program-cli.ts';

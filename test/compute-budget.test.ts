@@ -50,7 +50,7 @@ import {
   writeChunks,
 } from '../chain/program/loader.ts';
 import { createRuntime } from '../chain/program/runtime.ts';
-import { ConfigError, parseConfig, renderConfigToml } from '../src/config/index.ts';
+import { ConfigError, parseConfig, renderConfigToml } from '../src/core/config/index.ts';
 import { writeChunkSize } from '../src/program-deploy/plan.ts';
 import { withBudget } from '../src/program-deploy/sender.ts';
 import { SO_PATH } from './program-world.ts';

@@ -8,7 +8,7 @@ import {
   loadConfig,
   parseConfig,
   renderConfigToml,
-} from '../src/config/index.ts';
+} from '../src/core/config/index.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const env = {};

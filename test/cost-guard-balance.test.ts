@@ -5,7 +5,7 @@
 import { type Keypair, SystemProgram } from '@solana/web3.js';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { sendOne, until, waitForInbox } from './cost-guard-helpers.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 

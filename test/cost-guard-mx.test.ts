@@ -7,14 +7,14 @@
 // transactions that end without a 250 give their units back.
 import type { Keypair } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { RECIPIENT_BUCKET } from '../src/limits/cost-guard.ts';
+import { RECIPIENT_BUCKET } from '../src/core/limits/cost-guard.ts';
 import {
   nullSenderPublicationWindowKey,
   overallPublicationWindowKey,
   senderPublicationWindowKey,
   walletWindowKey,
-} from '../src/limits/redis-keys.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
+} from '../src/core/limits/redis-keys.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import {
   SmtpClient,
   sendOne,

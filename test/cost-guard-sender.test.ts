@@ -1,14 +1,14 @@
-// The cost guard's canonical sender (src/limits/sender-address.ts): the table
+// The cost guard's canonical sender (src/core/limits/sender-address.ts): the table
 // of docs/cost-guard.md "Sender forms" — which spellings share one window and
 // which stay apart — the window keys the guard derives for local senders, and
 // the same through a real MX over SMTP.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fromHash } from '../chain/index.ts';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
-import { CostGuard } from '../src/limits/cost-guard.ts';
-import { senderPublicationWindowKey } from '../src/limits/redis-keys.ts';
-import { canonicalSender, normalizeSenderAddress } from '../src/limits/sender-address.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
+import { CostGuard } from '../src/core/limits/cost-guard.ts';
+import { senderPublicationWindowKey } from '../src/core/limits/redis-keys.ts';
+import { canonicalSender, normalizeSenderAddress } from '../src/core/limits/sender-address.ts';
 import { LineClient, startMxRig } from './helpers/mx-rig.ts';
 
 const wallet = generateKeypair().address;

@@ -1,13 +1,11 @@
-// The admin sweep (src/api/account-sweep.ts) against the keys real MX
+// The admin sweep (src/edge/api/account-sweep.ts) against the keys real MX
 // traffic made: it removes the wallet's leases, its recipient window and its
 // sender windows under every configured local domain, and leaves what the
 // reference says it does not reach (the alias form, the null-sender bucket,
 // the overall window, other wallets' windows). The export never lists them.
 import { describe, expect, it } from 'vitest';
-import { sweepAccount } from '../src/api/account-sweep.ts';
-import { exportDocument } from '../src/api/export-document.ts';
-import { RECIPIENT_BUCKET } from '../src/limits/cost-guard.ts';
-import { acquireWalletLease } from '../src/limits/lease.ts';
+import { RECIPIENT_BUCKET } from '../src/core/limits/cost-guard.ts';
+import { acquireWalletLease } from '../src/core/limits/lease.ts';
 import {
   nullSenderPublicationWindowKey,
   overallPublicationWindowKey,
@@ -15,8 +13,10 @@ import {
   walletLeasePattern,
   walletRateWindowPattern,
   walletWindowKey,
-} from '../src/limits/redis-keys.ts';
-import { AccountsRepo } from '../src/store/index.ts';
+} from '../src/core/limits/redis-keys.ts';
+import { AccountsRepo } from '../src/core/store/index.ts';
+import { sweepAccount } from '../src/edge/api/account-sweep.ts';
+import { exportDocument } from '../src/edge/api/export-document.ts';
 import { sendOne, waitForInbox } from './cost-guard-helpers.ts';
 import { RIG_DOMAIN, startServeRig } from './helpers/serve-rig.ts';
 

@@ -5,14 +5,18 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../src/config/index.ts';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
-import { publicationLimitsFromConfig } from '../src/limits/cost-guard.ts';
-import { acquireLease, acquireWalletLease, LeaseSet } from '../src/limits/lease.ts';
-import { costGuardMetrics, MetricsRegistry } from '../src/limits/metrics.ts';
-import { walletLeaseKey, walletLeasePattern, walletRateWindowPattern } from '../src/limits/redis-keys.ts';
-import { WindowLimiter, type WindowSpec } from '../src/limits/window.ts';
-import { DAY_MS, HOUR_MS, SendRate } from '../src/submission/send-rate.ts';
+import { ConfigError, parseConfig } from '../src/core/config/index.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
+import { publicationLimitsFromConfig } from '../src/core/limits/cost-guard.ts';
+import { acquireLease, acquireWalletLease, LeaseSet } from '../src/core/limits/lease.ts';
+import { costGuardMetrics, MetricsRegistry } from '../src/core/limits/metrics.ts';
+import {
+  walletLeaseKey,
+  walletLeasePattern,
+  walletRateWindowPattern,
+} from '../src/core/limits/redis-keys.ts';
+import { WindowLimiter, type WindowSpec } from '../src/core/limits/window.ts';
+import { DAY_MS, HOUR_MS, SendRate } from '../src/edge/submission/send-rate.ts';
 
 let redis: Redis;
 let prefix: string;

@@ -8,9 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { getMailbox } from '../chain/index.ts';
-import { QUEUE_DELIVER } from '../delivery/jobs.ts';
-import { walletLeaseKey } from '../src/limits/redis-keys.ts';
-import { MessagesRepo } from '../src/store/index.ts';
+import { QUEUE_DELIVER } from '../src/contracts/inbound-jobs.ts';
+import { walletLeaseKey } from '../src/core/limits/redis-keys.ts';
+import { MessagesRepo } from '../src/core/store/index.ts';
 import { SmtpClient, startWorkerProcess, waitForInbox } from './cost-guard-helpers.ts';
 import { RIG_DOMAIN, startServeRig } from './helpers/serve-rig.ts';
 

@@ -11,8 +11,8 @@ import {
   loadCredentialKey,
   openCredential,
   sealCredential,
-} from '../src/crypto/credential-seal.ts';
-import { FileExistsError } from '../src/keys/keypair-file.ts';
+} from '../src/core/crypto/credential-seal.ts';
+import { FileExistsError } from '../src/core/keys/keypair-file.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 function keyFile(): { path: string; key: Uint8Array } {

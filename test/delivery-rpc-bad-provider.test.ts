@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
-import { createConnection } from '../src/chain-rpc.ts';
+import { createConnection } from '../src/core/chain-rpc.ts';
 import { startDeliveryRig } from './helpers/delivery-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
@@ -89,7 +89,7 @@ describe('deliveries while the chain provider misbehaves for a long stretch', { 
       'badrpc',
       cleanups,
     );
-    // As src/serve/serve.ts makes it, with `rpc_max_wait_secs = 1`: each call gives up quickly,
+    // As src/run/serve/serve.ts makes it, with `rpc_max_wait_secs = 1`: each call gives up quickly,
     // so the jobs meet the bad answers again and again.
     const connection = createConnection(provider.url, {
       maxRps: 0,

@@ -8,7 +8,7 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
-import { createConnection } from '../src/chain-rpc.ts';
+import { createConnection } from '../src/core/chain-rpc.ts';
 import { startDeliveryRig } from './helpers/delivery-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
@@ -32,7 +32,7 @@ describe('a delivery while the chain RPC answers 429', { timeout: 180_000 }, () 
       'rpc429',
       cleanups,
     );
-    // As src/serve/serve.ts makes it, with `rpc_max_wait_secs = 1` and no client-side rate.
+    // As src/run/serve/serve.ts makes it, with `rpc_max_wait_secs = 1` and no client-side rate.
     const connection = createConnection(chain.devnet.rpcUrl, {
       maxRps: 0,
       maxWaitMs: 1000,

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
-import { SealpostMetrics } from '../src/metrics/index.ts';
+import { SealpostMetrics } from '../src/core/metrics/index.ts';
 import { startDeliveryRig } from './helpers/delivery-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';

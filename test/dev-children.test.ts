@@ -7,10 +7,10 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/index.ts';
-import type { DevSummary } from '../src/dev/dev-stack.ts';
-import { findRspamd } from '../src/dev/rspamd.ts';
-import { createRedis } from '../src/redis/client.ts';
+import { loadConfig } from '../src/core/config/index.ts';
+import { createRedis } from '../src/core/redis/client.ts';
+import type { DevSummary } from '../src/run/dev/dev-stack.ts';
+import { findRspamd } from '../src/run/dev/rspamd.ts';
 import { alive, describeProc, parentOf } from './helpers/procs.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

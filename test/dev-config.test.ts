@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultConfig, loadConfig, renderConfigToml } from '../src/config/index.ts';
+import { defaultConfig, loadConfig, renderConfigToml } from '../src/core/config/index.ts';
 import {
   applyAddresses,
   DEV_DOMAIN,
@@ -12,7 +12,7 @@ import {
   devConfigFile,
   ensureDevConfig,
   writeDevConfig,
-} from '../src/dev/dev-config.ts';
+} from '../src/run/dev/dev-config.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 describe('the dev config', () => {

@@ -8,11 +8,11 @@ import { Keypair } from '@solana/web3.js';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getPostoffice } from '../chain/index.ts';
-import { loadConfig } from '../src/config/index.ts';
-import { bootstrapChain } from '../src/dev/bootstrap-chain.ts';
-import { DEV_DOMAIN, DEV_POSTAGE_LAMPORTS, startDevStack } from '../src/dev/dev-stack.ts';
-import { readKeypairFile } from '../src/keys/keypair-file.ts';
-import { createRedis } from '../src/redis/client.ts';
+import { loadConfig } from '../src/core/config/index.ts';
+import { readKeypairFile } from '../src/core/keys/keypair-file.ts';
+import { createRedis } from '../src/core/redis/client.ts';
+import { bootstrapChain } from '../src/run/dev/bootstrap-chain.ts';
+import { DEV_DOMAIN, DEV_POSTAGE_LAMPORTS, startDevStack } from '../src/run/dev/dev-stack.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

@@ -13,12 +13,12 @@ import nodemailer from 'nodemailer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { getDomain, getMailbox, getPostoffice } from '../chain/index.ts';
-import { type Config, loadConfig } from '../src/config/index.ts';
-import { ensureDevConfig, writeDevConfig } from '../src/dev/dev-config.ts';
-import { type DevSummary, readDevSummary } from '../src/dev/dev-stack.ts';
-import type { DnsRecordsResult } from '../src/domaind/dns-records.ts';
-import { readKeypairFile } from '../src/keys/keypair-file.ts';
-import { createRedis } from '../src/redis/client.ts';
+import { type Config, loadConfig } from '../src/core/config/index.ts';
+import { readKeypairFile } from '../src/core/keys/keypair-file.ts';
+import { createRedis } from '../src/core/redis/client.ts';
+import type { DnsRecordsResult } from '../src/edge/domaind/dns-records.ts';
+import { ensureDevConfig, writeDevConfig } from '../src/run/dev/dev-config.ts';
+import { type DevSummary, readDevSummary } from '../src/run/dev/dev-stack.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 import { withoutTrace } from './helpers/trace.ts';
 

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { dmarcAdminRoutes } from '../src/dmarc/admin-route.ts';
-import { ingestDmarcMessage } from '../src/dmarc/ingest.ts';
-import { openStore } from '../src/store/index.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { openStore } from '../src/core/store/index.ts';
+import { dmarcAdminRoutes } from '../src/mail/dmarc/admin-route.ts';
+import { ingestDmarcMessage } from '../src/mail/dmarc/ingest.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const TOKEN = 'admin-token-for-dmarc-tests';

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { parseConfig } from '../src/config/index.ts';
-import { ingestDmarcMessage, isDmarcReportRecipient } from '../src/dmarc/ingest.ts';
-import { DmarcRepo } from '../src/dmarc/repo.ts';
-import { openStore, type Store } from '../src/store/index.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { parseConfig } from '../src/core/config/index.ts';
+import { openStore, type Store } from '../src/core/store/index.ts';
+import { ingestDmarcMessage, isDmarcReportRecipient } from '../src/mail/dmarc/ingest.ts';
+import { DmarcRepo } from '../src/mail/dmarc/repo.ts';
 import { dropSchema, TEST_PG_URL, uniqueSchemaName } from './helpers/postgres.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

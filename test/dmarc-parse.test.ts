@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { parseDmarcReport } from '../src/dmarc/parse-report.ts';
-import { DmarcReportError } from '../src/dmarc/report-error.ts';
+import { parseDmarcReport } from '../src/mail/dmarc/parse-report.ts';
+import { DmarcReportError } from '../src/mail/dmarc/report-error.ts';
 
 const fixture = (name: string) =>
   new Uint8Array(readFileSync(new URL(`./fixtures/dmarc/${name}`, import.meta.url)));

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { ingestDmarcMessage } from '../src/dmarc/ingest.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { openStore, type Store } from '../src/core/store/index.ts';
+import { ingestDmarcMessage } from '../src/mail/dmarc/ingest.ts';
 import {
   DAY_MS,
   DMARC_PRUNE_JOB,
@@ -15,9 +16,8 @@ import {
   dmarcPruneProcessor,
   pruneDmarc,
   scheduleDmarcPrune,
-} from '../src/dmarc/prune.ts';
-import { DmarcRepo } from '../src/dmarc/repo.ts';
-import { openStore, type Store } from '../src/store/index.ts';
+} from '../src/mail/dmarc/prune.ts';
+import { DmarcRepo } from '../src/mail/dmarc/repo.ts';
 import { dropSchema, TEST_PG_URL, uniqueSchemaName } from './helpers/postgres.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

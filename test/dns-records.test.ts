@@ -9,9 +9,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Config, parseConfig } from '../src/config/index.ts';
-import { buildDnsRecords, type DnsRecordSpec } from '../src/domaind/dns-records.ts';
-import { generateKeypair, writeKeypairFile } from '../src/keys/keypair-file.ts';
+import { type Config, parseConfig } from '../src/core/config/index.ts';
+import { generateKeypair, writeKeypairFile } from '../src/core/keys/keypair-file.ts';
+import { buildDnsRecords, type DnsRecordSpec } from '../src/edge/domaind/dns-records.ts';
 import { type DnsDouble, type DnsRecordData, startDnsDouble } from './doubles/dns-server.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

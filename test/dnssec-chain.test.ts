@@ -13,7 +13,7 @@ import {
   parseChain,
   verifyRRsig,
   verifyTxtChain,
-} from '../src/dns/dnssec-chain.ts';
+} from '../src/core/dns/dnssec-chain.ts';
 import {
   buildReclaimChain,
   encodeRecord,

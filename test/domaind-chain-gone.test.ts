@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { Keypair } from '@solana/web3.js';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config/index.ts';
-import { startDomaind } from '../src/domaind/server.ts';
+import { parseConfig } from '../src/core/config/index.ts';
+import { startDomaind } from '../src/edge/domaind/server.ts';
 
 const servers: Server[] = [];
 afterEach(async () => {

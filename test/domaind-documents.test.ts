@@ -11,9 +11,9 @@ import { Keypair } from '@solana/web3.js';
 import { XMLParser } from 'fast-xml-parser';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Config, parseConfig } from '../src/config/index.ts';
-import { mtaStsPolicyId } from '../src/domaind/mta-sts.ts';
-import { type RunningDomaind, startDomaind } from '../src/domaind/server.ts';
+import { type Config, parseConfig } from '../src/core/config/index.ts';
+import { mtaStsPolicyId } from '../src/edge/domaind/mta-sts.ts';
+import { type RunningDomaind, startDomaind } from '../src/edge/domaind/server.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

@@ -17,9 +17,9 @@ import {
   initPostofficeInstruction,
   listDomainInstruction,
 } from '../chain/index.ts';
-import { parseConfig } from '../src/config/index.ts';
-import { createDnsResolver } from '../src/dns/resolver.ts';
-import { type RunningDomaind, startDomaind } from '../src/domaind/server.ts';
+import { parseConfig } from '../src/core/config/index.ts';
+import { createDnsResolver } from '../src/core/dns/resolver.ts';
+import { type RunningDomaind, startDomaind } from '../src/edge/domaind/server.ts';
 import { type DnsDouble, startDnsDouble } from './doubles/dns-server.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 

@@ -24,10 +24,10 @@ import {
   initPostofficeInstruction,
   requestDeactivationInstruction,
 } from '../chain/index.ts';
-import { parseConfig } from '../src/config/index.ts';
-import { createDnsResolver } from '../src/dns/resolver.ts';
-import { reclaimTransaction } from '../src/domaind/reclaim.ts';
-import { type RunningDomaind, startDomaind } from '../src/domaind/server.ts';
+import { parseConfig } from '../src/core/config/index.ts';
+import { createDnsResolver } from '../src/core/dns/resolver.ts';
+import { reclaimTransaction } from '../src/edge/domaind/reclaim.ts';
+import { type RunningDomaind, startDomaind } from '../src/edge/domaind/server.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 import {

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { findRspamd, removeRspamdDir, startRspamd } from '../src/dev/rspamd.ts';
+import { findRspamd, removeRspamdDir, startRspamd } from '../src/run/dev/rspamd.ts';
 
 export default async function setup(): Promise<() => void> {
   const root = resolve(import.meta.dirname, '..');

@@ -12,14 +12,14 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Pind, startPind } from '../pinning/pind/server.ts';
-import { buildApi } from '../src/api/server.ts';
-import { type Config, parseConfig } from '../src/config/index.ts';
-import { createCredentialKeyFile } from '../src/crypto/credential-seal.ts';
-import { startDomaind } from '../src/domaind/server.ts';
-import { createLogger } from '../src/log.ts';
-import { createRedis } from '../src/redis/client.ts';
-import { startServe } from '../src/serve/serve.ts';
-import { openStore, type Store } from '../src/store/index.ts';
+import { type Config, parseConfig } from '../src/core/config/index.ts';
+import { createCredentialKeyFile } from '../src/core/crypto/credential-seal.ts';
+import { createLogger } from '../src/core/log.ts';
+import { createRedis } from '../src/core/redis/client.ts';
+import { openStore, type Store } from '../src/core/store/index.ts';
+import { buildApi } from '../src/edge/api/server.ts';
+import { startDomaind } from '../src/edge/domaind/server.ts';
+import { startServe } from '../src/run/serve/serve.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { startServeRig } from './helpers/serve-rig.ts';
 import { tempDir } from './helpers/temp-dir.ts';
@@ -234,7 +234,7 @@ url = "redis://127.0.0.1:${await closedPort()}"
 level = "silent"
 `;
     createCredentialKeyFile(join(dir, 'credential.key'));
-    const { writeKeypairFile, generateKeypair } = await import('../src/keys/keypair-file.ts');
+    const { writeKeypairFile, generateKeypair } = await import('../src/core/keys/keypair-file.ts');
     writeKeypairFile(join(dir, 'authority.json'), generateKeypair());
     const config = parseConfig(toml, { configDir: dir, dataDirOverride: dir, source: 'health test' });
     // The metrics listener of a process whose queues are elsewhere: Redis, store and chain, no pinning.

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpFetch } from '../src/net/http-fetch.ts';
+import { httpFetch } from '../src/core/net/http-fetch.ts';
 
 describe('httpFetch', () => {
   let server: Server;

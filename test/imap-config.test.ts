@@ -4,8 +4,8 @@
 // socketType, %EMAILADDRESS%) logs in.
 import { ImapFlow } from 'imapflow';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../src/config/index.ts';
-import { renderAutoconfig } from '../src/domaind/client-config.ts';
+import { ConfigError, parseConfig } from '../src/core/config/index.ts';
+import { renderAutoconfig } from '../src/edge/domaind/client-config.ts';
 import { mailUser, startMailRig } from './imap-rig.ts';
 
 describe('[imap] and [pop3] config', () => {

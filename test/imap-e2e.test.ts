@@ -7,9 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type FetchQueryObject, ImapFlow } from 'imapflow';
 import { describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
-import { MessagesRepo } from '../src/store/index.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { MessagesRepo } from '../src/core/store/index.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { withoutTrace } from './helpers/trace.ts';
 import { deliver, imapFlow, mailUser, rawMessage, startMailRig, waitForCopies } from './imap-rig.ts';
 

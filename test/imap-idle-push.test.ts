@@ -1,4 +1,4 @@
-// IMAP IDLE push (src/imap/push.ts, docs/imap-pop3.md "IDLE") against the
+// IMAP IDLE push (src/edge/imap/push.ts, docs/imap-pop3.md "IDLE") against the
 // whole stack over real sockets: with the IDLE poll at 60 s, a session in
 // IDLE hears within a second of the store write of new mail delivered over
 // SMTP, of flags set by another IMAP session and by the webmail, and of
@@ -11,11 +11,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { MailPush, pushSubscriberName } from '../src/imap/push.ts';
-import { mailChangeChannel } from '../src/limits/redis-keys.ts';
-import { createRedis } from '../src/redis/client.ts';
-import { MessagesRepo, openStore } from '../src/store/index.ts';
-import { setMailChangeSink } from '../src/store/mail-events.ts';
+import { mailChangeChannel } from '../src/core/limits/redis-keys.ts';
+import { createRedis } from '../src/core/redis/client.ts';
+import { MessagesRepo, openStore } from '../src/core/store/index.ts';
+import { setMailChangeSink } from '../src/core/store/mail-events.ts';
+import { MailPush, pushSubscriberName } from '../src/edge/imap/push.ts';
 import { startWorkerProcess } from './cost-guard-helpers.ts';
 import { type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 import {

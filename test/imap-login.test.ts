@@ -6,11 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hashMailPassword, setMailPassword } from '../src/api/mail-password.ts';
-import { CredentialSealer, credentialAad } from '../src/crypto/credential-seal.ts';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
-import { getReaderKey, MailLogin, type MailLoginError } from '../src/reader-keys/index.ts';
-import { AccountsRepo, FolderError, FoldersRepo, openStore, type Store } from '../src/store/index.ts';
+import { CredentialSealer, credentialAad } from '../src/core/crypto/credential-seal.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
+import { AccountsRepo, FolderError, FoldersRepo, openStore, type Store } from '../src/core/store/index.ts';
+import { hashMailPassword, setMailPassword } from '../src/edge/api/mail-password.ts';
+import { getReaderKey, MailLogin, type MailLoginError } from '../src/mail/reader-keys/index.ts';
 import { dropSchema, TEST_PG_URL, uniqueSchemaName } from './helpers/postgres.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

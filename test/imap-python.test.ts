@@ -1,7 +1,7 @@
 // Independent clients: Python's imaplib and poplib (stdlib) over TLS against
 // the whole stack, for a message delivered over SMTP.
 import { describe, expect, it } from 'vitest';
-import { MessagesRepo } from '../src/store/index.ts';
+import { MessagesRepo } from '../src/core/store/index.ts';
 import { withoutTrace } from './helpers/trace.ts';
 import { deliver, mailUser, rawMessage, runPython, startMailRig, waitForCopies } from './imap-rig.ts';
 

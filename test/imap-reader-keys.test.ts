@@ -7,10 +7,10 @@
 
 import { ImapFlow } from 'imapflow';
 import { describe, expect, it } from 'vitest';
-import { sweepAccount } from '../src/api/account-sweep.ts';
-import { CredentialSealer, credentialAad } from '../src/crypto/credential-seal.ts';
-import { getReaderKey, openReaderKey, unlockSecret } from '../src/reader-keys/index.ts';
-import { createRedis } from '../src/redis/client.ts';
+import { CredentialSealer, credentialAad } from '../src/core/crypto/credential-seal.ts';
+import { createRedis } from '../src/core/redis/client.ts';
+import { sweepAccount } from '../src/edge/api/account-sweep.ts';
+import { getReaderKey, openReaderKey, unlockSecret } from '../src/mail/reader-keys/index.ts';
 import { DIALECTS, newWallet, startRig } from './api-rig.ts';
 import type { ServeRig } from './helpers/serve-rig.ts';
 import {

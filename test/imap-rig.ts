@@ -10,9 +10,9 @@ import type { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
-import { setMailPassword } from '../src/api/mail-password.ts';
-import { CredentialSealer } from '../src/crypto/credential-seal.ts';
-import { AccountsRepo, MessagesRepo, type StoredMessage } from '../src/store/index.ts';
+import { CredentialSealer } from '../src/core/crypto/credential-seal.ts';
+import { AccountsRepo, MessagesRepo, type StoredMessage } from '../src/core/store/index.ts';
+import { setMailPassword } from '../src/edge/api/mail-password.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 
 export const PASSWORD = 'correct horse battery staple';

@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { ImapFlow } from 'imapflow';
 import { describe, expect, it } from 'vitest';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { readerPublicKeys } from '../src/reader-keys/index.ts';
-import { storeSentCopy } from '../src/submission/sent-copy.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { storeSentCopy } from '../src/edge/submission/sent-copy.ts';
+import { readerPublicKeys } from '../src/mail/reader-keys/index.ts';
 import { RIG_DOMAIN } from './helpers/serve-rig.ts';
 import { imapFlow, mailUser, startMailRig } from './imap-rig.ts';
 

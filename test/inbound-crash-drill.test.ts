@@ -8,9 +8,9 @@ import { Queue } from 'bullmq';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
-import { QUEUE_DELIVER } from '../delivery/jobs.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
-import { MessagesRepo } from '../src/store/index.ts';
+import { QUEUE_DELIVER } from '../src/contracts/inbound-jobs.ts';
+import { MessagesRepo } from '../src/core/store/index.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { RIG_DOMAIN, startServeRig } from './helpers/serve-rig.ts';
 
 const MESSAGES = Number(process.env.DRILL_MESSAGES ?? 500);

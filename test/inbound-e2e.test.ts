@@ -25,11 +25,11 @@ import {
   QUEUE_DELIVER,
   QUEUE_OUTBOUND,
   QUEUE_SPOOL,
-} from '../delivery/jobs.ts';
-import { computeCid } from '../pinning/cid.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { generateReaderKeypair, openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
-import { MessagesRepo } from '../src/store/index.ts';
+} from '../src/contracts/inbound-jobs.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { MessagesRepo } from '../src/core/store/index.ts';
+import { computeCid } from '../src/mail/cid.ts';
+import { generateReaderKeypair, openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 import { splitTrace, withoutTrace } from './helpers/trace.ts';
 

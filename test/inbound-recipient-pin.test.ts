@@ -11,7 +11,7 @@ import { listInbox, setMailboxFlagsInstruction } from '../chain/index.ts';
 import { sealPinProvider } from '../delivery/provider-credentials.ts';
 import { startPind } from '../pinning/pind/server.ts';
 import type { PinProviderConfig } from '../pinning/provider-config.ts';
-import { AccountsRepo } from '../src/store/index.ts';
+import { AccountsRepo } from '../src/core/store/index.ts';
 import { startHostedPinDouble } from './doubles/hosted-pin-double.ts';
 import { startS3Double } from './doubles/s3-double.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';

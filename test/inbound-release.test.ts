@@ -9,15 +9,15 @@ import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { getEmailAt, listInbox } from '../chain/index.ts';
+import { sealPinProvider } from '../delivery/provider-credentials.ts';
+import { startPind } from '../pinning/pind/server.ts';
 import {
   type DeleteMailJobData,
   QUEUE_DELETE_MAIL,
   QUEUE_UNPIN,
   type UnpinJobData,
-} from '../delivery/jobs.ts';
-import { sealPinProvider } from '../delivery/provider-credentials.ts';
-import { startPind } from '../pinning/pind/server.ts';
-import { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
+} from '../src/contracts/inbound-jobs.ts';
+import { AccountsRepo, MessagesRepo } from '../src/core/store/index.ts';
 import { startKuboRpcDouble } from './doubles/kubo-rpc-double.ts';
 import { RIG_DOMAIN, startServeRig } from './helpers/serve-rig.ts';
 import { tempDir } from './helpers/temp-dir.ts';

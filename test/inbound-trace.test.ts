@@ -15,10 +15,10 @@ import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { ChainView } from '../src/smtp/chain-view.ts';
-import { submitDepsFromConfig } from '../src/submission/from-config.ts';
-import { submitMessage } from '../src/submission/submit.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { ChainView } from '../src/edge/mx/chain-view.ts';
+import { submitDepsFromConfig } from '../src/edge/submission/from-config.ts';
+import { submitMessage } from '../src/edge/submission/submit.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
 import { deliveredTexts, RIG_DOMAIN, startServeRig } from './helpers/serve-rig.ts';
 

@@ -11,7 +11,7 @@ import {
   keypairFromSeed,
   readKeypairFile,
   writeKeypairFile,
-} from '../src/keys/keypair-file.ts';
+} from '../src/core/keys/keypair-file.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 function fileWith(content: string): string {

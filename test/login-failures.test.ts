@@ -3,9 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
-import { type LoginBackoff, LoginFailures } from '../src/limits/login-failures.ts';
-import { walletRateWindowPattern } from '../src/limits/redis-keys.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
+import { type LoginBackoff, LoginFailures } from '../src/core/limits/login-failures.ts';
+import { walletRateWindowPattern } from '../src/core/limits/redis-keys.ts';
 
 let redis: Redis;
 let prefix: string;

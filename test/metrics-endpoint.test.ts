@@ -10,8 +10,8 @@ import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { sealPinProvider } from '../delivery/provider-credentials.ts';
-import { startServe } from '../src/serve/serve.ts';
-import { AccountsRepo } from '../src/store/index.ts';
+import { AccountsRepo } from '../src/core/store/index.ts';
+import { startServe } from '../src/run/serve/serve.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 
 const TOKEN = randomBytes(24).toString('hex');

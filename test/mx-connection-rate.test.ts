@@ -10,10 +10,10 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PROGRAM_ID } from '../chain/index.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { WindowLimiter } from '../src/limits/window.ts';
-import { ChainView } from '../src/smtp/chain-view.ts';
-import { type MxServer, startMx } from '../src/smtp/mx-server.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { WindowLimiter } from '../src/core/limits/window.ts';
+import { ChainView } from '../src/edge/mx/chain-view.ts';
+import { type MxServer, startMx } from '../src/edge/mx/mx-server.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const cleanups: (() => Promise<void>)[] = [];

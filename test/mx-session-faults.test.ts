@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BlobStore } from '../src/blobs/blob-store.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { LineClient, startMxRig } from './helpers/mx-rig.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

@@ -26,9 +26,9 @@ import {
   requestMailboxCloseInstruction,
   settleDomainTimelockInstruction,
 } from '../chain/index.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { ChainView } from '../src/smtp/chain-view.ts';
-import { startMx } from '../src/smtp/mx-server.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { ChainView } from '../src/edge/mx/chain-view.ts';
+import { startMx } from '../src/edge/mx/mx-server.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { LineClient } from './helpers/mx-rig.ts';

@@ -18,7 +18,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { type Config, parseConfig } from '../src/config/index.ts';
+import { type Config, parseConfig } from '../src/core/config/index.ts';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');

@@ -3,11 +3,11 @@
 // reference's "Both providers serve the same CID").
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { computeCid } from '../pinning/cid.ts';
 import { createOperatorPinner } from '../pinning/operator.ts';
 import { startPind } from '../pinning/pind/server.ts';
 import { createRecipientPinner } from '../pinning/recipient.ts';
-import { parseConfig } from '../src/config/index.ts';
+import { parseConfig } from '../src/core/config/index.ts';
+import { computeCid } from '../src/mail/cid.ts';
 import { startHostedPinDouble } from './doubles/hosted-pin-double.ts';
 import { startKuboRpcDouble } from './doubles/kubo-rpc-double.ts';
 import { startS3Double } from './doubles/s3-double.ts';

@@ -2,12 +2,12 @@
 // `pind` against a real pin daemon. Both must yield computeCid's CID.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { computeCid } from '../pinning/cid.ts';
 import { createOperatorPinner } from '../pinning/operator.ts';
 import { type Pind, startPind } from '../pinning/pind/server.ts';
-import { PinProviderError } from '../pinning/types.ts';
-import { parseConfig } from '../src/config/index.ts';
-import type { IpfsConfig } from '../src/config/types.ts';
+import { PinProviderError } from '../src/contracts/pinner.ts';
+import { parseConfig } from '../src/core/config/index.ts';
+import type { IpfsConfig } from '../src/core/config/types.ts';
+import { computeCid } from '../src/mail/cid.ts';
 import { type KuboRpcDouble, startKuboRpcDouble } from './doubles/kubo-rpc-double.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

@@ -7,10 +7,10 @@ import { CID } from 'multiformats/cid';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CHUNK_SIZE, computeCid, DAG_PB_CODEC } from '../pinning/cid.ts';
 import { DataDirLockedError } from '../pinning/pind/lock.ts';
 import { type Pind, PindConfigError, type StartPindOptions, startPind } from '../pinning/pind/server.ts';
 import { PindStore } from '../pinning/pind/store.ts';
+import { CHUNK_SIZE, computeCid, DAG_PB_CODEC } from '../src/mail/cid.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const running: Pind[] = [];

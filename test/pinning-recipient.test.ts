@@ -3,11 +3,11 @@
 // remote against a real pin daemon; plus every fault the issue lists.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { computeCid } from '../pinning/cid.ts';
 import { type Pind, startPind } from '../pinning/pind/server.ts';
 import type { PinProviderConfig } from '../pinning/provider-config.ts';
 import { createRecipientPinner } from '../pinning/recipient.ts';
-import { PinProviderError } from '../pinning/types.ts';
+import { PinProviderError } from '../src/contracts/pinner.ts';
+import { computeCid } from '../src/mail/cid.ts';
 import { type HostedPinDouble, startHostedPinDouble } from './doubles/hosted-pin-double.ts';
 import { type S3Double, startS3Double } from './doubles/s3-double.ts';
 import { tempDir } from './helpers/temp-dir.ts';

@@ -2,7 +2,7 @@
 // arguments, SASL PLAIN (good and bad), deleted-message handling, a dropped
 // connection deleting nothing, long lines and brute-force logins.
 import { describe, expect, it } from 'vitest';
-import { MessagesRepo } from '../src/store/index.ts';
+import { MessagesRepo } from '../src/core/store/index.ts';
 import { deliver, LineClient, mailUser, rawMessage, startMailRig, waitForCopies } from './imap-rig.ts';
 
 const FAST_BACKOFF = { windowMs: 60_000, maxPerIp: 50, maxPerAccount: 4, baseDelayMs: 5, maxDelayMs: 20 };

@@ -8,8 +8,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getEmailAt, listInbox } from '../chain/index.ts';
-import { QUEUE_DELETE_MAIL, QUEUE_UNPIN } from '../delivery/jobs.ts';
-import { MessagesRepo, type StoredMessage } from '../src/store/index.ts';
+import { QUEUE_DELETE_MAIL, QUEUE_UNPIN } from '../src/contracts/inbound-jobs.ts';
+import { MessagesRepo, type StoredMessage } from '../src/core/store/index.ts';
 import { type KuboRpcDouble, startKuboRpcDouble } from './doubles/kubo-rpc-double.ts';
 import type { ServeRig } from './helpers/serve-rig.ts';
 import {

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { resolvePriorityFee } from '../chain/compute-budget.ts';
 import { reportingCaps } from '../delivery/priority-fee.ts';
-import { MetricsRegistry } from '../src/limits/metrics.ts';
+import { MetricsRegistry } from '../src/core/limits/metrics.ts';
 
 describe('reportingCaps', () => {
   it('counts every capped price and warns once a minute', async () => {

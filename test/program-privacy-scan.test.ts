@@ -36,8 +36,8 @@ import {
   setRecipientRuleInstruction,
   withReputation,
 } from '../chain/instructions.ts';
-import { b3Marker, computeCid } from '../pinning/cid.ts';
-import { sealMessage, walletEncryptionPublicKey } from '../src/seal/index.ts';
+import { b3Marker, computeCid } from '../src/mail/cid.ts';
+import { sealMessage, walletEncryptionPublicKey } from '../src/mail/seal/index.ts';
 import { DOMAIN, expectOk, World } from './program-world.ts';
 
 const SECOND_DOMAIN = 'post.example';

@@ -1,6 +1,6 @@
 // The vectors of docs/protocol.md ("Test vectors") against the code: every
 // value of docs/vectors/protocol-vectors.json is recomputed with chain/,
-// pinning/cid.ts and src/seal/ (the randomized sealed object is opened and
+// src/mail/cid.ts and src/mail/seal/ (the randomized sealed object is opened and
 // re-addressed instead), and every vector docs/protocol.md quotes must be
 // the JSON's, so the spec, the file and the code cannot drift apart. The
 // spec's layout, rent, instruction and error tables are read against the
@@ -15,7 +15,7 @@ import type { FieldType } from '../chain/accounts/layout.ts';
 import { MAIL_ERRORS } from '../chain/errors.ts';
 import { fromHash } from '../chain/hash.ts';
 import { INSTRUCTION_LAYOUTS } from '../chain/instruction-data.ts';
-import { b3Marker, computeCid } from '../pinning/cid.ts';
+import { b3Marker, computeCid } from '../src/mail/cid.ts';
 import {
   checkCid,
   openContentKey,
@@ -23,7 +23,7 @@ import {
   type Preamble,
   parsePreamble,
   readerKeypairFromSecret,
-} from '../src/seal/index.ts';
+} from '../src/mail/seal/index.ts';
 import { computeDeterministicVectors, sealInputs, VECTORS_PATH } from './helpers/protocol-vectors.ts';
 
 const PROTOCOL_MD = join(dirname(fileURLToPath(import.meta.url)), '../docs/protocol.md');

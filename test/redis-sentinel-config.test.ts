@@ -8,14 +8,14 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connectCliRedis } from '../src/cli/redis-connect.ts';
-import { ConfigError, parseConfig, renderConfigToml } from '../src/config/index.ts';
+import { ConfigError, parseConfig, renderConfigToml } from '../src/core/config/index.ts';
 import {
   createRedis,
   describeRedis,
   isFailoverError,
   redisKeys,
   sentinelOptions,
-} from '../src/redis/client.ts';
+} from '../src/core/redis/client.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');

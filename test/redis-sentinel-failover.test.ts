@@ -14,8 +14,8 @@ import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
-import { createRedis } from '../src/redis/client.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
+import { createRedis } from '../src/core/redis/client.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { startSentinelRedis } from './helpers/redis-sentinel.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 

@@ -1,4 +1,4 @@
-// Reloading a running serve (src/serve/reload.ts) on the real stack: devnet,
+// Reloading a running serve (src/run/serve/reload.ts) on the real stack: devnet,
 // pind, Redis, the store, the MX with STARTTLS, submission on 465 and 587,
 // IMAP and POP3 on loopback ports. A new certificate reaches new
 // connections on every TLS listener while an IMAP session opened before the
@@ -15,10 +15,10 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseConfig } from '../src/config/index.ts';
-import { MetricsRegistry } from '../src/limits/metrics.ts';
-import { RELOADABLE_KEYS, type ReloadReport, ServeReloader } from '../src/serve/reload.ts';
-import { createSelfSignedCert } from '../src/tls/self-signed.ts';
+import { loadConfig, parseConfig } from '../src/core/config/index.ts';
+import { MetricsRegistry } from '../src/core/limits/metrics.ts';
+import { createSelfSignedCert } from '../src/core/tls/self-signed.ts';
+import { RELOADABLE_KEYS, type ReloadReport, ServeReloader } from '../src/run/serve/reload.ts';
 import { type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 import { implicitTlsFingerprint, smtpStarttlsFingerprint } from './helpers/tls-probe.ts';
 import { LineClient, mailUser } from './imap-rig.ts';

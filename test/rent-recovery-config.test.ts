@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rentRecoveryPolicyOf } from '../delivery/rent-recovery.ts';
-import { parseConfig } from '../src/config/index.ts';
+import { parseConfig } from '../src/core/config/index.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');

@@ -2,8 +2,8 @@
 // dialects: which copies the sweep may close, paged oldest first, and the
 // mark that keeps a copy from being swept again.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
-import { type DeliveredCopy, MessagesRepo, openStore, type Store } from '../src/store/index.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
+import { type DeliveredCopy, MessagesRepo, openStore, type Store } from '../src/core/store/index.ts';
 import { dropSchema, TEST_PG_URL, uniqueSchemaName } from './helpers/postgres.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

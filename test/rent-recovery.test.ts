@@ -28,11 +28,11 @@ import {
   sweepRentRecovery,
 } from '../delivery/rent-recovery.ts';
 import { readChainRetention } from '../pinning/pind/retention.ts';
-import { MemoryIndexState } from '../src/api/program-index.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { createRedis } from '../src/redis/client.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
-import { MessagesRepo, type StoredMessage } from '../src/store/index.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { createRedis } from '../src/core/redis/client.ts';
+import { MessagesRepo, type StoredMessage } from '../src/core/store/index.ts';
+import { MemoryIndexState } from '../src/edge/api/program-index.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { waitForChainTime } from './helpers/devnet.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 

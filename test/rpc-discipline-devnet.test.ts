@@ -1,11 +1,11 @@
 // The RPC discipline against the devnet's fidelity mode (429 above a rate,
 // Agave's request limits), and confirmations that do not need the
-// WebSocket: Connections made by src/chain-rpc.ts createConnection.
+// WebSocket: Connections made by src/core/chain-rpc.ts createConnection.
 import { randomBytes } from 'node:crypto';
 import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
-import { confirmSignature, createConnection, sendAndConfirmPolled } from '../src/chain-rpc.ts';
+import { confirmSignature, createConnection, sendAndConfirmPolled } from '../src/core/chain-rpc.ts';
 import { startTestChain } from './helpers/devnet.ts';
 
 type Batch = (

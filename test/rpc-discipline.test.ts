@@ -1,4 +1,4 @@
-// The RPC discipline of src/net/rpc-discipline.ts, against real HTTP servers
+// The RPC discipline of src/core/net/rpc-discipline.ts, against real HTTP servers
 // on loopback: Retry-After is waited out and nothing is sent inside it, the
 // per-endpoint limiter holds its rate under many concurrent callers, 5xx /
 // HTML / garbage answers back off and end in a retryable error, oversized
@@ -8,11 +8,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Connection } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createConnection } from '../src/chain-rpc.ts';
 import { cliConnection } from '../src/cli/common.ts';
-import { ConfigError, parseConfig } from '../src/config/index.ts';
-import { deriveWsUrl } from '../src/config/sections/chain.ts';
-import { httpFetch } from '../src/net/http-fetch.ts';
+import { createConnection } from '../src/core/chain-rpc.ts';
+import { ConfigError, parseConfig } from '../src/core/config/index.ts';
+import { deriveWsUrl } from '../src/core/config/sections/chain.ts';
+import { httpFetch } from '../src/core/net/http-fetch.ts';
 import {
   AGAVE_MAX_REQUEST_BODY_BYTES,
   defaultMaxRps,
@@ -20,7 +20,7 @@ import {
   RpcRequestTooLargeError,
   RpcUnavailableError,
   rpcDisciplinedFetch,
-} from '../src/net/rpc-discipline.ts';
+} from '../src/core/net/rpc-discipline.ts';
 
 interface Hit {
   at: number;

@@ -31,14 +31,14 @@ import {
   sendMailInstruction,
   setMailboxFlagsInstruction,
 } from '../chain/index.ts';
-import { computeCid } from '../pinning/cid.ts';
-import { keypairFromSeed, writeKeypairFile } from '../src/keys/keypair-file.ts';
+import { keypairFromSeed, writeKeypairFile } from '../src/core/keys/keypair-file.ts';
+import { computeCid } from '../src/mail/cid.ts';
 import {
   formatMailboxKeyFile,
   generateReaderKeypair,
   recipientSealKey,
   sealMessage,
-} from '../src/seal/index.ts';
+} from '../src/mail/seal/index.ts';
 
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'sealpost.js');
 

@@ -20,7 +20,7 @@ import {
   walletEncryptionKeypair,
   walletEncryptionPublicKey,
   wrapContentKey,
-} from '../src/seal/index.ts';
+} from '../src/mail/seal/index.ts';
 
 const ENVELOPE: SealEnvelope = {
   version: 1,

@@ -9,7 +9,7 @@ import { CID } from 'multiformats/cid';
 import * as rawCodec from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkCid, fetchSealedBody, GatewayError } from '../src/seal/index.ts';
+import { checkCid, fetchSealedBody, GatewayError } from '../src/mail/seal/index.ts';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -60,7 +60,7 @@ describe('checkCid', () => {
   });
 
   it('agrees with the pinning CID vectors for chunked bodies', async () => {
-    // Vectors from pinning/cid.test.ts (ipfs add --cid-version=1 settings).
+    // Vectors from src/mail/cid.test.ts (ipfs add --cid-version=1 settings).
     expect(
       await checkCid('bafybeigllfqgfpqydppr6cmv56g7ax4wyhruzswvcefv6j5kj77nzttfki', new Uint8Array(262_145)),
     ).toBe('match');

@@ -24,7 +24,7 @@ import {
   walletEncryptionKeypair,
   walletEncryptionPublicKey,
   wrapContentKey,
-} from '../src/seal/index.ts';
+} from '../src/mail/seal/index.ts';
 import { startTestChain } from './helpers/devnet.ts';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

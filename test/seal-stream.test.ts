@@ -14,7 +14,7 @@ import {
   sealMessage,
   sealMessageStream,
   wrapContentKey,
-} from '../src/seal/index.ts';
+} from '../src/mail/seal/index.ts';
 
 const ENVELOPE: SealEnvelope = {
   version: 1,

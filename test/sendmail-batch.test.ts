@@ -12,12 +12,12 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { decodeEmail, emailAddress, fromHash, getMailbox, sendMailInstruction } from '../chain/index.ts';
 import { PermanentDeliveryError } from '../delivery/errors.ts';
-import type { StageResults } from '../delivery/jobs.ts';
 import { keyFileOf, signLegacy } from '../delivery/stages/legacy-tx.ts';
 import { batchMarkKey, SendMailBatcher } from '../delivery/stages/sendmail-batch.ts';
 import { SignatureWatch } from '../delivery/stages/signature-watch.ts';
 import { type SubmitDeps, type SubmitInput, submitSendMail } from '../delivery/stages/submit.ts';
-import { computeCid } from '../pinning/cid.ts';
+import type { StageResults } from '../src/contracts/inbound-jobs.ts';
+import { computeCid } from '../src/mail/cid.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 import { type MailChain, prepareMailChain } from './helpers/mail-chain.ts';
 

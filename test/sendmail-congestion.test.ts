@@ -33,11 +33,11 @@ import {
 } from '../chain/compute-budget.ts';
 import { decodeEmail, emailAddress, getMailbox } from '../chain/index.ts';
 import { PendingError } from '../delivery/errors.ts';
-import type { StageResults } from '../delivery/jobs.ts';
 import { SendMailBatcher } from '../delivery/stages/sendmail-batch.ts';
 import { SignatureWatch } from '../delivery/stages/signature-watch.ts';
 import { type SubmitDeps, type SubmitInput, submitSendMail } from '../delivery/stages/submit.ts';
-import { computeCid } from '../pinning/cid.ts';
+import type { StageResults } from '../src/contracts/inbound-jobs.ts';
+import { computeCid } from '../src/mail/cid.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 import { type MailChain, prepareMailChain } from './helpers/mail-chain.ts';
 

@@ -13,8 +13,8 @@ import { Queue } from 'bullmq';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
-import { type DeliverJobData, QUEUE_DELIVER } from '../delivery/jobs.ts';
-import { IntentsRepo, MessagesRepo } from '../src/store/index.ts';
+import { type DeliverJobData, QUEUE_DELIVER } from '../src/contracts/inbound-jobs.ts';
+import { IntentsRepo, MessagesRepo } from '../src/core/store/index.ts';
 import { RIG_DOMAIN, startServeRig } from './helpers/serve-rig.ts';
 import { eventually } from './helpers/spooler-rig.ts';
 

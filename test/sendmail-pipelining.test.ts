@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { getMailbox } from '../chain/client.ts';
-import type { StageResults } from '../delivery/jobs.ts';
 import { type SubmitDeps, type SubmitInput, submitSendMail } from '../delivery/stages/submit.ts';
-import { computeCid } from '../pinning/cid.ts';
+import type { StageResults } from '../src/contracts/inbound-jobs.ts';
+import { computeCid } from '../src/mail/cid.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 

@@ -221,7 +221,7 @@ describe('sealpost serve --workers 2', () => {
     expect(serve.stdout().match(/listening on/g)?.length).toBe(1);
     const pids = childPids(serve.child.pid as number);
     expect(pids).toHaveLength(2);
-    // Two malloc arenas per serving process (src/serve/child-env.ts).
+    // Two malloc arenas per serving process (src/run/serve/child-env.ts).
     for (const pid of pids)
       expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
   }, 150_000);

@@ -9,8 +9,8 @@ import {
   type ListenedSession,
   type SessionListener,
   startSessionListener,
-} from '../src/net/session-listener.ts';
-import { createSelfSignedCert } from '../src/tls/self-signed.ts';
+} from '../src/core/net/session-listener.ts';
+import { createSelfSignedCert } from '../src/core/tls/self-signed.ts';
 
 const listeners: SessionListener[] = [];
 afterEach(async () => {

@@ -11,7 +11,7 @@ import { Connection } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { SignatureWatch } from '../delivery/stages/signature-watch.ts';
-import { ConfigError, parseConfig } from '../src/config/index.ts';
+import { ConfigError, parseConfig } from '../src/core/config/index.ts';
 import { signedTransfer, startTestChain } from './helpers/devnet.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

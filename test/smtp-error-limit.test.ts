@@ -1,4 +1,4 @@
-// Per-session error limits (src/smtp/error-limit.ts) over real SMTP: after
+// Per-session error limits (src/edge/mx/error-limit.ts) over real SMTP: after
 // `soft` errors every reply comes `sleepMs` later, at `hard` errors the
 // server answers 421 4.7.0 and closes, a delivered message clears the count,
 // and a flood of refused RCPTs writes one summary line per session instead

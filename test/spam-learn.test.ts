@@ -6,7 +6,7 @@
 // controller gone the move still succeeds (learning never fails a reader).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import type { DevRspamd } from '../src/dev/rspamd.ts';
+import type { DevRspamd } from '../src/run/dev/rspamd.ts';
 import { rspamdLearned, startTestRspamd } from './helpers/rspamd.ts';
 import type { ServeRig } from './helpers/serve-rig.ts';
 import { deliver, imapFlow, mailUser, rawMessage, startMailRig, waitForCopies } from './imap-rig.ts';

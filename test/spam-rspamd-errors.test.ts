@@ -6,8 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SealpostMetrics } from '../src/metrics/index.ts';
-import { SpamFilter } from '../src/spam/filter.ts';
+import { SealpostMetrics } from '../src/core/metrics/index.ts';
+import { SpamFilter } from '../src/mail/spam/filter.ts';
 import { LogLines } from './helpers/mx-rig.ts';
 
 const servers: Server[] = [];

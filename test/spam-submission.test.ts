@@ -8,8 +8,8 @@ import { Queue } from 'bullmq';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { type OutboundJobData, QUEUE_OUTBOUND } from '../delivery/jobs.ts';
-import { SpamFilter } from '../src/spam/filter.ts';
+import { type OutboundJobData, QUEUE_OUTBOUND } from '../src/contracts/inbound-jobs.ts';
+import { SpamFilter } from '../src/mail/spam/filter.ts';
 import { GTUBE, SOFT_MARK, startTestRspamd, USER_MARK } from './helpers/rspamd.ts';
 import { message, PASSWORD, type SubmissionRig, startSubmissionRig } from './submission-rig.ts';
 

@@ -6,11 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { sweepOrphanBlobs } from '../src/blobs/orphan-sweep.ts';
-import type { SpoolManifest } from '../src/blobs/spool-manifest.ts';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
-import { AccountsRepo, IntentsRepo, MessagesRepo, openStore, type Store } from '../src/store/index.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { sweepOrphanBlobs } from '../src/core/blobs/orphan-sweep.ts';
+import type { SpoolManifest } from '../src/core/blobs/spool-manifest.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
+import { AccountsRepo, IntentsRepo, MessagesRepo, openStore, type Store } from '../src/core/store/index.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const DAY = 86_400_000;

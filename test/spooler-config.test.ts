@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../src/config/index.ts';
+import { ConfigError, parseConfig } from '../src/core/config/index.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 import { testCa } from './helpers/test-pki.ts';
 

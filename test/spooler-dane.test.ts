@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { daneSelfTest } from '../spooler/dane-selftest.ts';
 import { createSecureDns } from '../spooler/secure-dns.ts';
-import type { SpoolerConfig } from '../src/config/types.ts';
+import type { SpoolerConfig } from '../src/core/config/types.ts';
 import type { DnsZone } from './doubles/dns-server.ts';
 import { type RemoteMx, startRemoteMx } from './doubles/remote-mx.ts';
 import { type SpoolerRig, startSpoolerRig } from './helpers/spooler-rig.ts';

@@ -1,4 +1,4 @@
-// DKIM signing (spooler/dkim-sign.ts) checked by an independent verifier:
+// DKIM signing (src/mail/dkim-sign.ts) checked by an independent verifier:
 // Debian's dkimpy (python3-dkim, the code behind `dkimverify`), fetching
 // the public key over DNS from the DNS double. Also what the spooler signs
 // itself (DSNs) and that a signed message survives delivery byte for byte.
@@ -7,8 +7,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDkimSigner, DkimKeyError } from '../spooler/dkim-sign.ts';
-import { dkimRecord, generateDkimKey } from '../src/keys/dkim-key.ts';
+import { dkimRecord, generateDkimKey } from '../src/core/keys/dkim-key.ts';
+import { createDkimSigner, DkimKeyError } from '../src/mail/dkim-sign.ts';
 import { type DnsDouble, startDnsDouble } from './doubles/dns-server.ts';
 import { startRemoteMx } from './doubles/remote-mx.ts';
 import { eventually, startSpoolerRig, testMessage } from './helpers/spooler-rig.ts';

@@ -5,10 +5,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config/index.ts';
-import { renderMtaStsPolicy } from '../src/domaind/mta-sts.ts';
-import { readExtraCa } from '../src/tls/extra-ca.ts';
-import type { CertificatePair } from '../src/tls/self-signed.ts';
+import { parseConfig } from '../src/core/config/index.ts';
+import { readExtraCa } from '../src/core/tls/extra-ca.ts';
+import type { CertificatePair } from '../src/core/tls/self-signed.ts';
+import { renderMtaStsPolicy } from '../src/edge/domaind/mta-sts.ts';
 import { startMtaStsHost } from './doubles/mta-sts-host.ts';
 import { type RemoteMx, startRemoteMx } from './doubles/remote-mx.ts';
 import { type SpoolerRig, startSpoolerRig } from './helpers/spooler-rig.ts';

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SpoolerConfig } from '../src/config/types.ts';
+import type { SpoolerConfig } from '../src/core/config/types.ts';
 import { type RemoteMx, startRemoteMx } from './doubles/remote-mx.ts';
 import {
   eventually,

@@ -5,9 +5,9 @@
 // durable Redis cache (survives a restart, used when the host is down),
 // its refresh before expiry, DANE's precedence and the relay exemption.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { SpoolerConfig } from '../src/config/types.ts';
-import { renderMtaStsPolicy } from '../src/domaind/mta-sts.ts';
-import type { CertificatePair } from '../src/tls/self-signed.ts';
+import type { SpoolerConfig } from '../src/core/config/types.ts';
+import type { CertificatePair } from '../src/core/tls/self-signed.ts';
+import { renderMtaStsPolicy } from '../src/edge/domaind/mta-sts.ts';
 import type { DnsZone } from './doubles/dns-server.ts';
 import { type MtaStsHost, startMtaStsHost } from './doubles/mta-sts-host.ts';
 import { type RemoteMx, startRemoteMx } from './doubles/remote-mx.ts';

@@ -13,12 +13,16 @@ import addFormats from 'ajv-formats';
 import { Queue } from 'bullmq';
 import { simpleParser } from 'mailparser';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDkimSigner } from '../spooler/dkim-sign.ts';
-import { QUEUE_SPOOLER_MAINT, TLSRPT_REPORT_JOB, TLSRPT_SCHEDULER_ID } from '../spooler/jobs.ts';
 import type { TlsrptReport } from '../spooler/tlsrpt-report.ts';
-import { renderMtaStsPolicy } from '../src/domaind/mta-sts.ts';
-import { dkimRecord, generateDkimKey } from '../src/keys/dkim-key.ts';
-import { newSortableId } from '../src/log.ts';
+import {
+  QUEUE_SPOOLER_MAINT,
+  TLSRPT_REPORT_JOB,
+  TLSRPT_SCHEDULER_ID,
+} from '../src/contracts/outbound-jobs.ts';
+import { dkimRecord, generateDkimKey } from '../src/core/keys/dkim-key.ts';
+import { newSortableId } from '../src/core/log.ts';
+import { renderMtaStsPolicy } from '../src/edge/domaind/mta-sts.ts';
+import { createDkimSigner } from '../src/mail/dkim-sign.ts';
 import { startMtaStsHost } from './doubles/mta-sts-host.ts';
 import { startRemoteMx } from './doubles/remote-mx.ts';
 import { startTlsrptReceiver } from './doubles/tlsrpt-receiver.ts';

@@ -1,6 +1,6 @@
 // The mail store (mailboxes, delivered copies, reader wraps) on both dialects.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
 import {
   AccountsRepo,
   type DeliveredCopy,
@@ -8,7 +8,7 @@ import {
   MessagesRepo,
   openStore,
   type Store,
-} from '../src/store/index.ts';
+} from '../src/core/store/index.ts';
 import { dropSchema, TEST_PG_URL, uniqueSchemaName } from './helpers/postgres.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

@@ -7,8 +7,8 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
-import { openStore } from '../src/store/index.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
+import { openStore } from '../src/core/store/index.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateKeypair } from '../src/keys/keypair-file.ts';
+import { generateKeypair } from '../src/core/keys/keypair-file.ts';
 import {
   AccountNotFoundError,
   AccountsRepo,
@@ -13,7 +13,7 @@ import {
   migrateToLatest,
   openStore,
   type Store,
-} from '../src/store/index.ts';
+} from '../src/core/store/index.ts';
 import { dropSchema, schemaExists, TEST_PG_URL, uniqueSchemaName } from './helpers/postgres.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

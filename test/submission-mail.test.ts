@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
-import { QUEUE_SPOOL } from '../delivery/jobs.ts';
+import { QUEUE_SPOOL } from '../src/contracts/inbound-jobs.ts';
 import {
   converse,
   DOMAIN,

@@ -18,21 +18,21 @@ import {
   type OutboundJobData,
   QUEUE_DELIVER,
   QUEUE_OUTBOUND,
-} from '../delivery/jobs.ts';
-import { createDkimSigner } from '../spooler/dkim-sign.ts';
-import { setMailPassword } from '../src/api/mail-password.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { CredentialSealer } from '../src/crypto/credential-seal.ts';
-import { dkimPublicKeyFromPem, dkimRecord, generateDkimKey } from '../src/keys/dkim-key.ts';
-import { ChainView } from '../src/smtp/chain-view.ts';
-import type { ErrorLimits } from '../src/smtp/error-limit.ts';
-import { AccountsRepo, openStore, type Store } from '../src/store/index.ts';
-import { OutboundLedger } from '../src/store/outbound-ledger.ts';
-import type { AuthBackoff } from '../src/submission/password-auth.ts';
-import { SendRate, type SendRateLimits } from '../src/submission/send-rate.ts';
-import { type SubmissionServer, startSubmission } from '../src/submission/server.ts';
-import type { SubmitDeps } from '../src/submission/submit.ts';
-import { type CertificatePair, createSelfSignedCert } from '../src/tls/self-signed.ts';
+} from '../src/contracts/inbound-jobs.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { CredentialSealer } from '../src/core/crypto/credential-seal.ts';
+import { dkimPublicKeyFromPem, dkimRecord, generateDkimKey } from '../src/core/keys/dkim-key.ts';
+import { AccountsRepo, openStore, type Store } from '../src/core/store/index.ts';
+import { OutboundLedger } from '../src/core/store/outbound-ledger.ts';
+import { type CertificatePair, createSelfSignedCert } from '../src/core/tls/self-signed.ts';
+import { setMailPassword } from '../src/edge/api/mail-password.ts';
+import { ChainView } from '../src/edge/mx/chain-view.ts';
+import type { ErrorLimits } from '../src/edge/mx/error-limit.ts';
+import type { AuthBackoff } from '../src/edge/submission/password-auth.ts';
+import { SendRate, type SendRateLimits } from '../src/edge/submission/send-rate.ts';
+import { type SubmissionServer, startSubmission } from '../src/edge/submission/server.ts';
+import type { SubmitDeps } from '../src/edge/submission/submit.ts';
+import { createDkimSigner } from '../src/mail/dkim-sign.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 import { type MailChain, prepareMailChain } from './helpers/mail-chain.ts';
 import { tempDir } from './helpers/temp-dir.ts';

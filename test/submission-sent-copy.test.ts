@@ -6,12 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
-import { readerPublicKeys } from '../src/reader-keys/index.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
-import { FoldersRepo, MessagesRepo } from '../src/store/index.ts';
-import { type SentCopy, sentCopyId, storeSentCopy } from '../src/submission/sent-copy.ts';
-import { submitMessage } from '../src/submission/submit.ts';
-import { SubmitError } from '../src/submission/submit-error.ts';
+import { FoldersRepo, MessagesRepo } from '../src/core/store/index.ts';
+import { type SentCopy, sentCopyId, storeSentCopy } from '../src/edge/submission/sent-copy.ts';
+import { submitMessage } from '../src/edge/submission/submit.ts';
+import { SubmitError } from '../src/edge/submission/submit-error.ts';
+import { readerPublicKeys } from '../src/mail/reader-keys/index.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { DOMAIN, message, PASSWORD, type SubmissionRig, startSubmissionRig } from './submission-rig.ts';
 
 function wireSentCopy(r: SubmissionRig): void {

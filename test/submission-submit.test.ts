@@ -5,10 +5,10 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { BalanceGuard } from '../src/limits/balance-guard.ts';
-import { CostGuard, type PublicationLimits } from '../src/limits/cost-guard.ts';
-import { submitMessage } from '../src/submission/submit.ts';
-import { SubmitError } from '../src/submission/submit-error.ts';
+import { BalanceGuard } from '../src/core/limits/balance-guard.ts';
+import { CostGuard, type PublicationLimits } from '../src/core/limits/cost-guard.ts';
+import { submitMessage } from '../src/edge/submission/submit.ts';
+import { SubmitError } from '../src/edge/submission/submit-error.ts';
 import { DOMAIN, message, startSubmissionRig } from './submission-rig.ts';
 
 async function codeOf(p: Promise<unknown>): Promise<string> {

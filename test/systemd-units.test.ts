@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { type Config, parseConfig } from '../src/config/index.ts';
+import { type Config, parseConfig } from '../src/core/config/index.ts';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');

@@ -1,4 +1,4 @@
-// The reader actions' server side over real HTTP (src/api/routes/mail.ts):
+// The reader actions' server side over real HTTP (src/edge/api/routes/mail.ts):
 // move (a Junk move trains a real rspamd with Bayes from the plaintext the
 // client sends), expunge (the copy's release queued on real Redis), drafts
 // stored like IMAP APPEND (sealed to the wallet, replaced, refused in words),
@@ -7,12 +7,12 @@
 import { Keypair } from '@solana/web3.js';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { QUEUE_DELETE_MAIL } from '../delivery/jobs.ts';
-import type { MailRouteDeps } from '../src/api/routes/mail.ts';
-import { createCopyReleaser } from '../src/imap/mail/release.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
-import { SpamLearner } from '../src/spam/learn.ts';
-import { RspamdClient } from '../src/spam/rspamd.ts';
+import { QUEUE_DELETE_MAIL } from '../src/contracts/inbound-jobs.ts';
+import type { MailRouteDeps } from '../src/edge/api/routes/mail.ts';
+import { createCopyReleaser } from '../src/edge/imap/mail/release.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
+import { SpamLearner } from '../src/mail/spam/learn.ts';
+import { RspamdClient } from '../src/mail/spam/rspamd.ts';
 import { call, deliverSealed, login, type MailApiRig, useMailApiRigs } from './helpers/mail-api-rig.ts';
 import { rspamdLearned, startTestRspamd } from './helpers/rspamd.ts';
 

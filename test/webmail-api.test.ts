@@ -1,7 +1,7 @@
 // The server side of the webmail over real HTTP: the mail view routes
-// (src/api/routes/mail.ts) on SQLite and real Redis, compose through the
+// (src/edge/api/routes/mail.ts) on SQLite and real Redis, compose through the
 // server into the real submission path on a devnet, and the static webmail
-// files (src/api/static-webmail.ts).
+// files (src/edge/api/static-webmail.ts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -9,11 +9,11 @@ import { Keypair } from '@solana/web3.js';
 import { FlowProducer, Queue } from 'bullmq';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { QUEUE_DELIVER } from '../delivery/jobs.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
-import { ChainView } from '../src/smtp/chain-view.ts';
-import { submitDepsFromConfig } from '../src/submission/from-config.ts';
-import { submitMessage } from '../src/submission/submit.ts';
+import { QUEUE_DELIVER } from '../src/contracts/inbound-jobs.ts';
+import { ChainView } from '../src/edge/mx/chain-view.ts';
+import { submitDepsFromConfig } from '../src/edge/submission/from-config.ts';
+import { submitMessage } from '../src/edge/submission/submit.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { ApiClient, postageHolds } from '../webmail/src/server/api.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 import {

@@ -28,9 +28,9 @@ import {
   sendMailInstruction,
   setMailboxFlagsInstruction,
 } from '../chain/index.ts';
-import { computeCid } from '../pinning/cid.ts';
-import { DEV_DOMAIN, DEV_POSTAGE_LAMPORTS } from '../src/dev/dev-stack.ts';
-import { AccountsRepo, MessagesRepo } from '../src/store/index.ts';
+import { AccountsRepo, MessagesRepo } from '../src/core/store/index.ts';
+import { computeCid } from '../src/mail/cid.ts';
+import { DEV_DOMAIN, DEV_POSTAGE_LAMPORTS } from '../src/run/dev/dev-stack.ts';
 import { addr, keyJson, PASS, type PageKit, pageKit } from './webmail-page.ts';
 import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';
 

@@ -26,7 +26,7 @@ import {
   setMailboxFlagsInstruction,
 } from '../chain/index.ts';
 import { acceptAliasInstruction, offerAliasInstruction } from '../chain/market-instructions.ts';
-import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
+import { DEV_DOMAIN } from '../src/run/dev/dev-stack.ts';
 import { webmailSuite } from './webmail-page.ts';
 
 const suite = webmailSuite();

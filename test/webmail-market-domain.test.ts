@@ -14,8 +14,8 @@ import { DOMAIN_LISTING_SIZE } from '../chain/accounts/index.ts';
 import { getDomain } from '../chain/client.ts';
 import { createDomainInstruction, domainListingOf } from '../chain/instructions.ts';
 import { getDomainListing } from '../chain/market-client.ts';
-import { readKeypairFile } from '../src/keys/keypair-file.ts';
-import { formatSol } from '../src/trustless/send.ts';
+import { readKeypairFile } from '../src/core/keys/keypair-file.ts';
+import { formatSol } from '../src/mail/trustless/send.ts';
 import {
   balanceOf,
   chainTimePast,

@@ -3,7 +3,7 @@
 import type { Connection, Keypair } from '@solana/web3.js';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { formatSol } from '../src/trustless/send.ts';
+import { formatSol } from '../src/mail/trustless/send.ts';
 import { openMainNav } from './webmail-page.ts';
 
 export const balanceOf = async (conn: Connection, kp: Keypair): Promise<bigint> =>

@@ -12,8 +12,8 @@ import { getAlias, getDomain, getMailbox } from '../chain/client.ts';
 import { createAliasInstruction } from '../chain/instructions.ts';
 import { getListing } from '../chain/market-client.ts';
 import { getPendingMailboxClose } from '../chain/timelock-client.ts';
-import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
-import { readKeypairFile } from '../src/keys/keypair-file.ts';
+import { readKeypairFile } from '../src/core/keys/keypair-file.ts';
+import { DEV_DOMAIN } from '../src/run/dev/dev-stack.ts';
 import {
   balanceOf,
   chainTimePast,

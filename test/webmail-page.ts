@@ -9,7 +9,7 @@ import nodemailer from 'nodemailer';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { listInbox } from '../chain/index.ts';
-import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
+import { DEV_DOMAIN } from '../src/run/dev/dev-stack.ts';
 import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';
 
 export const SHOTS = resolve(import.meta.dirname, '../test-artifacts/webmail');

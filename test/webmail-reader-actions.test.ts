@@ -12,9 +12,9 @@ import bs58 from 'bs58';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { getEmailAt, listInbox } from '../chain/index.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
-import { MessagesRepo, type StoredMessage } from '../src/store/index.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { MessagesRepo, type StoredMessage } from '../src/core/store/index.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { addr, PASS, webmailSuite } from './webmail-page.ts';
 
 const suite = webmailSuite();

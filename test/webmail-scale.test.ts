@@ -7,8 +7,8 @@
 import type { Keypair, PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import { fromHash, getMailbox, listInbox, sendMailInstruction } from '../chain/index.ts';
-import { sealMessage, walletEncryptionPublicKey } from '../src/seal/index.ts';
-import { pinBytes } from '../src/trustless/pin.ts';
+import { sealMessage, walletEncryptionPublicKey } from '../src/mail/seal/index.ts';
+import { pinBytes } from '../src/mail/trustless/pin.ts';
 import { webmailSuite } from './webmail-page.ts';
 import type { WebmailStack } from './webmail-stack.ts';
 

@@ -13,10 +13,10 @@ import nodemailer from 'nodemailer';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
-import { BlobStore } from '../src/blobs/blob-store.ts';
-import { DEV_DOMAIN } from '../src/dev/dev-stack.ts';
-import { openSealed, walletEncryptionKeypair } from '../src/seal/index.ts';
-import { AccountsRepo, FoldersRepo, MessagesRepo, type StoredMessage } from '../src/store/index.ts';
+import { BlobStore } from '../src/core/blobs/blob-store.ts';
+import { AccountsRepo, FoldersRepo, MessagesRepo, type StoredMessage } from '../src/core/store/index.ts';
+import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
+import { DEV_DOMAIN } from '../src/run/dev/dev-stack.ts';
 import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';
 
 const SHOTS = resolve(import.meta.dirname, '../test-artifacts/webmail');

@@ -19,10 +19,10 @@ import { pino } from 'pino';
 import { type Browser, chromium } from 'playwright-core';
 import { build } from 'vite';
 import { createMailboxInstruction } from '../chain/index.ts';
-import { type Config, loadConfig } from '../src/config/index.ts';
-import { DEV_DOMAIN, type DevSummary, startDevStack } from '../src/dev/dev-stack.ts';
-import { readKeypairFile } from '../src/keys/keypair-file.ts';
-import { openStore, type Store } from '../src/store/index.ts';
+import { type Config, loadConfig } from '../src/core/config/index.ts';
+import { readKeypairFile } from '../src/core/keys/keypair-file.ts';
+import { openStore, type Store } from '../src/core/store/index.ts';
+import { DEV_DOMAIN, type DevSummary, startDevStack } from '../src/run/dev/dev-stack.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const ROOT = resolve(import.meta.dirname, '..');

@@ -1,4 +1,4 @@
-// Vite build of the webmail. The page imports chain/ and src/seal/ from the
+// Vite build of the webmail. The page imports chain/ and src/mail/seal/ from the
 // repository directly; `buffer` is the polyfill web3.js's browser build uses.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';

@@ -2,7 +2,7 @@
 // create the account, and set a pin provider with a step-up proof.
 import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
-import type { Keypair } from '../../src/keys/keypair-file.ts';
+import type { Keypair } from '../../src/core/keys/keypair-file.ts';
 
 function sign(wallet: Keypair, text: string): string {
   return bs58.encode(ed25519.sign(new TextEncoder().encode(text), wallet.secretKey.subarray(0, 32)));

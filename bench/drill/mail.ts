@@ -9,8 +9,8 @@ import type { Connection } from '@solana/web3.js';
 import { PublicKey } from '@solana/web3.js';
 import nodemailer from 'nodemailer';
 import { listInbox } from '../../chain/index.ts';
-import type { Keypair } from '../../src/keys/keypair-file.ts';
-import { openSealed, walletEncryptionKeypair } from '../../src/seal/index.ts';
+import type { Keypair } from '../../src/core/keys/keypair-file.ts';
+import { openSealed, walletEncryptionKeypair } from '../../src/mail/seal/index.ts';
 
 export interface Sent {
   subject: string;

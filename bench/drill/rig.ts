@@ -22,7 +22,7 @@ import {
   faucetKeypairPath,
   startDevnet,
 } from '../../chain/devnet/server.ts';
-import type { Keypair } from '../../src/keys/keypair-file.ts';
+import type { Keypair } from '../../src/core/keys/keypair-file.ts';
 import { dropSchema } from '../../test/helpers/postgres.ts';
 import { canListen, freePort } from '../harness/net.ts';
 import {

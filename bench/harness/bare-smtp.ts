@@ -8,7 +8,7 @@
 // under that load; Sealpost's MX does its durable work on top.
 //
 // With `durable`, each message also goes through Sealpost's own acceptance
-// step (src/smtp/accept.ts, the MX's code) before its 250: its bytes into
+// step (src/edge/mx/accept.ts, the MX's code) before its 250: its bytes into
 // the spool with the group commit's segment fdatasync and directory fsync,
 // and its delivery job added to Redis with BullMQ. Nothing else of the MX
 // runs (no recipient lookup, no sender checks, no message checks, no trace,
@@ -29,11 +29,11 @@ import { FlowProducer } from 'bullmq';
 import { pino } from 'pino';
 import { SMTPServer } from 'smtp-server';
 import { DELIVERY_ATTEMPTS } from '../../delivery/backoff.ts';
-import { BlobStore } from '../../src/blobs/blob-store.ts';
-import { newMessageId } from '../../src/log.ts';
-import { edgeRedis } from '../../src/serve/redis-connections.ts';
-import { acceptMessage } from '../../src/smtp/accept.ts';
-import type { SmtpReply } from '../../src/smtp/smtp-error.ts';
+import { BlobStore } from '../../src/core/blobs/blob-store.ts';
+import { newMessageId } from '../../src/core/log.ts';
+import { acceptMessage } from '../../src/edge/mx/accept.ts';
+import type { SmtpReply } from '../../src/edge/mx/smtp-error.ts';
+import { edgeRedis } from '../../src/run/serve/redis-connections.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const SELF = fileURLToPath(import.meta.url);
@@ -148,7 +148,7 @@ function durableAccept(): (stream: AsyncIterable<Uint8Array>, from: string, to: 
   const blobs = new BlobStore(dir);
   return async (source, from, to) => {
     await acceptMessage(
-      // The job options serve's MX gives (src/serve/serve.ts).
+      // The job options serve's MX gives (src/run/serve/serve.ts).
       { blobs, flow, attempts: DELIVERY_ATTEMPTS, backoffMs: 2000 },
       {
         msgid: newMessageId(),
@@ -168,7 +168,7 @@ function durableAccept(): (stream: AsyncIterable<Uint8Array>, from: string, to: 
 function serving(port: number, durable: boolean): void {
   let unreported = 0;
   const accept = durable ? durableAccept() : undefined;
-  // The MX's own listener options (src/smtp/mx-server.ts), without TLS.
+  // The MX's own listener options (src/edge/mx/mx-server.ts), without TLS.
   const server = new SMTPServer({
     name: 'bare.bench.test',
     banner: 'bare smtp-server',

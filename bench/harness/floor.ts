@@ -3,8 +3,8 @@
 // blake3 (the no_ipfs marker and the chain's hashes), in a tight loop in one
 // process. Every other path in the table does at least this per message.
 import { blake3 } from '@noble/hashes/blake3.js';
-import { computeCid } from '../../pinning/cid.ts';
-import { generateReaderKeypair, sealMessage, sodiumReady } from '../../src/seal/index.ts';
+import { computeCid } from '../../src/mail/cid.ts';
+import { generateReaderKeypair, sealMessage, sodiumReady } from '../../src/mail/seal/index.ts';
 
 export interface FloorResult {
   messages: number;

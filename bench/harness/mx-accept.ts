@@ -20,13 +20,13 @@
 // each message and answering 250 with nothing durable (./bare-smtp.ts).
 // Its note also gives the durable floor: the same library with Sealpost's
 // own acceptance step behind each 250 (the spool group commit and the BullMQ
-// job in Redis, src/smtp/accept.ts) and nothing else of the MX, so the gap
+// job in Redis, src/edge/mx/accept.ts) and nothing else of the MX, so the gap
 // from the library to Sealpost splits into the durable step and the MX's
 // own checks.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { removeRspamdDir, startRspamd } from '../../src/dev/rspamd.ts';
+import { removeRspamdDir, startRspamd } from '../../src/run/dev/rspamd.ts';
 import { startDrillStack } from '../drill/rig.ts';
 import { startBareSmtp } from './bare-smtp.ts';
 import { startHarakaPeer } from './haraka-peer.ts';

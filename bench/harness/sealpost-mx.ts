@@ -11,10 +11,10 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { startDevnet } from '../../chain/devnet/server.ts';
-import { QUEUE_DELIVER } from '../../delivery/jobs.ts';
 import { startPind } from '../../pinning/pind/server.ts';
-import { type Config, loadConfig } from '../../src/config/index.ts';
-import { startServe } from '../../src/serve/serve.ts';
+import { QUEUE_DELIVER } from '../../src/contracts/inbound-jobs.ts';
+import { type Config, loadConfig } from '../../src/core/config/index.ts';
+import { startServe } from '../../src/run/serve/serve.ts';
 import { dropRedisPrefix, prepareChain, randomPrefix, STACK_DOMAIN, writeStackConfig } from './stack.ts';
 import { createOpenMailboxes } from './wallets.ts';
 

@@ -10,15 +10,15 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Connection } from '@solana/web3.js';
 import { Redis } from 'ioredis';
-import { deriveWsUrl } from '../../src/config/sections/chain.ts';
-import { createCredentialKeyFile } from '../../src/crypto/credential-seal.ts';
-import { bootstrapChain } from '../../src/dev/bootstrap-chain.ts';
+import { deriveWsUrl } from '../../src/core/config/sections/chain.ts';
+import { createCredentialKeyFile } from '../../src/core/crypto/credential-seal.ts';
 import {
   generateKeypair,
   type Keypair,
   writeKeypairFile,
   writeSecretFile,
-} from '../../src/keys/keypair-file.ts';
+} from '../../src/core/keys/keypair-file.ts';
+import { bootstrapChain } from '../../src/run/dev/bootstrap-chain.ts';
 
 export const STACK_DOMAIN = 'bench.test';
 

@@ -4,7 +4,7 @@
 // bootstrapChain's one confirmed transaction per step.
 import { type Connection, Keypair, LAMPORTS_PER_SOL, Transaction } from '@solana/web3.js';
 import { createMailboxInstruction, mailboxAddress } from '../../chain/index.ts';
-import type { Keypair as KeyFile } from '../../src/keys/keypair-file.ts';
+import type { Keypair as KeyFile } from '../../src/core/keys/keypair-file.ts';
 
 export async function createOpenMailboxes(opts: {
   connection: Connection;

@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { QUEUE_DELIVER } from '../../delivery/jobs.ts';
+import { QUEUE_DELIVER } from '../../src/contracts/inbound-jobs.ts';
 import { sendLoad } from '../drill/mail.ts';
 import { Proc } from '../drill/procs.ts';
 import { type DrillStack, startDrillStack } from '../drill/rig.ts';

@@ -1,10 +1,11 @@
 // Stage 3: the operator pin, authoritative for the CID the chain records.
 // Under no_ipfs nothing is pinned anywhere: the cid is the `b3:` marker and
 // the sealed body stays in the operator's store only.
-import { b3Marker } from '../../pinning/cid.ts';
-import type { Pinner } from '../../pinning/types.ts';
-import type { BlobStore } from '../../src/blobs/blob-store.ts';
-import type { StageResults } from '../jobs.ts';
+
+import type { StageResults } from '../../src/contracts/inbound-jobs.ts';
+import type { Pinner } from '../../src/contracts/pinner.ts';
+import type { BlobStore } from '../../src/core/blobs/blob-store.ts';
+import { b3Marker } from '../../src/mail/cid.ts';
 
 export interface PinDeps {
   blobs: BlobStore;

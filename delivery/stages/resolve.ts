@@ -6,9 +6,9 @@
 import type { Connection } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { decodeMailbox, decodeMailboxKey, mailboxAddress, mailboxKeyAddress } from '../../chain/index.ts';
-import { sealKeyFrom } from '../../src/seal/recipient-key.ts';
+import type { StageResults } from '../../src/contracts/inbound-jobs.ts';
+import { sealKeyFrom } from '../../src/mail/seal/recipient-key.ts';
 import { PermanentDeliveryError } from '../errors.ts';
-import type { StageResults } from '../jobs.ts';
 import { type RawAccount, readAccounts } from '../rpc.ts';
 
 export interface ResolveDeps {

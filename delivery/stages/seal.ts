@@ -4,10 +4,10 @@
 // here too, while the content key exists; only the wraps (public-key
 // sealed) reach the job data, never the content key.
 import bs58 from 'bs58';
-import type { BlobStore } from '../../src/blobs/blob-store.ts';
+import type { Envelope, StageResults } from '../../src/contracts/inbound-jobs.ts';
+import type { BlobStore } from '../../src/core/blobs/blob-store.ts';
+import { sealMessage, wrapContentKey } from '../../src/mail/seal/index.ts';
 import { type AttestedSenderFact, deliveredMessage, type MxTrace } from '../../src/mail/trace.ts';
-import { sealMessage, wrapContentKey } from '../../src/seal/index.ts';
-import type { Envelope, StageResults } from '../jobs.ts';
 
 export interface ReaderKey {
   readerId: string;

@@ -34,11 +34,11 @@ import {
 } from '../../chain/index.ts';
 import { sendSigned } from '../../chain/rebroadcast.ts';
 import { relayDomainOf } from '../../chain/relay.ts';
-import type { Keypair as KeyFile } from '../../src/keys/keypair-file.ts';
-import { LeaseSet } from '../../src/limits/lease.ts';
-import { walletLeaseKey } from '../../src/limits/redis-keys.ts';
+import type { StageResults } from '../../src/contracts/inbound-jobs.ts';
+import type { Keypair as KeyFile } from '../../src/core/keys/keypair-file.ts';
+import { LeaseSet } from '../../src/core/limits/lease.ts';
+import { walletLeaseKey } from '../../src/core/limits/redis-keys.ts';
 import { ExpiredError, PendingError, PermanentDeliveryError } from '../errors.ts';
-import type { StageResults } from '../jobs.ts';
 import { feeBookOf } from '../priority-fee.ts';
 import { readAccounts } from '../rpc.ts';
 import { keyFileOf, signLegacy } from './legacy-tx.ts';

@@ -20,7 +20,7 @@
 // (docs/inbound.md "Exactly once").
 import type { Connection, SignatureStatus } from '@solana/web3.js';
 import { REBROADCAST_MS, Rebroadcaster } from '../../chain/rebroadcast.ts';
-import { defaultStatusPollMs } from '../../src/net/rpc-discipline.ts';
+import { defaultStatusPollMs } from '../../src/core/net/rpc-discipline.ts';
 import { heightAndStatuses } from '../rpc.ts';
 
 export type SignatureState =
@@ -127,7 +127,7 @@ export class SignatureWatch {
     private readonly intervals = { fastMs: 10, slowMs: 50 },
     opts: {
       rebroadcastMs?: number;
-      /** Default: by the connection's endpoint (src/net/rpc-discipline.ts defaultStatusPollMs). */
+      /** Default: by the connection's endpoint (src/core/net/rpc-discipline.ts defaultStatusPollMs). */
       minPollMs?: number;
     } = {},
   ) {

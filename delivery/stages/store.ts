@@ -1,7 +1,8 @@
 // Stage 5: the operator's store row for this copy (idempotent per job id),
 // pointing at the sealed blob, with the chain facts of the SendMail.
-import type { MessagesRepo } from '../../src/store/index.ts';
-import type { StageResults } from '../jobs.ts';
+
+import type { StageResults } from '../../src/contracts/inbound-jobs.ts';
+import type { MessagesRepo } from '../../src/core/store/index.ts';
 
 export interface StoreInput {
   copyId: string;

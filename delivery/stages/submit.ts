@@ -15,7 +15,7 @@
 // while this attempt watched it, for a batch's jobs, and for a job retried
 // after its worker died (the checkpoint is all it needs).
 // Sends to one recipient are serialized by a wallet-keyed lease
-// (src/limits/lease.ts, swept with the account), because the Email
+// (src/core/limits/lease.ts, swept with the account), because the Email
 // account's address depends on the mailbox's mail_count at send time.
 // Pipelined (the default, `[chain] pipeline_sendmail`): mail_count is read
 // at `processed` and the lease is released once the send is processed, so
@@ -45,9 +45,9 @@ import {
 } from '../../chain/index.ts';
 import { sendSigned } from '../../chain/rebroadcast.ts';
 import { relayDomainOf } from '../../chain/relay.ts';
-import { acquireWalletLease } from '../../src/limits/lease.ts';
+import type { StageResults } from '../../src/contracts/inbound-jobs.ts';
+import { acquireWalletLease } from '../../src/core/limits/lease.ts';
 import { ExpiredError, PendingError, PermanentDeliveryError, UnprovenExpiryError } from '../errors.ts';
-import type { StageResults } from '../jobs.ts';
 import { feeBookOf } from '../priority-fee.ts';
 import { readAccountsSince } from '../rpc.ts';
 import {

@@ -4,7 +4,7 @@
 // gateway does. Content never changes under a CID, so answers are cached
 // for a year and revalidated by ETag.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidCidError, parseCid } from '../cid.ts';
+import { InvalidCidError, parseCid } from '../../src/mail/cid.ts';
 import { methodNotAllowed, sendError } from './http.ts';
 import type { PindContext } from './pin-routes.ts';
 

@@ -2,8 +2,8 @@
 // `GET /pins/{cid}` (status). Optional bearer token. Pins are never released
 // over HTTP: removal is the local `sealpost pind rm` command.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../../src/log.ts';
-import { InvalidCidError, normalizeCid } from '../cid.ts';
+import type { Logger } from '../../src/core/log.ts';
+import { InvalidCidError, normalizeCid } from '../../src/mail/cid.ts';
 import { bearerMatches, methodNotAllowed, sendError, sendJson } from './http.ts';
 import type { PindStore, PinRecord } from './store.ts';
 

@@ -6,9 +6,15 @@
 // directory is readable and writable), without a token.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLogger, type Logger, newRequestId } from '../../src/log.ts';
-import { HEALTH_BODY, HEALTH_PATH, READY_PATH, Readiness, readyStatus } from '../../src/metrics/health.ts';
-import { directoryCheck } from '../../src/metrics/health-checks.ts';
+import { createLogger, type Logger, newRequestId } from '../../src/core/log.ts';
+import {
+  HEALTH_BODY,
+  HEALTH_PATH,
+  READY_PATH,
+  Readiness,
+  readyStatus,
+} from '../../src/core/metrics/health.ts';
+import { directoryCheck } from '../../src/core/metrics/health-checks.ts';
 import { handleIpfs } from './gateway.ts';
 import { formatUrl, isLoopbackHost, preflight, sendError, sendJson, setCors, tokenDigest } from './http.ts';
 import { acquireLock } from './lock.ts';

@@ -22,8 +22,8 @@ import { FsBlockstore } from 'blockstore-fs';
 import { NextToLast } from 'blockstore-fs/sharding';
 import type { WritableStorage } from 'ipfs-unixfs-importer';
 import { CID } from 'multiformats/cid';
-import { finishDurable, makeDirs, openNew, syncDir } from '../../src/blobs/durable-file.ts';
-import { importUnixfs } from '../cid.ts';
+import { finishDurable, makeDirs, openNew, syncDir } from '../../src/core/blobs/durable-file.ts';
+import { importUnixfs } from '../../src/mail/cid.ts';
 
 export interface PinRecord {
   /** Root CID, CIDv1 base32. */

@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Connection } from '@solana/web3.js';
 import { type Command, InvalidArgumentError } from 'commander';
-import { createConnection } from '../chain-rpc.ts';
-import { type Config, loadConfig, parseConfig, splitHostPort } from '../config/index.ts';
+import { createConnection } from '../core/chain-rpc.ts';
+import { type Config, loadConfig, parseConfig, splitHostPort } from '../core/config/index.ts';
 
 export { CliError, EXIT_FAILURE, EXIT_USAGE, reportError } from './errors.ts';
 
@@ -154,7 +154,7 @@ let configuredRps: { rpcUrl: string; maxRps: number } | null = null;
 /**
  * The CLI's chain connection: each RPC call fails after 60 s instead of
  * hanging, and a public RPC's HTTP 429 is waited out (by its Retry-After)
- * and retried for up to a minute, silently (src/net/rpc-discipline.ts).
+ * and retried for up to a minute, silently (src/core/net/rpc-discipline.ts).
  * Calls per second: the loaded config's `[chain] max_rps` when `rpc` is its
  * `rpc_url`, else the default (none for a node on this host, 10 for others).
  */

@@ -2,7 +2,7 @@
 // error, 1: anything else). Apart from common.ts so that the entry point
 // (main.ts) needs neither the config schema nor zod to print help.
 import { CommanderError } from 'commander';
-import { ConfigError } from '../config/issues.ts';
+import { ConfigError } from '../core/config/issues.ts';
 
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;

@@ -3,7 +3,7 @@
 // the target and the cause — never a hang, whether nothing listens or a peer
 // accepts the connection and stays silent.
 import type { Redis } from 'ioredis';
-import { createRedis, describeRedis, type RedisTarget, redisKeys, sentinelOf } from '../redis/client.ts';
+import { createRedis, describeRedis, type RedisTarget, redisKeys, sentinelOf } from '../core/redis/client.ts';
 import { CliError } from './errors.ts';
 
 /** Redis must answer within this, or the command says so and exits. */

@@ -6,29 +6,10 @@
 // Authentication-Results field that claims our authserv-id (RFC 8601 §5).
 // The body is never touched.
 
-import { type SpamFact, spamFields } from '../spam/filter.ts';
+import type { MxTrace } from '../contracts/inbound-jobs.ts';
+import { spamFields } from './spam/filter.ts';
 
-/** What the MX saw of the SMTP session, carried in each delivery job. */
-export interface MxTrace {
-  /** The EHLO/HELO argument as the client gave it. */
-  helo: string;
-  /** The client's forward-confirmed reverse DNS name; absent when there is none ("unknown"). */
-  reverseName?: string;
-  /** The client's IP address. */
-  ip: string;
-  /** Our `[smtp] hostname` at receipt. */
-  by: string;
-  /** RFC 3848 / RFC 6531 `with` word (`transmissionType`). */
-  protocol: string;
-  /** Set when the session used TLS. */
-  tls?: { version: string; cipher: string };
-  /** Value of the Authentication-Results field: `<authserv-id>; <results>`. */
-  authResults: string;
-  /** The MAIL FROM domain when SPF passed for it (the attested-sender check needs it). */
-  spfPassDomain?: string;
-  /** rspamd's verdict when the message was scanned and flagged (src/spam/filter.ts): X-Spam-* fields, Junk. */
-  spam?: SpamFact;
-}
+export type { MxTrace };
 
 /** An envelope sender `<wallet>@<domain>` whose domain authority attested that wallet on chain. */
 export interface AttestedSenderFact {

@@ -15,7 +15,7 @@ import { type Connection, Keypair, type PublicKey } from '@solana/web3.js';
 import type { PriorityFeePolicy } from '../../chain/compute-budget.ts';
 import { getPostoffice } from '../../chain/index.ts';
 import { programDataAddress, write } from '../../chain/program/loader.ts';
-import { SLOT_POLL_MS } from '../chain-rpc.ts';
+import { SLOT_POLL_MS } from '../core/chain-rpc.ts';
 import {
   DeployError,
   type OnChainProgram,

@@ -19,7 +19,7 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { type AddressInfo, createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import * as packet from 'dns-packet';
-import type { WireRecordType } from '../../src/dns/wire-query.ts';
+import type { WireRecordType } from '../../src/core/dns/wire-query.ts';
 
 /** What the double serves: what wireQuery asks for (but NS), plus RRSIG. */
 export type DnsDoubleType = Exclude<WireRecordType, 'NS'> | 'RRSIG';

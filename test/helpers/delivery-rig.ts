@@ -10,23 +10,23 @@ import { FlowProducer, type Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import {
-  type DeliverJobData,
-  type OutboundJobData,
-  QUEUE_DELIVER,
-  QUEUE_OUTBOUND,
-} from '../../delivery/jobs.ts';
-import {
   type InboundWorkerOptions,
   type InboundWorkers,
   startInboundWorkers,
 } from '../../delivery/worker.ts';
 import { createOperatorPinner } from '../../pinning/operator.ts';
 import { startPind } from '../../pinning/pind/server.ts';
-import { BlobStore } from '../../src/blobs/blob-store.ts';
-import type { IpfsConfig } from '../../src/config/types.ts';
-import { newMessageId } from '../../src/log.ts';
-import { acceptMessage } from '../../src/smtp/accept.ts';
-import { AccountsRepo, MessagesRepo, openStore, type Store } from '../../src/store/index.ts';
+import {
+  type DeliverJobData,
+  type OutboundJobData,
+  QUEUE_DELIVER,
+  QUEUE_OUTBOUND,
+} from '../../src/contracts/inbound-jobs.ts';
+import { BlobStore } from '../../src/core/blobs/blob-store.ts';
+import type { IpfsConfig } from '../../src/core/config/types.ts';
+import { newMessageId } from '../../src/core/log.ts';
+import { AccountsRepo, MessagesRepo, openStore, type Store } from '../../src/core/store/index.ts';
+import { acceptMessage } from '../../src/edge/mx/accept.ts';
 import type { TestChain } from './devnet.ts';
 import type { MailChain } from './mail-chain.ts';
 import { LogLines } from './mx-rig.ts';

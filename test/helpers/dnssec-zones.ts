@@ -7,7 +7,7 @@
 // break one link at a time so tests can see each refusal.
 import { createHash, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import * as packet from 'dns-packet';
-import { keyTag } from '../../src/dns/dnssec-chain.ts';
+import { keyTag } from '../../src/core/dns/dnssec-chain.ts';
 import type { DnsDouble, DnsDoubleType, DnsRecordData } from '../doubles/dns-server.ts';
 
 type Algorithm = 8 | 13 | 15;

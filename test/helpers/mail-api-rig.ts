@@ -1,5 +1,5 @@
 // The rig of the webmail's server-side tests: the account API with the mail
-// view routes (src/api/routes/mail.ts) on a loopback port, over SQLite and
+// view routes (src/edge/api/routes/mail.ts) on a loopback port, over SQLite and
 // real Redis under a random key prefix, plus the HTTP call, the wallet login
 // and a delivered copy stored the way the pipeline stores it. Every change
 // the store announces is recorded, which is how IMAP IDLE sessions hear of it.
@@ -12,15 +12,15 @@ import bs58 from 'bs58';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { afterEach, expect } from 'vitest';
-import { type MailRouteDeps, mailRoutes } from '../../src/api/routes/mail.ts';
-import { buildApi } from '../../src/api/server.ts';
-import { BlobStore } from '../../src/blobs/blob-store.ts';
-import { type Config, parseConfig } from '../../src/config/index.ts';
-import { createCredentialKeyFile } from '../../src/crypto/credential-seal.ts';
-import { createRedis } from '../../src/redis/client.ts';
-import { sealMessage, walletEncryptionPublicKey } from '../../src/seal/index.ts';
-import { MessagesRepo, openStore, type Store } from '../../src/store/index.ts';
-import { setMailChangeSink } from '../../src/store/mail-events.ts';
+import { BlobStore } from '../../src/core/blobs/blob-store.ts';
+import { type Config, parseConfig } from '../../src/core/config/index.ts';
+import { createCredentialKeyFile } from '../../src/core/crypto/credential-seal.ts';
+import { createRedis } from '../../src/core/redis/client.ts';
+import { MessagesRepo, openStore, type Store } from '../../src/core/store/index.ts';
+import { setMailChangeSink } from '../../src/core/store/mail-events.ts';
+import { type MailRouteDeps, mailRoutes } from '../../src/edge/api/routes/mail.ts';
+import { buildApi } from '../../src/edge/api/server.ts';
+import { sealMessage, walletEncryptionPublicKey } from '../../src/mail/seal/index.ts';
 import { tempDir } from './temp-dir.ts';
 
 export const MAIL_DOMAIN = 'mail.test';

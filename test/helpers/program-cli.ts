@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { Keypair } from '@solana/web3.js';
 import { afterEach } from 'vitest';
 import { MAX_WRITE_CHUNK } from '../../chain/program/loader.ts';
-import { writeKeypairFile } from '../../src/keys/keypair-file.ts';
+import { writeKeypairFile } from '../../src/core/keys/keypair-file.ts';
 
 const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'sealpost.js');
 export const MAIL_SO = resolve(import.meta.dirname, '..', '..', 'chain', 'program', 'mail_program.so');

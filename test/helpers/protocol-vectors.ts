@@ -1,6 +1,6 @@
 // The test vectors of docs/protocol.md ("Test vectors"), computed with the
 // project's own code: chain/ (hashes, PDAs, instruction builders, account
-// codecs), pinning/cid.ts (CIDs and their blocks) and src/seal/ (the sealed
+// codecs), src/mail/cid.ts (CIDs and their blocks) and src/mail/seal/ (the sealed
 // object). test/protocol-vectors.test.ts compares the result with the
 // committed docs/vectors/protocol-vectors.json.
 //
@@ -88,8 +88,8 @@ import {
 } from '../../chain/pda.ts';
 import { LOADER_ID, programDataAddress } from '../../chain/program/loader.ts';
 import { DEFAULT_PROGRAM_ID } from '../../chain/program-id.ts';
-import { b3Marker, CHUNK_SIZE, computeCid, importUnixfs } from '../../pinning/cid.ts';
-import { sealMessage, walletEncryptionKeypair } from '../../src/seal/index.ts';
+import { b3Marker, CHUNK_SIZE, computeCid, importUnixfs } from '../../src/mail/cid.ts';
+import { sealMessage, walletEncryptionKeypair } from '../../src/mail/seal/index.ts';
 
 export const VECTORS_PATH = join(
   dirname(fileURLToPath(import.meta.url)),

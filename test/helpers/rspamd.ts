@@ -1,4 +1,4 @@
-// A real rspamd (src/dev/rspamd.ts) for one test: random loopback ports, its
+// A real rspamd (src/run/dev/rspamd.ts) for one test: random loopback ports, its
 // own directories, no network lookups, and two test rules in local.d so every
 // action can be asked for by the message text:
 //   SEALPOST-TEST-JUNK   → symbol SEALPOST_TEST_JUNK, score 8 → "add header"
@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach } from 'vitest';
-import { type DevRspamd, startRspamd } from '../../src/dev/rspamd.ts';
+import { type DevRspamd, startRspamd } from '../../src/run/dev/rspamd.ts';
 import { tempDir } from './temp-dir.ts';
 
 export const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';

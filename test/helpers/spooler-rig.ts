@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { type OutboundJobData, QUEUE_OUTBOUND } from '../../delivery/jobs.ts';
 import {
   type DomainJobData,
   QUEUE_SPOOLER_DELIVER,
@@ -15,12 +14,13 @@ import {
   type SpoolerOptions,
   startSpooler,
 } from '../../spooler/index.ts';
-import { domainJobId } from '../../spooler/jobs.ts';
-import { BlobStore } from '../../src/blobs/blob-store.ts';
-import { DEFAULT_RETRY_SCHEDULE_SECS } from '../../src/config/sections/spooler.ts';
-import type { SpoolerConfig } from '../../src/config/types.ts';
-import { createLogger, newMessageId } from '../../src/log.ts';
-import { openStore, type Store } from '../../src/store/index.ts';
+import { type OutboundJobData, QUEUE_OUTBOUND } from '../../src/contracts/inbound-jobs.ts';
+import { domainJobId } from '../../src/contracts/outbound-jobs.ts';
+import { BlobStore } from '../../src/core/blobs/blob-store.ts';
+import { DEFAULT_RETRY_SCHEDULE_SECS } from '../../src/core/config/sections/spooler.ts';
+import type { SpoolerConfig } from '../../src/core/config/types.ts';
+import { createLogger, newMessageId } from '../../src/core/log.ts';
+import { openStore, type Store } from '../../src/core/store/index.ts';
 import { type DnsDouble, type DnsZone, startDnsDouble } from '../doubles/dns-server.ts';
 import { tempDir } from './temp-dir.ts';
 

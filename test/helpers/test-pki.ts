@@ -3,7 +3,7 @@
 // certificate's public key.
 import { createHash, X509Certificate } from 'node:crypto';
 import { generate } from 'selfsigned';
-import { type CertificatePair, createSelfSignedCert } from '../../src/tls/self-signed.ts';
+import { type CertificatePair, createSelfSignedCert } from '../../src/core/tls/self-signed.ts';
 
 export interface Leaf extends CertificatePair {
   /** The leaf followed by its issuer, as a server presents it. */

@@ -1,7 +1,7 @@
 // Every failure, put in words a person understands. The raw detail stays
 // available to the console for failures the page did not expect; a refusal
 // (bad input, a program's refusal, the server's 4xx) is shown, not logged.
-import { GatewayError, SealFormatError } from '../../src/seal/index.ts';
+import { GatewayError, SealFormatError } from '../../src/mail/seal/index.ts';
 import { ComposeRefusal } from './chain/compose.ts';
 import { MarketInputError } from './chain/market.ts';
 import { PinServiceError } from './chain/pin.ts';

@@ -4,7 +4,7 @@
 import { Connection } from '@solana/web3.js';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import type { ReaderKeypair } from '../../src/seal/index.ts';
+import type { ReaderKeypair } from '../../src/mail/seal/index.ts';
 import type { ApiClient } from './server/api.ts';
 import type { ConnectionSettings, Mode } from './settings.ts';
 import { type StoredMailboxKey, saveVault, type VaultContents } from './wallet/vault.ts';

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PublicKey } from '@solana/web3.js';
 import nodemailer from 'nodemailer';
 import { listInbox } from '../../../chain/index.ts';
-import type { Keypair } from '../../../src/keys/keypair-file.ts';
+import type { Keypair } from '../../../src/core/keys/keypair-file.ts';
 import { STACK_DOMAIN } from '../../harness/stack.ts';
 import { setPinProvider } from '../api-client.ts';
 import type { Drill } from '../drill.ts';

@@ -5,8 +5,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '../../../src/config/index.ts';
-import { MessagesRepo, openStore } from '../../../src/store/index.ts';
+import { loadConfig } from '../../../src/core/config/index.ts';
+import { MessagesRepo, openStore } from '../../../src/core/store/index.ts';
 import type { Drill } from '../drill.ts';
 import {
   account,

@@ -3,10 +3,10 @@
 // (or a bearer token the holder already has), and every failure turned into
 // one line for the holder. Nothing here keeps a token or a key beyond the
 // command.
-import type { Config } from '../../config/types.ts';
-import { signDetachedBase58 } from '../../keys/ed25519-sign.ts';
-import type { Keypair } from '../../keys/keypair-file.ts';
-import { readCappedBody } from '../../seal/gateway.ts';
+import type { Config } from '../../core/config/types.ts';
+import { signDetachedBase58 } from '../../core/keys/ed25519-sign.ts';
+import type { Keypair } from '../../core/keys/keypair-file.ts';
+import { readCappedBody } from '../../mail/seal/gateway.ts';
 import { CliError } from '../common.ts';
 
 const STEP_UP_HEADER = 'x-sealpost-step-up';

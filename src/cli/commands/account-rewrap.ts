@@ -15,17 +15,17 @@
 // running the command again finishes them.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { openBlobStore } from '../../blobs/open-blob-store.ts';
-import { KeypairFileError, readKeypairFile } from '../../keys/keypair-file.ts';
-import { getReaderKey } from '../../reader-keys/index.ts';
+import { openBlobStore } from '../../core/blobs/open-blob-store.ts';
+import { KeypairFileError, readKeypairFile } from '../../core/keys/keypair-file.ts';
+import { FoldersRepo, MessagesRepo, openStore, type StoredMessage } from '../../core/store/index.ts';
+import { getReaderKey } from '../../mail/reader-keys/index.ts';
 import {
   openContentKey,
   parseMailboxKeyFile,
   type ReaderKeypair,
   walletEncryptionKeypair,
   wrapContentKey,
-} from '../../seal/index.ts';
-import { FoldersRepo, MessagesRepo, openStore, type StoredMessage } from '../../store/index.ts';
+} from '../../mail/seal/index.ts';
 import { addServerOptions, CliError, loadCliConfig } from '../common.ts';
 
 interface RewrapOptions {

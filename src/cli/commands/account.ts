@@ -6,7 +6,7 @@
 // (./account-rewrap.ts, run where the store is) makes earlier mail readable
 // over IMAP/POP3.
 import type { Command } from 'commander';
-import { type Keypair, KeypairFileError, readKeypairFile } from '../../keys/keypair-file.ts';
+import { type Keypair, KeypairFileError, readKeypairFile } from '../../core/keys/keypair-file.ts';
 import { CliError, CONFIG_OPTION_HELP, EXIT_USAGE, loadCliConfig } from '../common.ts';
 import { AccountApi, apiBaseUrl } from './account-api.ts';
 import { promptHidden, readStdinLines } from './account-input.ts';

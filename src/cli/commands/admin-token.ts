@@ -13,7 +13,7 @@ import {
   TOKEN_FORMATS,
   type TokenFormat,
   writeSecretTokenFile,
-} from '../../keys/secret-token.ts';
+} from '../../core/keys/secret-token.ts';
 import { addServerOptions, loadCliConfig } from '../common.ts';
 
 interface AdminTokenOptions {

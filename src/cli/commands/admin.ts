@@ -1,16 +1,22 @@
 // `sealpost admin`: operator tools over the same store the account API uses.
 // `admin account create|show|list|delete`; `admin token` lives in
-// ./admin-token.ts. Delete runs the API's sweep (src/api/account-sweep.ts),
+// ./admin-token.ts. Delete runs the API's sweep (src/edge/api/account-sweep.ts),
 // audited the same way with actor `cli`.
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Redis } from 'ioredis';
-import { sweepAccount } from '../../api/account-sweep.ts';
-import { isWalletAddress } from '../../api/auth/signatures.ts';
-import { canonicalTimeZone } from '../../api/dnd-schedule.ts';
-import { accountFacts } from '../../api/export-document.ts';
-import type { Config } from '../../config/types.ts';
-import { createRedis, describeRedis, type RedisTarget, redisKeys, sentinelOf } from '../../redis/client.ts';
-import { AccountsRepo, openStore, type Store } from '../../store/index.ts';
+import type { Config } from '../../core/config/types.ts';
+import {
+  createRedis,
+  describeRedis,
+  type RedisTarget,
+  redisKeys,
+  sentinelOf,
+} from '../../core/redis/client.ts';
+import { AccountsRepo, openStore, type Store } from '../../core/store/index.ts';
+import { sweepAccount } from '../../edge/api/account-sweep.ts';
+import { isWalletAddress } from '../../edge/api/auth/signatures.ts';
+import { canonicalTimeZone } from '../../edge/api/dnd-schedule.ts';
+import { accountFacts } from '../../edge/api/export-document.ts';
 import { addServerOptions, CliError, EXIT_FAILURE, loadCliConfig } from '../common.ts';
 import { registerAdminToken } from './admin-token.ts';
 

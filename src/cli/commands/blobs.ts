@@ -1,17 +1,17 @@
 // `sealpost blobs migrate --to postgres|fs`: moves the spool, the sealed
 // bodies and the DMARC reports between the filesystem under the data
-// directory and the store's PostgreSQL database (src/blobs/migrate.ts).
+// directory and the store's PostgreSQL database (src/core/blobs/migrate.ts).
 // Stop `sealpost serve`/`worker` everywhere first: it refuses while BullMQ
 // workers are connected to the deployment's Redis (--force overrides). Set
 // `[blobs] backend` to the target before starting them again. A run that
 // stops half way is run again; it reports what it moved.
 import { Queue } from 'bullmq';
 import { type Command, InvalidArgumentError } from 'commander';
-import { QUEUE_DELIVER } from '../../../delivery/jobs.ts';
-import type { BlobBackend } from '../../blobs/blob-store.ts';
-import { type MigrateSummary, migrateBlobs } from '../../blobs/migrate.ts';
-import { openBlobStore } from '../../blobs/open-blob-store.ts';
-import { openStore } from '../../store/index.ts';
+import { QUEUE_DELIVER } from '../../contracts/inbound-jobs.ts';
+import type { BlobBackend } from '../../core/blobs/blob-store.ts';
+import { type MigrateSummary, migrateBlobs } from '../../core/blobs/migrate.ts';
+import { openBlobStore } from '../../core/blobs/open-blob-store.ts';
+import { openStore } from '../../core/store/index.ts';
 import { CliError, CONFIG_OPTION_HELP, EXIT_FAILURE, loadCliConfig } from '../common.ts';
 import { connectCliRedis } from '../redis-connect.ts';
 

@@ -7,7 +7,7 @@ import { type Connection, type Keypair, Transaction, type TransactionInstruction
 import type { Command } from 'commander';
 import { parseMailProgramError } from '../../../chain/errors.ts';
 import { sendSigned } from '../../../chain/rebroadcast.ts';
-import { confirmSignature } from '../../chain-rpc.ts';
+import { confirmSignature } from '../../core/chain-rpc.ts';
 import { CliError, loadCliConfig } from '../common.ts';
 import {
   addPriorityFeeOptions,

@@ -12,10 +12,10 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createSecureContext } from 'node:tls';
-import { type Config, parseConfig } from '../../config/index.ts';
-import { CREDENTIAL_KEY_BYTES } from '../../crypto/credential-seal.ts';
-import { parseKeypairJson } from '../../keys/keypair-file.ts';
-import { readExtraCa } from '../../tls/extra-ca.ts';
+import { type Config, parseConfig } from '../../core/config/index.ts';
+import { CREDENTIAL_KEY_BYTES } from '../../core/crypto/credential-seal.ts';
+import { parseKeypairJson } from '../../core/keys/keypair-file.ts';
+import { readExtraCa } from '../../core/tls/extra-ca.ts';
 
 export interface FileFinding {
   /** The config key, as docs/config.md spells it (`smtp.tls_key_file`, `spooler.dkim[0].key_file`). */
@@ -88,7 +88,7 @@ function secretLine(file: string): void {
     throw new Problem('is empty (expected the password)');
 }
 
-type DkimSignerFactory = typeof import('../../../spooler/dkim-sign.ts').createDkimSigner;
+type DkimSignerFactory = typeof import('../../mail/dkim-sign.ts').createDkimSigner;
 
 function dkimKey(create: DkimSignerFactory, domain: string, selector: string, file: string): void {
   read(file);
@@ -283,7 +283,7 @@ export async function checkConfigFiles(
 
   if (config.spooler.dkim.length > 0) {
     // The spooler's own loader (it pulls in mailauth, so only when there are keys).
-    const { createDkimSigner } = await import('../../../spooler/dkim-sign.ts');
+    const { createDkimSigner } = await import('../../mail/dkim-sign.ts');
     for (const [i, d] of config.spooler.dkim.entries()) {
       run(`spooler.dkim[${i}].key_file`, d.key_file, (f) =>
         dkimKey(createDkimSigner, d.domain, d.selector, f),

@@ -2,8 +2,8 @@
 // command does at start, or print it with all defaults filled in.
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { renderConfigToml } from '../../config/index.ts';
-import { nonDefaultConfig, renderNonDefault } from '../../config/non-default.ts';
+import { renderConfigToml } from '../../core/config/index.ts';
+import { nonDefaultConfig, renderNonDefault } from '../../core/config/non-default.ts';
 import { addServerOptions, EXIT_FAILURE, loadCliConfig } from '../common.ts';
 import { checkConfigFiles, findingLine } from './config-files.ts';
 

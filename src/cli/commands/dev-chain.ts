@@ -8,9 +8,9 @@ import { join, resolve } from 'node:path';
 import { type Connection, PublicKey } from '@solana/web3.js';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { isBase58Key } from '../../../chain/index.ts';
-import type { DevSummary } from '../../dev/dev-stack.ts';
-import { readKeypairFile } from '../../keys/keypair-file.ts';
+import { readKeypairFile } from '../../core/keys/keypair-file.ts';
 import { sol } from '../../program-deploy/plan.ts';
+import type { DevSummary } from '../../run/dev/dev-stack.ts';
 import { CliError, cliConnection, EXIT_USAGE } from '../common.ts';
 import { solOption } from '../options.ts';
 

@@ -1,8 +1,8 @@
 // `sealpost dev`: the local stack for development and trying things out.
 import { type Command, InvalidArgumentError } from 'commander';
 import type { FidelityOptions } from '../../../chain/devnet/server.ts';
-import { formatSummary, startDevStack } from '../../dev/dev-stack.ts';
-import { createLogger } from '../../log.ts';
+import { createLogger } from '../../core/log.ts';
+import { formatSummary, startDevStack } from '../../run/dev/dev-stack.ts';
 import { CliError, EXIT_USAGE, type Listen, parseListen } from '../common.ts';
 import { RPC_FLAGS, RPC_MONIKER_HELP, rpcOption } from '../options.ts';
 import { waitForStop } from '../wait-for-stop.ts';

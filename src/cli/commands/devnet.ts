@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { type FidelityOptions, parseFidelitySpec, startDevnet } from '../../../chain/devnet/server.ts';
-import { createLogger } from '../../log.ts';
+import { createLogger } from '../../core/log.ts';
 import { addServerOptions, CliError, EXIT_USAGE, type Listen, loadCliConfig } from '../common.ts';
 import { waitForStop } from '../wait-for-stop.ts';
 

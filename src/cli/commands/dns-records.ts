@@ -2,10 +2,10 @@
 // config, as zone-file text (default) or JSON; `--check` resolves them and
 // exits 1 unless every one is published as expected.
 import type { Command } from 'commander';
-import { createDnsResolver, type DnsServer } from '../../dns/resolver.ts';
-import { buildDnsRecords } from '../../domaind/dns-records.ts';
-import { checkDnsRecords, renderCheckText } from '../../domaind/dns-records-check.ts';
-import { renderZoneText } from '../../domaind/zone-text.ts';
+import { createDnsResolver, type DnsServer } from '../../core/dns/resolver.ts';
+import { buildDnsRecords } from '../../edge/domaind/dns-records.ts';
+import { checkDnsRecords, renderCheckText } from '../../edge/domaind/dns-records-check.ts';
+import { renderZoneText } from '../../edge/domaind/zone-text.ts';
 import {
   CONFIG_OPTION_HELP,
   EXIT_FAILURE,

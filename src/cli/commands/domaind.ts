@@ -3,9 +3,9 @@
 // the MTA-STS policy and the autoconfig/autodiscover documents. Stops
 // cleanly on SIGINT/SIGTERM.
 import type { Command } from 'commander';
-import { startDomaind } from '../../domaind/server.ts';
-import { KeypairFileError } from '../../keys/keypair-file.ts';
-import { createLogger } from '../../log.ts';
+import { KeypairFileError } from '../../core/keys/keypair-file.ts';
+import { createLogger } from '../../core/log.ts';
+import { startDomaind } from '../../edge/domaind/server.ts';
 import { addServerOptions, CliError, EXIT_USAGE, type Listen, loadCliConfig } from '../common.ts';
 import { waitForStop } from '../wait-for-stop.ts';
 

@@ -6,15 +6,19 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { CREDENTIAL_KEY_BYTES, createCredentialKeyFile } from '../../crypto/credential-seal.ts';
-import { DKIM_RSA_BITS, dkimRecord, generateDkimKey, normalizeDkimNames } from '../../keys/dkim-key.ts';
+import { CREDENTIAL_KEY_BYTES, createCredentialKeyFile } from '../../core/crypto/credential-seal.ts';
+import { DKIM_RSA_BITS, dkimRecord, generateDkimKey, normalizeDkimNames } from '../../core/keys/dkim-key.ts';
 import {
   FileExistsError,
   generateKeypair,
   writeKeypairFile,
   writeSecretFile,
-} from '../../keys/keypair-file.ts';
-import { generateSecretToken, SECRET_TOKEN_BYTES, writeSecretTokenFile } from '../../keys/secret-token.ts';
+} from '../../core/keys/keypair-file.ts';
+import {
+  generateSecretToken,
+  SECRET_TOKEN_BYTES,
+  writeSecretTokenFile,
+} from '../../core/keys/secret-token.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 
 interface WriteOptions {

@@ -1,7 +1,7 @@
 // `sealpost mailbox send|delete|bounty claim`: the trustless send from the
 // terminal, signed by the sender's own wallet, and what a holder does with a
 // message afterwards. The checks, sealing, pinning and SendMail building are
-// the webmail's (src/trustless/send.ts): resolve the recipient (on-chain
+// the webmail's (src/mail/trustless/send.ts): resolve the recipient (on-chain
 // mailboxes only), refuse no_ipfs recipients and born-expired bounties, hold
 // when postage is due, then seal, pin, sign and wait for confirmation.
 import { readFileSync } from 'node:fs';
@@ -10,9 +10,9 @@ import type { Command } from 'commander';
 import { deleteBountyLocked } from '../../../chain/bounty-lock.ts';
 import { emailSize, getEmailAt, isBase58Key, rentExemptLamports } from '../../../chain/index.ts';
 import { claimBountyInstruction, deleteMailInstruction } from '../../../chain/instructions.ts';
-import { computeCid } from '../../../pinning/cid.ts';
-import { PinServiceError, pinBytes } from '../../trustless/pin.ts';
-import { RecipientError } from '../../trustless/recipient.ts';
+import { computeCid } from '../../mail/cid.ts';
+import { PinServiceError, pinBytes } from '../../mail/trustless/pin.ts';
+import { RecipientError } from '../../mail/trustless/recipient.ts';
 import {
   buildSendMail,
   ComposeRefusal,
@@ -21,7 +21,7 @@ import {
   formatSol,
   prepareSend,
   sealAndPin,
-} from '../../trustless/send.ts';
+} from '../../mail/trustless/send.ts';
 import { CliError, EXIT_USAGE, loadCliConfig } from '../common.ts';
 import { chainRead, intOption, isoSeconds, sol, urlOption } from './mailbox-common.ts';
 import {

@@ -34,7 +34,7 @@ import {
   generateReaderKeypair,
   parseMailboxKeyFile,
   type ReaderKeypair,
-} from '../../seal/index.ts';
+} from '../../mail/seal/index.ts';
 import { CliError, cliConnection, EXIT_USAGE } from '../common.ts';
 import { addChainOptions, type ChainOptions, chainRead, settings, sol } from './mailbox-common.ts';
 import { addTxOptions, openTxSession, runTx, type TxOptions, type TxSession } from './mailbox-tx.ts';

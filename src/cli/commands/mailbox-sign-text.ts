@@ -3,8 +3,8 @@
 // trimmed, prefixed, hashed or newline-added, because the API verifies the
 // nonce byte for byte and one extra space makes a different message.
 import type { Command } from 'commander';
-import { signDetachedBase58 } from '../../keys/ed25519-sign.ts';
-import { readKeypairFile } from '../../keys/keypair-file.ts';
+import { signDetachedBase58 } from '../../core/keys/ed25519-sign.ts';
+import { readKeypairFile } from '../../core/keys/keypair-file.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 
 /** Nonces are short; this only stops `< /dev/zero` from eating memory. */

@@ -8,8 +8,8 @@
 import { Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Command } from 'commander';
-import { signDetachedBase58 } from '../../keys/ed25519-sign.ts';
-import { readKeypairFile } from '../../keys/keypair-file.ts';
+import { signDetachedBase58 } from '../../core/keys/ed25519-sign.ts';
+import { readKeypairFile } from '../../core/keys/keypair-file.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { instructionJson } from './mailbox-tx.ts';
 

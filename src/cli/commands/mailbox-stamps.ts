@@ -22,7 +22,7 @@ import {
   topUpStampsInstruction,
   updateFromboxInstruction,
 } from '../../../chain/index.ts';
-import { RecipientError, resolveRecipient } from '../../trustless/recipient.ts';
+import { RecipientError, resolveRecipient } from '../../mail/trustless/recipient.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { chainRead, intOption, sol } from './mailbox-common.ts';
 import { lamportsOption } from './mailbox-setup.ts';

@@ -7,9 +7,9 @@
 // account` does). The fetched bytes must hash to the marker before anything
 // opens them: the operator's copy is trusted no more than a gateway's.
 import { readFileSync } from 'node:fs';
-import type { Config } from '../../config/types.ts';
-import { readKeypairFile } from '../../keys/keypair-file.ts';
-import { checkCid } from '../../seal/index.ts';
+import type { Config } from '../../core/config/types.ts';
+import { readKeypairFile } from '../../core/keys/keypair-file.ts';
+import { checkCid } from '../../mail/seal/index.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { AccountApi, apiBaseUrl } from './account-api.ts';
 

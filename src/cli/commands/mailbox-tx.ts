@@ -22,8 +22,8 @@ import bs58 from 'bs58';
 import type { Command } from 'commander';
 import { decodeInstruction, parseMailProgramError, toHex } from '../../../chain/index.ts';
 import { sendSigned } from '../../../chain/rebroadcast.ts';
-import { readKeypairFile } from '../../keys/keypair-file.ts';
-import { pollSignature, TxFailedError } from '../../trustless/tx.ts';
+import { readKeypairFile } from '../../core/keys/keypair-file.ts';
+import { pollSignature, TxFailedError } from '../../mail/trustless/tx.ts';
 import { CliError, cliConnection, EXIT_USAGE } from '../common.ts';
 import {
   addPriorityFeeOptions,

@@ -21,7 +21,7 @@ import {
   replyToHash,
   toHex,
 } from '../../../chain/index.ts';
-import { readKeypairFile } from '../../keys/keypair-file.ts';
+import { readKeypairFile } from '../../core/keys/keypair-file.ts';
 import {
   fetchSealedBody,
   GatewayError,
@@ -30,7 +30,7 @@ import {
   type ReaderKeypair,
   SealFormatError,
   walletEncryptionKeypair,
-} from '../../seal/index.ts';
+} from '../../mail/seal/index.ts';
 import { CliError, cliConnection, EXIT_USAGE } from '../common.ts';
 import {
   addChainOptions,

@@ -2,7 +2,6 @@
 // the local admin commands that are the only way pins are ever removed
 // (`pind rm`, `pind gc`) or listed (`pind ls`).
 import type { Command } from 'commander';
-import { InvalidCidError, normalizeCid } from '../../../pinning/cid.ts';
 import { acquireLock, DataDirLockedError } from '../../../pinning/pind/lock.ts';
 import {
   chainIndexPath,
@@ -12,7 +11,8 @@ import {
 } from '../../../pinning/pind/retention.ts';
 import { PindConfigError, startPind } from '../../../pinning/pind/server.ts';
 import { PindStore } from '../../../pinning/pind/store.ts';
-import { createLogger } from '../../log.ts';
+import { createLogger } from '../../core/log.ts';
+import { InvalidCidError, normalizeCid } from '../../mail/cid.ts';
 import { addServerOptions, CliError, EXIT_USAGE, type Listen, loadCliConfig } from '../common.ts';
 import { waitForStop } from '../wait-for-stop.ts';
 import {

@@ -8,7 +8,7 @@ import { basename } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { type Keypair, PublicKey } from '@solana/web3.js';
 import type { Command } from 'commander';
-import { generateKeypair, writeKeypairFile } from '../../keys/keypair-file.ts';
+import { generateKeypair, writeKeypairFile } from '../../core/keys/keypair-file.ts';
 import {
   type DeployDryRun,
   type DeployResult,

@@ -8,20 +8,20 @@ import { type Job, Queue } from 'bullmq';
 import { InvalidArgumentError } from 'commander';
 import type { Redis } from 'ioredis';
 import { bounce } from '../../../delivery/bounce.ts';
+import type { ReconcileResult } from '../../../delivery/reconcile.ts';
+import { queueDsn, wantsDsn } from '../../../spooler/dsn-out.ts';
 import {
   type DeliverJobData,
   type OutboundJobData,
   QUEUE_DELIVER,
   QUEUE_OUTBOUND,
-} from '../../../delivery/jobs.ts';
-import type { ReconcileResult } from '../../../delivery/reconcile.ts';
-import { queueDsn, wantsDsn } from '../../../spooler/dsn-out.ts';
-import { type DomainJobData, QUEUE_SPOOLER_DELIVER } from '../../../spooler/jobs.ts';
-import { BlobStore } from '../../blobs/blob-store.ts';
-import { openBlobStore } from '../../blobs/open-blob-store.ts';
-import type { Config } from '../../config/types.ts';
-import { heldField, heldKey, readHolds } from '../../queue/hold.ts';
-import { openStore } from '../../store/index.ts';
+} from '../../contracts/inbound-jobs.ts';
+import { type DomainJobData, QUEUE_SPOOLER_DELIVER } from '../../contracts/outbound-jobs.ts';
+import { BlobStore } from '../../core/blobs/blob-store.ts';
+import { openBlobStore } from '../../core/blobs/open-blob-store.ts';
+import type { Config } from '../../core/config/types.ts';
+import { heldField, heldKey, readHolds } from '../../core/queue/hold.ts';
+import { openStore } from '../../core/store/index.ts';
 import { CliError, loadCliConfig } from '../common.ts';
 import { connectCliRedis } from '../redis-connect.ts';
 
@@ -203,7 +203,7 @@ function spamOf(ref: QueueRef, job: AnyJob): string | null {
 export async function listRows(s: Session): Promise<QueueRow[]> {
   const now = Date.now();
   const rows: QueueRow[] = [];
-  // Held jobs (sealpost queue hold, src/queue/hold.ts) are listed as `held`, with no next attempt.
+  // Held jobs (sealpost queue hold, src/core/queue/hold.ts) are listed as `held`, with no next attempt.
   const holds = await readHolds(s.redis, s.config.redis.prefix);
   for (const { ref, queue } of s.queues) {
     for (const state of QUEUED_STATES) {

@@ -7,7 +7,7 @@
 // --rcpt R (that pending recipient), --msgid M (every job of the message),
 // each narrowed by --state S. A selection that matches nothing exits 1 with
 // "nothing matched". Holds are markers in Redis the workers honour
-// (src/queue/hold.ts). A deleted inbound copy is marked finished
+// (src/core/queue/hold.ts). A deleted inbound copy is marked finished
 // ('deleted') in the store's SendMail intents, so `queue reconcile` never
 // queues it again from the spool; once every copy of a message is finished
 // its spool entry (and its spool-cleanup parent job) goes too.
@@ -20,13 +20,13 @@ import {
   QUEUE_DELIVER,
   QUEUE_OUTBOUND,
   QUEUE_SPOOL,
-} from '../../../delivery/jobs.ts';
-import type { DomainJobData } from '../../../spooler/jobs.ts';
-import { type BlobStore, FsBlobStore } from '../../blobs/blob-store.ts';
-import { openBlobStore } from '../../blobs/open-blob-store.ts';
-import { clearHold, HELD_DELAY_MS, readHolds, setHold } from '../../queue/hold.ts';
-import { IntentsRepo, openStore, type Store } from '../../store/index.ts';
-import { OutboundLedger } from '../../store/outbound-ledger.ts';
+} from '../../contracts/inbound-jobs.ts';
+import type { DomainJobData } from '../../contracts/outbound-jobs.ts';
+import { type BlobStore, FsBlobStore } from '../../core/blobs/blob-store.ts';
+import { openBlobStore } from '../../core/blobs/open-blob-store.ts';
+import { clearHold, HELD_DELAY_MS, readHolds, setHold } from '../../core/queue/hold.ts';
+import { IntentsRepo, openStore, type Store } from '../../core/store/index.ts';
+import { OutboundLedger } from '../../core/store/outbound-ledger.ts';
 import { CliError } from '../common.ts';
 import {
   bounceDropped,
@@ -146,7 +146,7 @@ async function holdRows(s: Session, rows: QueueRow[]): Promise<Outcome[]> {
     }
     const state = await job.getState();
     const due = state === 'delayed' ? (row.nextAttemptAt ?? Date.now()) : null;
-    // The marker first: from here on no worker runs it (src/queue/hold.ts).
+    // The marker first: from here on no worker runs it (src/core/queue/hold.ts).
     await setHold(s.redis, prefix, row.stage, row.id, { at: Date.now(), due, state });
     let note: string | undefined;
     if (state === 'delayed') {

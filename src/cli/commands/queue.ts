@@ -8,9 +8,9 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { DELIVERY_ATTEMPTS } from '../../../delivery/backoff.ts';
 import { RECONCILE_GRACE_MS, reconcileSpool } from '../../../delivery/reconcile.ts';
-import { openBlobStore } from '../../blobs/open-blob-store.ts';
-import { heldField, readHolds } from '../../queue/hold.ts';
-import { openStore } from '../../store/index.ts';
+import { openBlobStore } from '../../core/blobs/open-blob-store.ts';
+import { heldField, readHolds } from '../../core/queue/hold.ts';
+import { openStore } from '../../core/store/index.ts';
 import { CliError, CONFIG_OPTION_HELP } from '../common.ts';
 import {
   type CommonOptions,

@@ -1,5 +1,5 @@
 // `sealpost reload`: makes a running `sealpost serve` re-read its
-// certificates, admin token and reloadable config keys (src/serve/reload.ts)
+// certificates, admin token and reloadable config keys (src/run/serve/reload.ts)
 // and reports what it did. It finds serve through the pid file serve writes
 // (<data_dir>/serve.pid or --pid-file), sends SIGHUP and waits for the entry
 // of the status file beside it that answers the signal. Exit 0 when the
@@ -16,7 +16,7 @@ import {
   readReloadStatus,
   reloadStatusPath,
   servePidFilePath,
-} from '../../serve/pid-file.ts';
+} from '../../run/serve/pid-file.ts';
 import { CliError, CONFIG_OPTION_HELP, loadCliConfig } from '../common.ts';
 
 interface ReloadCliOptions {

@@ -2,16 +2,16 @@
 // worker` (only the workers; run many to scale out). Both stop on SIGINT/
 // SIGTERM: listeners stop accepting and drain, workers finish running jobs.
 // serve runs `--workers N` serving processes under a supervisor
-// (src/serve/cluster.ts); with N = 1 it is one process, no cluster. serve
-// reloads on SIGHUP (src/serve/reload.ts): the config file is read again and
+// (src/run/serve/cluster.ts); with N = 1 it is one process, no cluster. serve
+// reloads on SIGHUP (src/run/serve/reload.ts): the config file is read again and
 // the certificates, admin token and reloadable keys are swapped in; the pid
-// file and the reload status file (src/serve/pid-file.ts) let `sealpost
+// file and the reload status file (src/run/serve/pid-file.ts) let `sealpost
 // reload` send the signal and report the outcome.
 import cluster from 'node:cluster';
 import { type Command, InvalidArgumentError } from 'commander';
-import { type Config, loadConfig, parseConfig } from '../../config/index.ts';
-import { MAX_SERVE_WORKERS } from '../../config/sections/runtime.ts';
-import { createLogger } from '../../log.ts';
+import { type Config, loadConfig, parseConfig } from '../../core/config/index.ts';
+import { MAX_SERVE_WORKERS } from '../../core/config/sections/runtime.ts';
+import { createLogger } from '../../core/log.ts';
 import {
   answerReloads,
   clusterMetricsSource,
@@ -19,9 +19,9 @@ import {
   runServePrimary,
   serveProcessCount,
   serveSlot,
-} from '../../serve/cluster.ts';
-import { PID_FILE_NAME, ServePidFile, servePidFilePath } from '../../serve/pid-file.ts';
-import { loadServeKeys, type Serving, startServe } from '../../serve/serve.ts';
+} from '../../run/serve/cluster.ts';
+import { PID_FILE_NAME, ServePidFile, servePidFilePath } from '../../run/serve/pid-file.ts';
+import { loadServeKeys, type Serving, startServe } from '../../run/serve/serve.ts';
 import { addServerOptions, type Listen, loadCliConfig, parseListen } from '../common.ts';
 import { waitForStop } from '../wait-for-stop.ts';
 

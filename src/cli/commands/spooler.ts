@@ -7,15 +7,15 @@
 // sent before (by the daily job or an earlier run) is not sent again.
 import { Queue } from 'bullmq';
 import { type Command, InvalidArgumentError } from 'commander';
-import { type OutboundJobData, QUEUE_OUTBOUND } from '../../../delivery/jobs.ts';
-import { createDkimSigner } from '../../../spooler/dkim-sign.ts';
 import { createSecureDns } from '../../../spooler/secure-dns.ts';
 import { redisSentLog, runTlsrptReports, type TlsrptRunSummary } from '../../../spooler/tlsrpt-daily.ts';
 import { DAY_MS } from '../../../spooler/tlsrpt-report.ts';
-import { openBlobStore } from '../../blobs/open-blob-store.ts';
-import { createLogger } from '../../log.ts';
-import { openStore } from '../../store/index.ts';
-import { readExtraCa } from '../../tls/extra-ca.ts';
+import { type OutboundJobData, QUEUE_OUTBOUND } from '../../contracts/inbound-jobs.ts';
+import { openBlobStore } from '../../core/blobs/open-blob-store.ts';
+import { createLogger } from '../../core/log.ts';
+import { openStore } from '../../core/store/index.ts';
+import { readExtraCa } from '../../core/tls/extra-ca.ts';
+import { createDkimSigner } from '../../mail/dkim-sign.ts';
 import { CliError, CONFIG_OPTION_HELP, EXIT_FAILURE, loadCliConfig } from '../common.ts';
 import { connectCliRedis } from '../redis-connect.ts';
 

@@ -40,10 +40,10 @@ import {
   getPendingMailboxClose,
   getPendingReclaim,
 } from '../../../chain/timelock-client.ts';
-import { collectTxtChain } from '../../dns/dnssec-proof.ts';
-import { parseDnsServer } from '../../dns/resolver.ts';
-import { authorityRecordName } from '../../domaind/authority-record.ts';
-import { reclaimPrice, reclaimTransaction } from '../../domaind/reclaim.ts';
+import { collectTxtChain } from '../../core/dns/dnssec-proof.ts';
+import { parseDnsServer } from '../../core/dns/resolver.ts';
+import { authorityRecordName } from '../../edge/domaind/authority-record.ts';
+import { reclaimPrice, reclaimTransaction } from '../../edge/domaind/reclaim.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import {
   addPriorityFeeOptions,

@@ -1,6 +1,6 @@
 // The trustless compose flow in the page. The checks, pricing, sealing,
 // pinning and SendMail building are shared with the CLI
-// (src/trustless/send.ts); the page adds the draft (subject and body typed
+// (src/mail/trustless/send.ts); the page adds the draft (subject and body typed
 // in, built into an RFC 5322 message here) and signs with its wallet.
 import type { StampQuote } from '../../../chain/client.ts';
 import { fetchStampQuote } from '../../../chain/client.ts';
@@ -10,7 +10,7 @@ import {
   directEnvelope,
   type Prepared,
   sealAndPin,
-} from '../../../src/trustless/send.ts';
+} from '../../../src/mail/trustless/send.ts';
 import { buildMessage, type DraftAttachment, newMessageId, toOutgoing } from '../mail/build-message.ts';
 import type { Wallet } from '../wallet/wallet.ts';
 import type { ResolvedRecipient } from './recipient.ts';
@@ -30,7 +30,7 @@ export {
   type RefusalCode,
   type SendCost,
   SIGNATURE_FEE,
-} from '../../../src/trustless/send.ts';
+} from '../../../src/mail/trustless/send.ts';
 
 export interface Draft {
   to: string;

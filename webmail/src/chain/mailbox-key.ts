@@ -6,7 +6,7 @@ import { type Connection, PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { getMailboxKey } from '../../../chain/client.ts';
 import { publishKeyInstruction, removeKeyInstruction } from '../../../chain/instructions.ts';
-import { generateReaderKeypair, parseMailboxKeyFile, SealFormatError } from '../../../src/seal/index.ts';
+import { generateReaderKeypair, parseMailboxKeyFile, SealFormatError } from '../../../src/mail/seal/index.ts';
 import { Refusal } from '../refusal.ts';
 import type { StoredMailboxKey } from '../wallet/vault.ts';
 import { b64 } from '../wallet/vault.ts';

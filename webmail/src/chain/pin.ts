@@ -1,2 +1,2 @@
 // Pinning is shared with the CLI (`sealpost mailbox send`).
-export * from '../../../src/trustless/pin.ts';
+export * from '../../../src/mail/trustless/pin.ts';

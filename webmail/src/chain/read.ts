@@ -8,7 +8,7 @@ import {
   openSealed,
   type ReaderKeypair,
   type SealEnvelope,
-} from '../../../src/seal/index.ts';
+} from '../../../src/mail/seal/index.ts';
 
 export interface OpenedMessage {
   envelope: SealEnvelope;

@@ -1,2 +1,2 @@
 // The recipient rules are shared with the CLI (`sealpost mailbox send`).
-export * from '../../../src/trustless/recipient.ts';
+export * from '../../../src/mail/trustless/recipient.ts';

@@ -1,2 +1,2 @@
 // Submitting and polling is shared with the CLI.
-export * from '../../../src/trustless/tx.ts';
+export * from '../../../src/mail/trustless/tx.ts';

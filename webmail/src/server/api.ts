@@ -78,8 +78,11 @@ export type PinProviderBody =
   | { kind: 'remote'; endpoint?: string; auth_token?: string };
 
 // The market and timelock rows are the server's own types (type-only imports: nothing of the server is bundled).
-import type { ListingRow as MarketListing, EscrowRow as MarketOffer } from '../../../src/api/market-index.ts';
-import type { TimelockRow } from '../../../src/api/wallet-timelocks.ts';
+import type {
+  ListingRow as MarketListing,
+  EscrowRow as MarketOffer,
+} from '../../../src/edge/api/market-index.ts';
+import type { TimelockRow } from '../../../src/edge/api/wallet-timelocks.ts';
 
 export type { MarketListing, MarketOffer, TimelockRow };
 

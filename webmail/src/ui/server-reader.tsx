@@ -26,7 +26,7 @@ import { ErrorText } from './widgets.tsx';
 /** Folders a message can always be moved to; the server makes them on first use. */
 const STANDARD_FOLDERS = ['INBOX', 'Junk', 'Trash', 'Archive'];
 
-/** Whether a move between these folders is a spam verdict the server's learner hears (src/spam/learn.ts). */
+/** Whether a move between these folders is a spam verdict the server's learner hears (src/mail/spam/learn.ts). */
 export function learnsFrom(from: string | undefined, to: string): boolean {
   return (to === 'Junk' && from !== 'Junk') || (from === 'Junk' && to !== 'Junk' && to !== 'Trash');
 }

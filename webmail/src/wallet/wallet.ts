@@ -10,8 +10,8 @@ import {
   type ReaderKeypair,
   readerKeypairFromSecret,
   walletEncryptionKeypair,
-} from '../../../src/seal/index.ts';
-import type { Submitted } from '../../../src/trustless/tx.ts';
+} from '../../../src/mail/seal/index.ts';
+import type { Submitted } from '../../../src/mail/trustless/tx.ts';
 import type { ExternalProvider } from './external.ts';
 import { signDetached } from './secret-key.ts';
 import { type StoredMailboxKey, unb64 } from './vault.ts';

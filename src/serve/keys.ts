@@ -1,7 +1,0 @@
-// Key files as @solana/web3.js signers.
-import { Keypair } from '@solana/web3.js';
-import type { Keypair as KeyFile } from '../keys/keypair-file.ts';
-
-export function toWeb3Keypair(key: KeyFile): Keypair {
-  return Keypair.fromSecretKey(key.secretKey);
-}
