@@ -4,7 +4,7 @@
 // the admin role to another key in two steps.
 import type { TransactionInstruction } from '@solana/web3.js';
 import { type Key, toPublicKey, ZERO_KEY } from './bytes.ts';
-import { ix, signer, writable } from './ix-helpers.ts';
+import { instruction } from './ix-helpers.ts';
 import { postofficeAddress } from './pda.ts';
 
 export interface UpdatePostofficeParams {
@@ -18,8 +18,8 @@ export interface UpdatePostofficeParams {
 }
 
 export function updatePostofficeInstruction(p: UpdatePostofficeParams): TransactionInstruction {
-  return ix(p.programId, [signer(p.admin), writable(postofficeAddress(p.programId)[0])], {
-    kind: 'UpdatePostoffice',
+  const accounts = { admin: p.admin, postoffice: postofficeAddress(p.programId)[0] };
+  return instruction(p.programId, 'UpdatePostoffice', accounts, {
     stampFeeLamports: p.stampFeeLamports ?? null,
     settlementSurchargeLamports: p.settlementSurchargeLamports ?? null,
     delegateAddress: p.delegateAddress === undefined ? null : toPublicKey(p.delegateAddress),
@@ -36,8 +36,8 @@ export interface WithdrawFeesParams {
 }
 
 export function withdrawFeesInstruction(p: WithdrawFeesParams): TransactionInstruction {
-  const keys = [signer(p.admin), writable(postofficeAddress(p.programId)[0]), writable(p.to)];
-  return ix(p.programId, keys, { kind: 'WithdrawFees', amountLamports: p.amountLamports });
+  const accounts = { admin: p.admin, postoffice: postofficeAddress(p.programId)[0], to: p.to };
+  return instruction(p.programId, 'WithdrawFees', accounts, { amountLamports: p.amountLamports });
 }
 
 /** Names the key that may take the admin role; `newAdmin` null withdraws a proposal. */
@@ -46,15 +46,14 @@ export function proposeAdminInstruction(p: {
   admin: Key;
   newAdmin: Key | null;
 }): TransactionInstruction {
-  return ix(p.programId, [signer(p.admin), writable(postofficeAddress(p.programId)[0])], {
-    kind: 'ProposeAdmin',
+  const accounts = { admin: p.admin, postoffice: postofficeAddress(p.programId)[0] };
+  return instruction(p.programId, 'ProposeAdmin', accounts, {
     newAdmin: p.newAdmin === null ? ZERO_KEY : toPublicKey(p.newAdmin),
   });
 }
 
 /** Signed by the proposed key: it becomes the admin. */
 export function acceptAdminInstruction(p: { programId: Key; newAdmin: Key }): TransactionInstruction {
-  return ix(p.programId, [signer(p.newAdmin), writable(postofficeAddress(p.programId)[0])], {
-    kind: 'AcceptAdmin',
-  });
+  const accounts = { newAdmin: p.newAdmin, postoffice: postofficeAddress(p.programId)[0] };
+  return instruction(p.programId, 'AcceptAdmin', accounts, {});
 }

@@ -3,7 +3,7 @@
 // reputation"), with their account lists.
 import type { TransactionInstruction } from '@solana/web3.js';
 import { type Key, toPublicKey } from './bytes.ts';
-import { ix, readonly, signer, signerW, system, writable } from './ix-helpers.ts';
+import { instruction, schemaMeta } from './ix-helpers.ts';
 import { attestationAddress, mailboxAddress, recipientRuleAddress, reputationAddress } from './pda.ts';
 import { type DomainRef, domainAccount } from './timelock-instructions.ts';
 
@@ -25,14 +25,13 @@ export type AttestSenderParams = DomainRef & {
 export function attestSenderInstruction(p: AttestSenderParams): TransactionInstruction {
   const domain = domainOf(p.programId, p);
   const payer = p.payer ?? p.authority;
-  const keys = [
-    signer(p.authority),
-    signerW(payer),
-    readonly(domain),
-    writable(attestationAddress(p.programId, domain, p.wallet)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, { kind: 'AttestSender', wallet: toPublicKey(p.wallet) });
+  const accounts = {
+    authority: p.authority,
+    payer,
+    mailDomain: domain,
+    attestation: attestationAddress(p.programId, domain, p.wallet)[0],
+  };
+  return instruction(p.programId, 'AttestSender', accounts, { wallet: toPublicKey(p.wallet) });
 }
 
 export type RevokeAttestationParams = DomainRef & {
@@ -46,13 +45,13 @@ export type RevokeAttestationParams = DomainRef & {
 
 export function revokeAttestationInstruction(p: RevokeAttestationParams): TransactionInstruction {
   const domain = domainOf(p.programId, p);
-  const keys = [
-    signer(p.signer),
-    writable(attestationAddress(p.programId, domain, p.wallet)[0]),
-    writable(p.rentPayer),
-    readonly(domain),
-  ];
-  return ix(p.programId, keys, { kind: 'RevokeAttestation' });
+  const accounts = {
+    signer: p.signer,
+    attestation: attestationAddress(p.programId, domain, p.wallet)[0],
+    rentPayer: p.rentPayer,
+    mailDomain: domain,
+  };
+  return instruction(p.programId, 'RevokeAttestation', accounts, {});
 }
 
 export interface SetRecipientRuleParams {
@@ -66,22 +65,20 @@ export interface SetRecipientRuleParams {
 }
 
 export function setRecipientRuleInstruction(p: SetRecipientRuleParams): TransactionInstruction {
-  const keys = [
-    signerW(p.owner),
-    readonly(mailboxAddress(p.programId, p.owner)[0]),
-    writable(recipientRuleAddress(p.programId, p.owner)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, {
-    kind: 'SetRecipientRule',
+  const accounts = {
+    owner: p.owner,
+    mailbox: mailboxAddress(p.programId, p.owner)[0],
+    recipientRule: recipientRuleAddress(p.programId, p.owner)[0],
+  };
+  return instruction(p.programId, 'SetRecipientRule', accounts, {
     minReputationLamports: p.minReputationLamports,
     postageLamports: p.postageLamports,
   });
 }
 
 export function closeRecipientRuleInstruction(p: { programId: Key; owner: Key }): TransactionInstruction {
-  const keys = [signerW(p.owner), writable(recipientRuleAddress(p.programId, p.owner)[0])];
-  return ix(p.programId, keys, { kind: 'CloseRecipientRule' });
+  const accounts = { owner: p.owner, recipientRule: recipientRuleAddress(p.programId, p.owner)[0] };
+  return instruction(p.programId, 'CloseRecipientRule', accounts, {});
 }
 
 /**
@@ -95,7 +92,10 @@ export function withReputation(
   p: { programId: Key; sender: Key; recipient: Key; applyRule?: boolean },
 ): TransactionInstruction {
   if (sendMail.keys.length !== 7) throw new TypeError('withReputation takes a direct SendMail (7 accounts)');
-  sendMail.keys.push(writable(reputationAddress(p.programId, p.sender)[0]));
-  if (p.applyRule) sendMail.keys.push(readonly(recipientRuleAddress(p.programId, p.recipient)[0]));
+  sendMail.keys.push(schemaMeta('SendMail', 'senderReputation', reputationAddress(p.programId, p.sender)[0]));
+  if (p.applyRule)
+    sendMail.keys.push(
+      schemaMeta('SendMail', 'recipientRule', recipientRuleAddress(p.programId, p.recipient)[0]),
+    );
   return sendMail;
 }

@@ -5,7 +5,7 @@
 // derives the PDAs itself from the domain.
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { type Key, toPublicKey, ZERO_KEY } from './bytes.ts';
-import { ix, readonly, signer, signerW, system, writable } from './ix-helpers.ts';
+import { instruction } from './ix-helpers.ts';
 import { domainListingAddress, pendingDeactivationAddress, pendingReclaimAddress } from './pda.ts';
 import { type DomainRef, domainAccount } from './timelock-instructions.ts';
 
@@ -36,16 +36,14 @@ export type ListDomainParams = DomainRef & {
 
 export function listDomainInstruction(p: ListDomainParams): TransactionInstruction {
   const mailDomain = domainAccount(p.programId, p);
-  const keys = [
-    signerW(p.holder),
-    writable(mailDomain),
-    writable(domainListingAddress(p.programId, mailDomain)[0]),
-    readonly(pendingDeactivationAddress(p.programId, mailDomain)[0]),
-    readonly(pendingReclaimAddress(p.programId, mailDomain)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, {
-    kind: 'ListDomain',
+  const accounts = {
+    holder: p.holder,
+    mailDomain,
+    domainListing: domainListingAddress(p.programId, mailDomain)[0],
+    pendingDeactivation: pendingDeactivationAddress(p.programId, mailDomain)[0],
+    pendingReclaim: pendingReclaimAddress(p.programId, mailDomain)[0],
+  };
+  return instruction(p.programId, 'ListDomain', accounts, {
     priceLamports: p.priceLamports,
     expiresAt: p.expiresAt,
     buyer: p.buyer === undefined ? ZERO_KEY : toPublicKey(p.buyer),
@@ -62,15 +60,14 @@ export type BuyDomainParams = DomainRef & {
 
 export function buyDomainInstruction(p: BuyDomainParams): TransactionInstruction {
   const mailDomain = domainAccount(p.programId, p);
-  const keys = [
-    signerW(p.buyer),
-    writable(mailDomain),
-    writable(domainListingAddress(p.programId, mailDomain)[0]),
-    writable(p.holder),
-    readonly(pendingReclaimAddress(p.programId, mailDomain)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, { kind: 'BuyDomain' });
+  const accounts = {
+    buyer: p.buyer,
+    mailDomain,
+    domainListing: domainListingAddress(p.programId, mailDomain)[0],
+    holder: p.holder,
+    pendingReclaim: pendingReclaimAddress(p.programId, mailDomain)[0],
+  };
+  return instruction(p.programId, 'BuyDomain', accounts, {});
 }
 
 export type CancelDomainListingParams = DomainRef & {
@@ -82,11 +79,11 @@ export type CancelDomainListingParams = DomainRef & {
 
 export function cancelDomainListingInstruction(p: CancelDomainListingParams): TransactionInstruction {
   const mailDomain = domainAccount(p.programId, p);
-  const keys = [
-    signer(p.signer),
-    writable(mailDomain),
-    writable(domainListingAddress(p.programId, mailDomain)[0]),
-    writable(p.holder),
-  ];
-  return ix(p.programId, keys, { kind: 'CancelDomainListing' });
+  const accounts = {
+    signer: p.signer,
+    mailDomain,
+    domainListing: domainListingAddress(p.programId, mailDomain)[0],
+    holder: p.holder,
+  };
+  return instruction(p.programId, 'CancelDomainListing', accounts, {});
 }

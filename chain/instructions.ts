@@ -7,7 +7,7 @@
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { type Key, toPublicKey, ZERO_KEY } from './bytes.ts';
 import { normalizeAlias, normalizeDomain } from './hash.ts';
-import { instruction, ix, readonly, signer, signerW, system, writable, ZERO_HASH } from './ix-helpers.ts';
+import { instruction, ZERO_HASH } from './ix-helpers.ts';
 import {
   aliasAddress,
   domainAddress,
@@ -49,15 +49,13 @@ export interface InitPostofficeParams {
 }
 
 export function initPostofficeInstruction(p: InitPostofficeParams): TransactionInstruction {
-  const keys = [
-    signerW(p.admin),
-    writable(postofficeAddress(p.programId)[0]),
-    system(),
-    readonly(programDataAddress(toPublicKey(p.programId))),
-    signer(p.upgradeAuthority ?? p.admin),
-  ];
-  return ix(p.programId, keys, {
-    kind: 'InitPostoffice',
+  const accounts = {
+    admin: p.admin,
+    postoffice: postofficeAddress(p.programId)[0],
+    programData: programDataAddress(toPublicKey(p.programId)),
+    upgradeAuthority: p.upgradeAuthority ?? p.admin,
+  };
+  return instruction(p.programId, 'InitPostoffice', accounts, {
     rootKsk: p.rootKsk ?? ZERO_HASH,
     delegateAddress: toPublicKey(p.delegateAddress),
     commitmentRoot: p.commitmentRoot ?? ZERO_HASH,
@@ -98,8 +96,8 @@ export interface SetMailboxFlagsParams {
 }
 
 export function setMailboxFlagsInstruction(p: SetMailboxFlagsParams): TransactionInstruction {
-  return ix(p.programId, [signer(p.owner), writable(mailboxAddress(p.programId, p.owner)[0])], {
-    kind: 'SetMailboxFlags',
+  const accounts = { owner: p.owner, mailbox: mailboxAddress(p.programId, p.owner)[0] };
+  return instruction(p.programId, 'SetMailboxFlags', accounts, {
     noIpfs: p.noIpfs ?? null,
     defaultPostage: p.defaultPostage ?? null,
   });
@@ -115,9 +113,12 @@ export interface SetMailboxDomainParams {
 /** Moves the owner's mailbox into another domain, or out of every domain: its relayed mail then comes only from that domain's authority. */
 export function setMailboxDomainInstruction(p: SetMailboxDomainParams): TransactionInstruction {
   const mailDomain = p.domain === null ? null : domainAddress(p.programId, normalizeDomain(p.domain))[0];
-  const keys = [signer(p.owner), writable(mailboxAddress(p.programId, p.owner)[0])];
-  if (mailDomain) keys.push(readonly(mailDomain));
-  return ix(p.programId, keys, { kind: 'SetMailboxDomain', domain: mailDomain ?? ZERO_KEY });
+  return instruction(
+    p.programId,
+    'SetMailboxDomain',
+    { owner: p.owner, mailbox: mailboxAddress(p.programId, p.owner)[0], mailDomain },
+    { domain: mailDomain ?? ZERO_KEY },
+  );
 }
 
 export interface PublishKeyParams {
@@ -128,19 +129,17 @@ export interface PublishKeyParams {
 }
 
 export function publishKeyInstruction(p: PublishKeyParams): TransactionInstruction {
-  const keys = [
-    signerW(p.owner),
-    readonly(mailboxAddress(p.programId, p.owner)[0]),
-    writable(mailboxKeyAddress(p.programId, p.owner)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, { kind: 'PublishKey', pubKey: toPublicKey(p.pubKey) });
+  const accounts = {
+    owner: p.owner,
+    mailbox: mailboxAddress(p.programId, p.owner)[0],
+    mailboxKey: mailboxKeyAddress(p.programId, p.owner)[0],
+  };
+  return instruction(p.programId, 'PublishKey', accounts, { pubKey: toPublicKey(p.pubKey) });
 }
 
 export function removeKeyInstruction(p: { programId: Key; owner: Key }): TransactionInstruction {
-  return ix(p.programId, [signerW(p.owner), writable(mailboxKeyAddress(p.programId, p.owner)[0])], {
-    kind: 'RemoveKey',
-  });
+  const accounts = { owner: p.owner, mailboxKey: mailboxKeyAddress(p.programId, p.owner)[0] };
+  return instruction(p.programId, 'RemoveKey', accounts, {});
 }
 
 export interface CreateDomainParams {
@@ -154,13 +153,12 @@ export interface CreateDomainParams {
 
 export function createDomainInstruction(p: CreateDomainParams): TransactionInstruction {
   const domain = normalizeDomain(p.domain);
-  const keys = [
-    signerW(p.delegate),
-    readonly(postofficeAddress(p.programId)[0]),
-    writable(domainAddress(p.programId, domain)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, { kind: 'CreateDomain', domain, authority: toPublicKey(p.authority) });
+  const accounts = {
+    delegate: p.delegate,
+    postoffice: postofficeAddress(p.programId)[0],
+    mailDomain: domainAddress(p.programId, domain)[0],
+  };
+  return instruction(p.programId, 'CreateDomain', accounts, { domain, authority: toPublicKey(p.authority) });
 }
 
 export interface SendMailParams {
@@ -210,8 +208,8 @@ export type DeleteMailParams = EmailRef & {
 };
 
 export function deleteMailInstruction(p: DeleteMailParams): TransactionInstruction {
-  const keys = [signer(p.signer), writable(emailOf(p.programId, p)), writable(p.rentPayer)];
-  return ix(p.programId, keys, { kind: 'DeleteMail' });
+  const accounts = { signer: p.signer, email: emailOf(p.programId, p), rentPayer: p.rentPayer };
+  return instruction(p.programId, 'DeleteMail', accounts, {});
 }
 
 export interface CreateAliasParams {
@@ -223,18 +221,17 @@ export interface CreateAliasParams {
 
 export function createAliasInstruction(p: CreateAliasParams): TransactionInstruction {
   const name = normalizeAlias(p.name);
-  const keys = [
-    signerW(p.owner),
-    readonly(mailboxAddress(p.programId, p.owner)[0]),
-    writable(aliasAddress(p.programId, name)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, { kind: 'CreateAlias', name });
+  const accounts = {
+    owner: p.owner,
+    mailbox: mailboxAddress(p.programId, p.owner)[0],
+    alias: aliasAddress(p.programId, name)[0],
+  };
+  return instruction(p.programId, 'CreateAlias', accounts, { name });
 }
 
 export type ClaimBountyParams = { programId: Key; recipient: Key } & ({ email: Key } | { index: bigint });
 
 export function claimBountyInstruction(p: ClaimBountyParams): TransactionInstruction {
   const email = 'email' in p ? toPublicKey(p.email) : emailAddress(p.programId, p.recipient, p.index)[0];
-  return ix(p.programId, [signerW(p.recipient), writable(email)], { kind: 'ClaimBounty' });
+  return instruction(p.programId, 'ClaimBounty', { recipient: p.recipient, email }, {});
 }

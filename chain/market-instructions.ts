@@ -7,7 +7,7 @@ import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { type Key, toBase58, toPublicKey } from './bytes.ts';
 import { normalizeAlias } from './hash.ts';
 import { LISTING_MODE } from './instruction-data.ts';
-import { ix, signer, signerW, system, writable } from './ix-helpers.ts';
+import { instruction } from './ix-helpers.ts';
 import { aliasAddress, aliasBidAddress, aliasEscrowAddress, aliasListingAddress } from './pda.ts';
 
 /** Lowest raise over a high bid: max(high / 20, this). */
@@ -65,12 +65,7 @@ export type ListAliasParams = AliasRef & {
 
 export function listAliasInstruction(p: ListAliasParams): TransactionInstruction {
   const alias = aliasAccountOf(p.programId, p);
-  const keys = [
-    signerW(p.holder),
-    writable(alias),
-    writable(aliasListingAddress(p.programId, alias)[0]),
-    system(),
-  ];
+  const accounts = { holder: p.holder, alias, aliasListing: aliasListingAddress(p.programId, alias)[0] };
   const data =
     'auction' in p
       ? {
@@ -80,7 +75,7 @@ export function listAliasInstruction(p: ListAliasParams): TransactionInstruction
           antisnipeWindowSecs: p.auction.antisnipeSecs,
         }
       : { mode: LISTING_MODE.fixed, priceLamports: p.priceLamports, expiresAt: 0n, antisnipeWindowSecs: 0n };
-  return ix(p.programId, keys, { kind: 'ListAlias', ...data });
+  return instruction(p.programId, 'ListAlias', accounts, data);
 }
 
 export type BidAliasParams = AliasRef & {
@@ -94,16 +89,15 @@ export type BidAliasParams = AliasRef & {
 
 export function bidAliasInstruction(p: BidAliasParams): TransactionInstruction {
   const listing = listingOf(p.programId, p);
-  const keys = [
-    signerW(p.bidder),
-    writable(listing),
-    writable(aliasBidAddress(p.programId, listing, p.bidder)[0]),
-    system(),
-  ];
-  if (p.highBidder !== null && toBase58(p.highBidder) !== toBase58(p.bidder)) {
-    keys.push(writable(aliasBidAddress(p.programId, listing, p.highBidder)[0]), writable(p.highBidder));
-  }
-  return ix(p.programId, keys, { kind: 'BidAlias', amountLamports: p.amountLamports });
+  const outbid = p.highBidder !== null && toBase58(p.highBidder) !== toBase58(p.bidder) ? p.highBidder : null;
+  const accounts = {
+    bidder: p.bidder,
+    aliasListing: listing,
+    aliasBid: aliasBidAddress(p.programId, listing, p.bidder)[0],
+    previousBid: outbid === null ? null : aliasBidAddress(p.programId, listing, outbid)[0],
+    previousBidder: outbid,
+  };
+  return instruction(p.programId, 'BidAlias', accounts, { amountLamports: p.amountLamports });
 }
 
 export type BuyAliasParams = AliasRef & {
@@ -116,14 +110,13 @@ export type BuyAliasParams = AliasRef & {
 
 export function buyAliasInstruction(p: BuyAliasParams): TransactionInstruction {
   const alias = aliasAccountOf(p.programId, p);
-  const keys = [
-    signerW(p.buyer),
-    writable(aliasListingAddress(p.programId, alias)[0]),
-    writable(alias),
-    writable(p.holder),
-    system(),
-  ];
-  return ix(p.programId, keys, { kind: 'BuyAlias' });
+  const accounts = {
+    buyer: p.buyer,
+    aliasListing: aliasListingAddress(p.programId, alias)[0],
+    alias,
+    holder: p.holder,
+  };
+  return instruction(p.programId, 'BuyAlias', accounts, {});
 }
 
 export type SettleAuctionParams = AliasRef & {
@@ -137,18 +130,22 @@ export type SettleAuctionParams = AliasRef & {
 export function settleAuctionInstruction(p: SettleAuctionParams): TransactionInstruction {
   const alias = aliasAccountOf(p.programId, p);
   const listing = aliasListingAddress(p.programId, alias)[0];
-  const keys = [writable(listing), writable(alias), writable(p.holder)];
-  if (p.highBidder !== null)
-    keys.push(writable(aliasBidAddress(p.programId, listing, p.highBidder)[0]), writable(p.highBidder));
-  return ix(p.programId, keys, { kind: 'SettleAuction' });
+  const accounts = {
+    aliasListing: listing,
+    alias,
+    holder: p.holder,
+    aliasBid: p.highBidder === null ? null : aliasBidAddress(p.programId, listing, p.highBidder)[0],
+    bidder: p.highBidder,
+  };
+  return instruction(p.programId, 'SettleAuction', accounts, {});
 }
 
 export type CancelListingParams = AliasRef & { programId: Key; holder: Key };
 
 export function cancelListingInstruction(p: CancelListingParams): TransactionInstruction {
   const alias = aliasAccountOf(p.programId, p);
-  const keys = [signerW(p.holder), writable(aliasListingAddress(p.programId, alias)[0]), writable(alias)];
-  return ix(p.programId, keys, { kind: 'CancelListing' });
+  const accounts = { holder: p.holder, aliasListing: aliasListingAddress(p.programId, alias)[0], alias };
+  return instruction(p.programId, 'CancelListing', accounts, {});
 }
 
 export type OfferAliasParams = AliasRef & {
@@ -165,14 +162,8 @@ export type OfferAliasParams = AliasRef & {
 
 export function offerAliasInstruction(p: OfferAliasParams): TransactionInstruction {
   const alias = aliasAccountOf(p.programId, p);
-  const keys = [
-    signerW(p.holder),
-    writable(alias),
-    writable(aliasEscrowAddress(p.programId, alias)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, {
-    kind: 'OfferAlias',
+  const accounts = { holder: p.holder, alias, aliasEscrow: aliasEscrowAddress(p.programId, alias)[0] };
+  return instruction(p.programId, 'OfferAlias', accounts, {
     recipient: toPublicKey(p.recipient),
     feeLamports: p.feeLamports,
     expiresAt: p.expiresAt,
@@ -183,14 +174,13 @@ export type AcceptAliasParams = AliasRef & { programId: Key; recipient: Key; hol
 
 export function acceptAliasInstruction(p: AcceptAliasParams): TransactionInstruction {
   const alias = aliasAccountOf(p.programId, p);
-  const keys = [
-    signerW(p.recipient),
-    writable(aliasEscrowAddress(p.programId, alias)[0]),
-    writable(alias),
-    writable(p.holder),
-    system(),
-  ];
-  return ix(p.programId, keys, { kind: 'AcceptAlias' });
+  const accounts = {
+    recipient: p.recipient,
+    aliasEscrow: aliasEscrowAddress(p.programId, alias)[0],
+    alias,
+    holder: p.holder,
+  };
+  return instruction(p.programId, 'AcceptAlias', accounts, {});
 }
 
 export type ReclaimAliasParams = AliasRef & {
@@ -202,11 +192,11 @@ export type ReclaimAliasParams = AliasRef & {
 
 export function reclaimAliasInstruction(p: ReclaimAliasParams): TransactionInstruction {
   const alias = aliasAccountOf(p.programId, p);
-  const keys = [
-    signer(p.signer),
-    writable(aliasEscrowAddress(p.programId, alias)[0]),
-    writable(alias),
-    writable(p.holder),
-  ];
-  return ix(p.programId, keys, { kind: 'ReclaimAlias' });
+  const accounts = {
+    signer: p.signer,
+    aliasEscrow: aliasEscrowAddress(p.programId, alias)[0],
+    alias,
+    holder: p.holder,
+  };
+  return instruction(p.programId, 'ReclaimAlias', accounts, {});
 }

@@ -3,7 +3,7 @@
 import type { TransactionInstruction } from '@solana/web3.js';
 import type { Key } from './bytes.ts';
 import { blake3Text } from './hash.ts';
-import { ix, signerW, system, writable } from './ix-helpers.ts';
+import { instruction } from './ix-helpers.ts';
 import { beaconAddress, pinLeaseAddress } from './pda.ts';
 
 /** A PinLease's cid_hash: blake3 of the CID's text as given (pind's CIDv1 base32 form). */
@@ -32,14 +32,12 @@ export type CreatePinLeaseParams = LeaseCid & {
 
 export function createPinLeaseInstruction(p: CreatePinLeaseParams): TransactionInstruction {
   const cidHash = cidHashOf(p);
-  const keys = [
-    signerW(p.holder),
-    writable(p.operator),
-    writable(pinLeaseAddress(p.programId, cidHash, p.holder)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, {
-    kind: 'CreatePinLease',
+  const accounts = {
+    holder: p.holder,
+    operator: p.operator,
+    pinLease: pinLeaseAddress(p.programId, cidHash, p.holder)[0],
+  };
+  return instruction(p.programId, 'CreatePinLease', accounts, {
     cidHash,
     expiresAt: p.expiresAt,
     feeLamports: p.feeLamports,
@@ -50,7 +48,7 @@ export type ClosePinLeaseParams = LeaseCid & { programId: Key; holder: Key };
 
 export function closePinLeaseInstruction(p: ClosePinLeaseParams): TransactionInstruction {
   const lease = pinLeaseAddress(p.programId, cidHashOf(p), p.holder)[0];
-  return ix(p.programId, [signerW(p.holder), writable(lease)], { kind: 'ClosePinLease' });
+  return instruction(p.programId, 'ClosePinLease', { holder: p.holder, pinLease: lease }, {});
 }
 
 export interface PublishBeaconParams {
@@ -64,14 +62,13 @@ export interface PublishBeaconParams {
 }
 
 export function publishBeaconInstruction(p: PublishBeaconParams): TransactionInstruction {
-  const keys = [signerW(p.owner), writable(beaconAddress(p.programId, p.owner)[0]), system()];
-  return ix(p.programId, keys, { kind: 'PublishBeacon', tags: p.tags, detailCid: p.detailCid });
+  const accounts = { owner: p.owner, beacon: beaconAddress(p.programId, p.owner)[0] };
+  return instruction(p.programId, 'PublishBeacon', accounts, { tags: p.tags, detailCid: p.detailCid });
 }
 
 export function closeBeaconInstruction(p: { programId: Key; owner: Key }): TransactionInstruction {
-  return ix(p.programId, [signerW(p.owner), writable(beaconAddress(p.programId, p.owner)[0])], {
-    kind: 'CloseBeacon',
-  });
+  const accounts = { owner: p.owner, beacon: beaconAddress(p.programId, p.owner)[0] };
+  return instruction(p.programId, 'CloseBeacon', accounts, {});
 }
 
 /** The bitmap of tag numbers (each 0..63). */

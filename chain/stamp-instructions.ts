@@ -1,9 +1,9 @@
 // Builders for the frombox and stamp instructions (CreateFrombox …
 // ReclaimFromboxStamps), with the account lists of docs/protocol.md.
-import type { AccountMeta, TransactionInstruction } from '@solana/web3.js';
+import type { TransactionInstruction } from '@solana/web3.js';
 import type { Key } from './bytes.ts';
 import { fromHash as hashOfFrom } from './hash.ts';
-import { ix, readonly, signer, signerW, system, writable } from './ix-helpers.ts';
+import { instruction } from './ix-helpers.ts';
 import { fromboxAddress, mailboxAddress, postofficeAddress } from './pda.ts';
 
 export interface FromboxPriceParams {
@@ -14,41 +14,36 @@ export interface FromboxPriceParams {
   requiredPostage: bigint;
 }
 
+/** The owner, its mailbox and the frombox of `fromHash` toward it. */
+function fromboxAccounts(p: FromboxPriceParams) {
+  return {
+    owner: p.owner,
+    mailbox: mailboxAddress(p.programId, p.owner)[0],
+    frombox: fromboxAddress(p.programId, p.fromHash, p.owner)[0],
+  };
+}
+
 export function createFromboxInstruction(p: FromboxPriceParams): TransactionInstruction {
-  const keys = [
-    signerW(p.owner),
-    readonly(mailboxAddress(p.programId, p.owner)[0]),
-    writable(fromboxAddress(p.programId, p.fromHash, p.owner)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, {
-    kind: 'CreateFrombox',
+  return instruction(p.programId, 'CreateFrombox', fromboxAccounts(p), {
     fromHash: p.fromHash,
     requiredPostage: p.requiredPostage,
   });
 }
 
 export function updateFromboxInstruction(p: FromboxPriceParams): TransactionInstruction {
-  const keys = [
-    signer(p.owner),
-    readonly(mailboxAddress(p.programId, p.owner)[0]),
-    writable(fromboxAddress(p.programId, p.fromHash, p.owner)[0]),
-  ];
-  return ix(p.programId, keys, {
-    kind: 'UpdateFrombox',
+  return instruction(p.programId, 'UpdateFrombox', fromboxAccounts(p), {
     fromHash: p.fromHash,
     requiredPostage: p.requiredPostage,
   });
 }
 
-function stampKeys(programId: Key, buyer: Key, recipient: Key, fromHash: Uint8Array): AccountMeta[] {
-  return [
-    signerW(buyer),
-    readonly(mailboxAddress(programId, recipient)[0]),
-    writable(fromboxAddress(programId, fromHash, recipient)[0]),
-    writable(postofficeAddress(programId)[0]),
-    system(),
-  ];
+/** The stamp purchases' accounts after the paying signer: the recipient's mailbox, the frombox, the postoffice. */
+function stampAccounts(programId: Key, recipient: Key, fromHash: Uint8Array) {
+  return {
+    mailbox: mailboxAddress(programId, recipient)[0],
+    frombox: fromboxAddress(programId, fromHash, recipient)[0],
+    postoffice: postofficeAddress(programId)[0],
+  };
 }
 
 export interface AddStampsParams {
@@ -63,8 +58,8 @@ export interface AddStampsParams {
 }
 
 export function addStampsInstruction(p: AddStampsParams): TransactionInstruction {
-  return ix(p.programId, stampKeys(p.programId, p.payer, p.recipient, p.fromHash), {
-    kind: 'AddStamps',
+  const accounts = { payer: p.payer, ...stampAccounts(p.programId, p.recipient, p.fromHash) };
+  return instruction(p.programId, 'AddStamps', accounts, {
     fromHash: p.fromHash,
     stamps: p.stamps,
     maxPriceLamports: p.maxPriceLamports ?? null,
@@ -83,8 +78,8 @@ export interface BuyStampsParams {
 
 /** First purchase: creates the buyer's frombox toward `recipient`. */
 export function buyStampsInstruction(p: BuyStampsParams): TransactionInstruction {
-  return ix(p.programId, stampKeys(p.programId, p.buyer, p.recipient, hashOfFrom(p.buyer)), {
-    kind: 'BuyStamps',
+  const accounts = { buyer: p.buyer, ...stampAccounts(p.programId, p.recipient, hashOfFrom(p.buyer)) };
+  return instruction(p.programId, 'BuyStamps', accounts, {
     stamps: p.stamps,
     maxPriceLamports: p.maxPriceLamports ?? null,
   });
@@ -92,8 +87,8 @@ export function buyStampsInstruction(p: BuyStampsParams): TransactionInstruction
 
 /** Buys more stamps on the buyer's existing frombox. */
 export function topUpStampsInstruction(p: BuyStampsParams): TransactionInstruction {
-  return ix(p.programId, stampKeys(p.programId, p.buyer, p.recipient, hashOfFrom(p.buyer)), {
-    kind: 'TopUpStamps',
+  const accounts = { buyer: p.buyer, ...stampAccounts(p.programId, p.recipient, hashOfFrom(p.buyer)) };
+  return instruction(p.programId, 'TopUpStamps', accounts, {
     stamps: p.stamps,
     maxPriceLamports: p.maxPriceLamports ?? null,
   });
@@ -104,10 +99,10 @@ export function reclaimFromboxStampsInstruction(p: {
   sender: Key;
   recipient: Key;
 }): TransactionInstruction {
-  const keys = [
-    signerW(p.sender),
-    readonly(mailboxAddress(p.programId, p.recipient)[0]),
-    writable(fromboxAddress(p.programId, hashOfFrom(p.sender), p.recipient)[0]),
-  ];
-  return ix(p.programId, keys, { kind: 'ReclaimFromboxStamps' });
+  const accounts = {
+    sender: p.sender,
+    mailbox: mailboxAddress(p.programId, p.recipient)[0],
+    frombox: fromboxAddress(p.programId, hashOfFrom(p.sender), p.recipient)[0],
+  };
+  return instruction(p.programId, 'ReclaimFromboxStamps', accounts, {});
 }

@@ -5,7 +5,7 @@
 import type { TransactionInstruction } from '@solana/web3.js';
 import { type Key, toPublicKey } from './bytes.ts';
 import { normalizeDomain } from './hash.ts';
-import { ix, readonly, signer, signerW, system, writable } from './ix-helpers.ts';
+import { instruction, ix, readonly, signer, signerW, writable } from './ix-helpers.ts';
 import {
   domainAddress,
   mailboxAddress,
@@ -51,27 +51,26 @@ export interface MailboxCloseParams {
 }
 
 export function requestMailboxCloseInstruction(p: MailboxCloseParams): TransactionInstruction {
-  const keys = [
-    signerW(p.owner),
-    readonly(mailboxAddress(p.programId, p.owner)[0]),
-    writable(pendingCloseAddress(p.programId, p.owner)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, { kind: 'RequestMailboxClose' });
+  const accounts = {
+    owner: p.owner,
+    mailbox: mailboxAddress(p.programId, p.owner)[0],
+    pendingClose: pendingCloseAddress(p.programId, p.owner)[0],
+  };
+  return instruction(p.programId, 'RequestMailboxClose', accounts, {});
 }
 
 export function cancelMailboxCloseInstruction(p: MailboxCloseParams): TransactionInstruction {
-  const keys = [signerW(p.owner), writable(pendingCloseAddress(p.programId, p.owner)[0])];
-  return ix(p.programId, keys, { kind: 'CancelMailboxClose' });
+  const accounts = { owner: p.owner, pendingClose: pendingCloseAddress(p.programId, p.owner)[0] };
+  return instruction(p.programId, 'CancelMailboxClose', accounts, {});
 }
 
 export function closeMailboxInstruction(p: MailboxCloseParams): TransactionInstruction {
-  const keys = [
-    signerW(p.owner),
-    writable(mailboxAddress(p.programId, p.owner)[0]),
-    writable(pendingCloseAddress(p.programId, p.owner)[0]),
-  ];
-  return ix(p.programId, keys, { kind: 'CloseMailbox' });
+  const accounts = {
+    owner: p.owner,
+    mailbox: mailboxAddress(p.programId, p.owner)[0],
+    pendingClose: pendingCloseAddress(p.programId, p.owner)[0],
+  };
+  return instruction(p.programId, 'CloseMailbox', accounts, {});
 }
 
 export type DeactivationParams = DomainRef & {
@@ -82,23 +81,22 @@ export type DeactivationParams = DomainRef & {
 
 export function requestDeactivationInstruction(p: DeactivationParams): TransactionInstruction {
   const mailDomain = domainAccount(p.programId, p);
-  const keys = [
-    signerW(p.authority),
-    readonly(mailDomain),
-    writable(pendingDeactivationAddress(p.programId, mailDomain)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, { kind: 'RequestDeactivation' });
+  const accounts = {
+    authority: p.authority,
+    mailDomain,
+    pendingDeactivation: pendingDeactivationAddress(p.programId, mailDomain)[0],
+  };
+  return instruction(p.programId, 'RequestDeactivation', accounts, {});
 }
 
 export function cancelDeactivationInstruction(p: DeactivationParams): TransactionInstruction {
   const mailDomain = domainAccount(p.programId, p);
-  const keys = [
-    signerW(p.authority),
-    readonly(mailDomain),
-    writable(pendingDeactivationAddress(p.programId, mailDomain)[0]),
-  ];
-  return ix(p.programId, keys, { kind: 'CancelDeactivation' });
+  const accounts = {
+    authority: p.authority,
+    mailDomain,
+    pendingDeactivation: pendingDeactivationAddress(p.programId, mailDomain)[0],
+  };
+  return instruction(p.programId, 'CancelDeactivation', accounts, {});
 }
 
 export type RequestReclaimParams = DomainRef & {
@@ -111,15 +109,14 @@ export type RequestReclaimParams = DomainRef & {
 
 export function requestReclaimInstruction(p: RequestReclaimParams): TransactionInstruction {
   const mailDomain = domainAccount(p.programId, p);
-  const keys = [
-    signerW(p.delegate),
-    signer(p.newAuthority),
-    readonly(postofficeAddress(p.programId)[0]),
-    readonly(mailDomain),
-    writable(pendingReclaimAddress(p.programId, mailDomain)[0]),
-    system(),
-  ];
-  return ix(p.programId, keys, { kind: 'RequestReclaim' });
+  const accounts = {
+    delegate: p.delegate,
+    newAuthority: p.newAuthority,
+    postoffice: postofficeAddress(p.programId)[0],
+    mailDomain,
+    pendingReclaim: pendingReclaimAddress(p.programId, mailDomain)[0],
+  };
+  return instruction(p.programId, 'RequestReclaim', accounts, {});
 }
 
 export type CancelReclaimParams = DomainRef & {
@@ -132,6 +129,8 @@ export type CancelReclaimParams = DomainRef & {
 
 export function cancelReclaimInstruction(p: CancelReclaimParams): TransactionInstruction {
   const mailDomain = domainAccount(p.programId, p);
+  // Positional, not instruction(): the signer is also writable when it is the payer,
+  // where the schema lists it as a signer only.
   const same = toPublicKey(p.signer).equals(toPublicKey(p.payer));
   const keys = [
     same ? signerW(p.signer) : signer(p.signer),
@@ -157,6 +156,5 @@ export function settleDomainTimelockInstruction(p: SettleDomainTimelockParams): 
     p.record === 'deactivation'
       ? pendingDeactivationAddress(p.programId, mailDomain)[0]
       : pendingReclaimAddress(p.programId, mailDomain)[0];
-  const keys = [writable(mailDomain), writable(pending), writable(p.rentTo)];
-  return ix(p.programId, keys, { kind: 'SettleDomainTimelock' });
+  return instruction(p.programId, 'SettleDomainTimelock', { mailDomain, pending, rentTo: p.rentTo }, {});
 }
