@@ -34,7 +34,7 @@ import { CredentialSealer, loadCredentialKey } from '../src/core/crypto/credenti
 import { mailChangeChannel } from '../src/core/limits/redis-keys.ts';
 import { AccountsRepo, openStore } from '../src/core/store/index.ts';
 import { ensureSelfSignedFiles } from '../src/core/tls/self-signed.ts';
-import { setMailPassword } from '../src/edge/api/mail-password.ts';
+import { setMailPassword } from '../src/mail/reader-keys/mail-password.ts';
 import { dropSchema } from '../test/helpers/postgres.ts';
 import { Proc } from './drill/procs.ts';
 import { canListen, freePort } from './harness/net.ts';

@@ -27,9 +27,9 @@ import { generateKeypair } from '../src/core/keys/keypair-file.ts';
 import { newMessageId } from '../src/core/log.ts';
 import { AccountsRepo, MessagesRepo, openStore } from '../src/core/store/index.ts';
 import { createSelfSignedCert } from '../src/core/tls/self-signed.ts';
-import { setMailPassword } from '../src/edge/api/mail-password.ts';
 import { startImapServer } from '../src/edge/imap/server.ts';
 import { getReaderKey, MailLogin } from '../src/mail/reader-keys/index.ts';
+import { setMailPassword } from '../src/mail/reader-keys/mail-password.ts';
 import { sealMessage, walletEncryptionPublicKey, wrapContentKey } from '../src/mail/seal/index.ts';
 
 const { values } = parseArgs({

@@ -25,6 +25,7 @@
 // spooler still owes whose jobs Redis lost are queued again the same way.
 // Each run logs (warn, with the count) what it recovered, counts it in
 // /metrics and leaves its summary in Redis for every process's /ready.
+
 import { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
@@ -34,6 +35,7 @@ import { SpoolCorruptError } from '../src/core/blobs/spool-manifest.ts';
 import { acquireLease } from '../src/core/limits/lease.ts';
 import type { MetricsRegistry } from '../src/core/limits/metrics.ts';
 import type { Logger } from '../src/core/log.ts';
+import { reconcileStatusKey } from '../src/core/queue/reconcile-status.ts';
 import { IntentsRepo } from '../src/core/store/intents-repo.ts';
 import type { Database } from '../src/core/store/types.ts';
 import { type DeliverJobPolicy, deliverFlows } from '../src/edge/mx/accept.ts';
@@ -51,11 +53,6 @@ const BATCH = 200;
 
 export function reconcileLeaseKey(prefix: string): string {
   return `${prefix}:spool-reconcile:lease`;
-}
-
-/** The last run's summary (JSON) and the running total of recovered entries, for /ready. */
-export function reconcileStatusKey(prefix: string): string {
-  return `${prefix}:spool-reconcile:last`;
 }
 
 export function reconcileMetrics(registry: MetricsRegistry) {
@@ -380,17 +377,6 @@ async function writeStatus(redis: Redis, prefix: string, r: ReconcileResult): Pr
 }
 
 /** The summary the last run left in Redis (for /ready), or null before any run. */
-export async function readReconcileStatus(
-  redis: Redis,
-  prefix: string,
-): Promise<Record<string, number> | null> {
-  const raw = await redis.hgetall(reconcileStatusKey(prefix));
-  if (!raw || Object.keys(raw).length === 0) return null;
-  const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(raw)) out[k] = Number(v);
-  return out;
-}
-
 export interface ReconcileRunner {
   /** Runs once now (the same lease): what `sealpost queue reconcile` does in-process. */
   runNow(): Promise<ReconcileResult>;

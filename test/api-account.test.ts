@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CredentialSealer, credentialAad } from '../src/core/crypto/credential-seal.ts';
 import type { Keypair } from '../src/core/keys/keypair-file.ts';
 import { AccountsRepo, MessagesRepo } from '../src/core/store/index.ts';
-import { verifyMailPassword } from '../src/edge/api/mail-password.ts';
+import { verifyMailPassword } from '../src/mail/reader-keys/mail-password.ts';
 import { type ApiRig, DIALECTS, newWallet, startRig } from './api-rig.ts';
 
 const STEP_UP = 'x-sealpost-step-up';

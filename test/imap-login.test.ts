@@ -9,8 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CredentialSealer, credentialAad } from '../src/core/crypto/credential-seal.ts';
 import { generateKeypair } from '../src/core/keys/keypair-file.ts';
 import { AccountsRepo, FolderError, FoldersRepo, openStore, type Store } from '../src/core/store/index.ts';
-import { hashMailPassword, setMailPassword } from '../src/edge/api/mail-password.ts';
 import { getReaderKey, MailLogin, type MailLoginError } from '../src/mail/reader-keys/index.ts';
+import { hashMailPassword, setMailPassword } from '../src/mail/reader-keys/mail-password.ts';
 import { dropSchema, TEST_PG_URL, uniqueSchemaName } from './helpers/postgres.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 

@@ -12,7 +12,7 @@ import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import { CredentialSealer } from '../src/core/crypto/credential-seal.ts';
 import { AccountsRepo, MessagesRepo, type StoredMessage } from '../src/core/store/index.ts';
-import { setMailPassword } from '../src/edge/api/mail-password.ts';
+import { setMailPassword } from '../src/mail/reader-keys/mail-password.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 
 export const PASSWORD = 'correct horse battery staple';

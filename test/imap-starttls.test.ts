@@ -16,10 +16,10 @@ import { generateKeypair } from '../src/core/keys/keypair-file.ts';
 import { acquireWalletLease, type Lease } from '../src/core/limits/lease.ts';
 import { AccountsRepo, openStore, type Store } from '../src/core/store/index.ts';
 import { createSelfSignedCert } from '../src/core/tls/self-signed.ts';
-import { setMailPassword } from '../src/edge/api/mail-password.ts';
 import { startImapServer } from '../src/edge/imap/server.ts';
 import { startPop3Server } from '../src/edge/pop3/index.ts';
 import { MailLogin } from '../src/mail/reader-keys/index.ts';
+import { setMailPassword } from '../src/mail/reader-keys/mail-password.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const cleanups: (() => Promise<void>)[] = [];

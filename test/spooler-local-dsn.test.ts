@@ -18,7 +18,7 @@ import { type OutboundJobData, QUEUE_OUTBOUND, QUEUE_SPOOL } from '../src/contra
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { CredentialSealer } from '../src/core/crypto/credential-seal.ts';
 import { AccountsRepo, MessagesRepo } from '../src/core/store/index.ts';
-import { setMailPassword } from '../src/edge/api/mail-password.ts';
+import { setMailPassword } from '../src/mail/reader-keys/mail-password.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { type DnsDouble, startDnsDouble } from './doubles/dns-server.ts';
 import { type RemoteMx, startRemoteMx } from './doubles/remote-mx.ts';

@@ -17,7 +17,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { listInbox } from '../chain/index.ts';
 import { CredentialSealer } from '../src/core/crypto/credential-seal.ts';
 import { AccountsRepo } from '../src/core/store/index.ts';
-import { setMailPassword } from '../src/edge/api/mail-password.ts';
+import { setMailPassword } from '../src/mail/reader-keys/mail-password.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
 import { type RemoteMx, startRemoteMx } from './doubles/remote-mx.ts';

@@ -16,7 +16,7 @@ import { keypairFromSeed, writeKeypairFile } from '../src/core/keys/keypair-file
 import { createRedis } from '../src/core/redis/client.ts';
 import { AccountsRepo } from '../src/core/store/index.ts';
 import { createSelfSignedCert } from '../src/core/tls/self-signed.ts';
-import { setMailPassword } from '../src/edge/api/mail-password.ts';
+import { setMailPassword } from '../src/mail/reader-keys/mail-password.ts';
 import { type Serving, startServe } from '../src/run/serve/serve.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';

@@ -5,7 +5,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
-import { mailPasswordProblem as serverPasswordProblem } from '../src/edge/api/mail-password.ts';
+import { mailPasswordProblem as serverPasswordProblem } from '../src/mail/reader-keys/mail-password.ts';
 import { ComposeRefusal, formatSol, type Prepared, parseSol } from '../webmail/src/chain/compose.ts';
 import {
   changedNotice,

@@ -32,7 +32,7 @@ import { DELIVERY_ATTEMPTS } from '../../delivery/backoff.ts';
 import { BlobStore } from '../../src/core/blobs/blob-store.ts';
 import { newMessageId } from '../../src/core/log.ts';
 import { acceptMessage } from '../../src/edge/mx/accept.ts';
-import type { SmtpReply } from '../../src/edge/mx/smtp-error.ts';
+import type { SmtpReply } from '../../src/mail/smtp-error.ts';
 import { edgeRedis } from '../../src/run/serve/redis-connections.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');

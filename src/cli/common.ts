@@ -1,25 +1,31 @@
 // Helpers every `sealpost` subcommand shares: the server options
 // (--config, --data-dir, --listen), config loading, and error reporting
-// with stable exit codes (./errors.ts, re-exported here).
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+// with stable exit codes (./errors.ts, re-exported here); the config-file
+// choice lives in src/core/config/config-file.ts (re-exported here).
 import type { Connection } from '@solana/web3.js';
 import { type Command, InvalidArgumentError } from 'commander';
 import { createConnection } from '../core/chain-rpc.ts';
+import {
+  CONFIG_ENV,
+  chooseConfigFile,
+  configChoiceLine,
+  DEFAULT_CONFIG_FILE,
+  DEV_CONFIG_FILE,
+  type Listen,
+} from '../core/config/config-file.ts';
 import { type Config, loadConfig, parseConfig, splitHostPort } from '../core/config/index.ts';
 
+export {
+  CONFIG_ENV,
+  type ConfigChoice,
+  chooseConfigFile,
+  configChoiceLine,
+  DEFAULT_CONFIG_FILE,
+  DEV_CONFIG_FILE,
+  formatListen,
+  type Listen,
+} from '../core/config/config-file.ts';
 export { CliError, EXIT_FAILURE, EXIT_USAGE, reportError } from './errors.ts';
-
-export const DEFAULT_CONFIG_FILE = 'sealpost.toml';
-/** Names a config file for every command without --config; must exist when set. */
-export const CONFIG_ENV = 'SEALPOST_CONFIG';
-/** The file `sealpost dev` generates under its default data directory. */
-export const DEV_CONFIG_FILE = join('.data', DEFAULT_CONFIG_FILE);
-
-export interface Listen {
-  host: string;
-  port: number;
-}
 
 export interface ServerCliOptions {
   /** --config FILE; undefined when not given. */
@@ -41,10 +47,6 @@ export function parseListen(value: string): Listen {
   } catch (err) {
     throw new InvalidArgumentError(`${(err as Error).message}, got "${value}"`);
   }
-}
-
-export function formatListen(listen: Listen): string {
-  return listen.host.includes(':') ? `[${listen.host}]:${listen.port}` : `${listen.host}:${listen.port}`;
 }
 
 /** Help text of --config: where a command looks when it is not given. */
@@ -70,49 +72,6 @@ export interface LoadedCliConfig {
   config: Config;
   /** The file read, or null when built-in defaults were used. */
   configFile: string | null;
-}
-
-export interface ConfigChoice {
-  /** null: no file, the built-in defaults apply. */
-  file: string | null;
-  /** How it was chosen; `explicit` and `env` files must exist. */
-  source: 'explicit' | 'env' | 'cwd' | 'dev-stack' | 'defaults';
-}
-
-/**
- * Which config file a command reads: --config, else $SEALPOST_CONFIG, else
- * ./sealpost.toml, else ./.data/sealpost.toml (what `sealpost dev` wrote),
- * else none (built-in defaults). Relative names are taken from the working
- * directory.
- */
-export function chooseConfigFile(
-  explicit: string | undefined,
-  env: Record<string, string | undefined> = process.env,
-  exists: (file: string) => boolean = existsSync,
-): ConfigChoice {
-  if (explicit !== undefined) return { file: explicit, source: 'explicit' };
-  const fromEnv = env[CONFIG_ENV];
-  if (fromEnv) return { file: fromEnv, source: 'env' };
-  if (exists(DEFAULT_CONFIG_FILE)) return { file: DEFAULT_CONFIG_FILE, source: 'cwd' };
-  if (exists(DEV_CONFIG_FILE)) return { file: DEV_CONFIG_FILE, source: 'dev-stack' };
-  return { file: null, source: 'defaults' };
-}
-
-/**
- * The stderr line naming a config the operator did not name: one found
- * through $SEALPOST_CONFIG or the dev stack's data directory. ./sealpost.toml
- * is the long-standing default and stays silent, so scripts that keep their
- * config beside them see only the command's own output on stderr.
- */
-export function configChoiceLine(choice: ConfigChoice): string | null {
-  switch (choice.source) {
-    case 'env':
-      return `using config ${choice.file} (${CONFIG_ENV})`;
-    case 'dev-stack':
-      return `using config ${choice.file} (dev stack)`;
-    default:
-      return null;
-  }
 }
 
 export interface LoadCliConfigContext {

@@ -14,7 +14,7 @@
 // and takes the entry whose id is <id>: its key is `spool/<id>@<offset>+<length>`.
 // A file without the magic is an entry written before the manifest existed
 // (its jobs in Redis still name it by its whole-file key) or a foreign file.
-import type { MxTrace } from '../../mail/trace.ts';
+import type { MxTrace } from '../../contracts/inbound-jobs.ts';
 
 export const SPOOL_MAGIC = Buffer.from('SPOOLIX1', 'latin1');
 /** The u32 length and the magic. */

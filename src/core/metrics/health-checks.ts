@@ -7,9 +7,9 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import { type Kysely, sql } from 'kysely';
-import { readReconcileStatus } from '../../../delivery/reconcile.ts';
 import type { Config } from '../config/types.ts';
 import { defaultMaxRps, gateFor, parseRetryAfter } from '../net/rpc-discipline.ts';
+import { readReconcileStatus } from '../queue/reconcile-status.ts';
 import type { Database } from '../store/types.ts';
 import type { DependencyCheck } from './health.ts';
 

@@ -1,6 +1,5 @@
 export { METRICS_PATH, metricsRoute } from './route.ts';
 export { METRICS_CONTENT_TYPE, SealpostMetrics, type SealpostMetricsOptions } from './sealpost-metrics.ts';
-export { type MetricsServer, startMetricsServer } from './server.ts';
 export {
   type PipelineMetrics,
   type SmtpMetrics,

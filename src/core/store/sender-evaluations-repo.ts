@@ -1,8 +1,21 @@
 // Rows of inbound sender checks (see migration 0005).
 import type { Kysely } from 'kysely';
-import type { SenderEvaluation } from '../../edge/mx/sender-auth.ts';
 import { newSortableId } from '../log.ts';
 import type { Database } from './types.ts';
+
+/** One sender-authentication verdict of the MX (src/edge/mx/sender-auth.ts), as stored. */
+export interface SenderEvaluation {
+  at: number;
+  sourceIp: string;
+  helo: string;
+  mailFrom: string;
+  spf: string;
+  headerFrom?: string;
+  dkim?: string;
+  dmarc?: string;
+  dmarcPolicy?: string;
+  disposition: 'accept' | 'reject' | 'defer';
+}
 
 export class SenderEvaluationsRepo {
   constructor(private readonly db: Kysely<Database>) {}

@@ -24,11 +24,11 @@ import {
 } from '../../contracts/inbound-jobs.ts';
 import { type BlobStore, BlobTooLargeError, type SpoolDraft } from '../../core/blobs/blob-store.ts';
 import type { SpoolManifest } from '../../core/blobs/spool-manifest.ts';
+import { replies, SmtpReply } from '../../mail/smtp-error.ts';
 import type { MxTrace } from '../../mail/trace.ts';
 import { GroupCommit, GroupCommitError } from './group-commit.ts';
 import type { ResolvedRecipient } from './recipients.ts';
 import type { Replication } from './replication.ts';
-import { replies, SmtpReply } from './smtp-error.ts';
 
 export interface AcceptInput {
   msgid: string;

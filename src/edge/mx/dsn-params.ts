@@ -4,7 +4,7 @@
 // characters); ENVID and ORCPT are checked here. Where DSN is not advertised
 // (the MX), the four parameters are refused with 555 5.5.4 (RFC 5321
 // §4.1.1.11) instead of being silently ignored.
-import { SmtpReply } from './smtp-error.ts';
+import { SmtpReply } from '../../mail/smtp-error.ts';
 
 const MAIL_DSN = ['RET', 'ENVID'] as const;
 const RCPT_DSN = ['NOTIFY', 'ORCPT'] as const;

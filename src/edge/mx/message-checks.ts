@@ -4,7 +4,7 @@
 // bare CR or LF (RFC 5321 2.3.8; the root of SMTP smuggling), NUL octets,
 // lines over 998 octets (RFC 5322 2.1.1) and an oversized header section.
 // Malformed MIME is accepted as is: the body is opaque to the server.
-import { SmtpReply } from './smtp-error.ts';
+import { SmtpReply } from '../../mail/smtp-error.ts';
 
 export const MAX_LINE_OCTETS = 998;
 export const DEFAULT_MAX_HEADER_BYTES = 256 * 1024;

@@ -10,6 +10,7 @@ import type { WindowLimiter } from '../../core/limits/window.ts';
 import type { Logger } from '../../core/log.ts';
 import { newMessageId, withContext } from '../../core/log.ts';
 import type { SmtpMetrics, SmtpPhase } from '../../core/metrics/types.ts';
+import { replies, SmtpReply, toSmtpReply } from '../../mail/smtp-error.ts';
 import { type DnsblChecker, withListings } from '../../mail/spam/dnsbl.ts';
 import type { SpamFact, SpamFilter } from '../../mail/spam/filter.ts';
 import { noAuthResults } from '../../mail/trace.ts';
@@ -24,7 +25,6 @@ import type { ReverseNameLookup } from './reverse-name.ts';
 import type { SenderAuth, SenderEvaluation, SpfOutcome } from './sender-auth.ts';
 import { SessionClock } from './session-limits.ts';
 import { sessionTrace } from './session-trace.ts';
-import { replies, SmtpReply, toSmtpReply } from './smtp-error.ts';
 
 export interface MxOptions {
   host: string;

@@ -20,25 +20,15 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { dmarc as dmarcVerify } from 'mailauth/lib/dmarc/index.js';
 import { spf } from 'mailauth/lib/spf/index.js';
 import { foldLines } from 'nodemailer/lib/mime-funcs';
+import type { SenderEvaluation } from '../../core/store/sender-evaluations-repo.ts';
+import { SmtpReply } from '../../mail/smtp-error.ts';
 import { noAuthResults } from '../../mail/trace.ts';
-import { SmtpReply } from './smtp-error.ts';
 
 export type SenderAuthMode = 'spf' | 'dmarc-lite' | 'none';
 
 export type DnsLookup = (name: string, rrtype: string) => Promise<string[][] | string[]>;
 
-export interface SenderEvaluation {
-  at: number;
-  sourceIp: string;
-  helo: string;
-  mailFrom: string;
-  spf: string;
-  headerFrom?: string;
-  dkim?: string;
-  dmarc?: string;
-  dmarcPolicy?: string;
-  disposition: 'accept' | 'reject' | 'defer';
-}
+export type { SenderEvaluation };
 
 export interface SenderAuthOptions {
   mode: SenderAuthMode;

@@ -10,8 +10,9 @@ import type { TLSSocket } from 'node:tls';
 import type { Redis } from 'ioredis';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { Logger } from '../../core/log.ts';
+import type { MailPasswordDeps } from '../../mail/reader-keys/mail-password.ts';
+import { replies, SmtpReply, toSmtpReply } from '../../mail/smtp-error.ts';
 import { transmissionType } from '../../mail/trace.ts';
-import type { MailPasswordDeps } from '../api/mail-password.ts';
 import { mailDsnParams, rcptDsnParams } from '../mx/dsn-params.ts';
 import {
   type ErrorLimitMetrics,
@@ -22,7 +23,6 @@ import {
 import { closeSmtp, listenSmtp, replaceSmtpCertificate } from '../mx/listen.ts';
 import { checkedChunks } from '../mx/message-checks.ts';
 import { SessionClock } from '../mx/session-limits.ts';
-import { replies, SmtpReply, toSmtpReply } from '../mx/smtp-error.ts';
 import { type AuthBackoff, authReplies, PasswordAuth } from './password-auth.ts';
 import { type PeerCertificate, peerCertificateOf, peerSubmitter } from './peer-certificate.ts';
 import { classifyRecipient } from './recipients.ts';

@@ -1,8 +1,8 @@
 // Small pieces of the SMTP edge of submission: the DATA bytes in memory,
 // the RFC 3461 requests of the envelope, and the reply for any error.
 import type { SMTPServerSession } from 'smtp-server';
+import { replies, SmtpReply, toSmtpReply } from '../../mail/smtp-error.ts';
 import { mailDsnParams, rcptDsnParams } from '../mx/dsn-params.ts';
-import { replies, SmtpReply, toSmtpReply } from '../mx/smtp-error.ts';
 import type { DsnNotify, SubmitInput } from './submit.ts';
 import { SubmitError, submitErrorReply } from './submit-error.ts';
 

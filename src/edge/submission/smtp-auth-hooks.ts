@@ -12,7 +12,7 @@
 import type { SMTPServer, SMTPServerSession } from 'smtp-server';
 import SASL from 'smtp-server/lib/sasl.js';
 import { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
-import { SmtpReply } from '../mx/smtp-error.ts';
+import { SmtpReply } from '../../mail/smtp-error.ts';
 
 /** Decides an EXTERNAL attempt: the session user on success, else the reply to send. */
 export type ExternalAuthHandler = (session: SMTPServerSession, authzid: string) => Promise<unknown>;

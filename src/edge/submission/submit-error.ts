@@ -1,7 +1,7 @@
 // The one error submitMessage throws. Each code is stable so the SMTP edge
 // and an HTTP route (webmail "compose through the server") can each map it
 // to their own reply without parsing text.
-import { SmtpReply } from '../mx/smtp-error.ts';
+import { SmtpReply } from '../../mail/smtp-error.ts';
 
 export type SubmitErrorCode =
   /** MAIL FROM or a header From address is not the sender's own. */

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { type CredentialSealer, credentialAad } from '../../core/crypto/credential-seal.ts';
 import { DEFAULT_LOGIN_BACKOFF, type LoginBackoff, LoginFailures } from '../../core/limits/login-failures.ts';
 import type { AccountsRepo } from '../../core/store/accounts-repo.ts';
-import { checkMailPasswordHash } from '../../edge/api/mail-password.ts';
+import { checkMailPasswordHash } from './mail-password.ts';
 import { type ReaderKeyDeps, type UnlockedReaderKey, unlockForSession } from './reader-keys.ts';
 
 export { DEFAULT_LOGIN_BACKOFF, type LoginBackoff };

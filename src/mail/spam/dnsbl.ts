@@ -20,12 +20,6 @@
 // one that answers only 127.255.255.x error codes refuses our queries and is
 // disabled the same way. An answer outside 127.0.0.0/8 is never a listing.
 import { BlockList } from 'node:net';
-import type { DnsLookupError } from '../../core/dns/lookup-error.ts';
-import { normalizeDomainName } from '../../core/dns/name.ts';
-import type { WireRecordType, WireResult } from '../../core/dns/wire-query.ts';
-import type { Logger } from '../../core/log.ts';
-import type { DnsblMetrics } from '../../core/metrics/types.ts';
-import { SmtpReply } from '../../edge/mx/smtp-error.ts';
 import {
   classifyAnswer,
   clientAddress,
@@ -34,7 +28,13 @@ import {
   type ResponseFilter,
   replySafe,
   responseFilter,
-} from './dnsbl-match.ts';
+} from '../../core/dns/dnsbl-match.ts';
+import type { DnsLookupError } from '../../core/dns/lookup-error.ts';
+import { normalizeDomainName } from '../../core/dns/name.ts';
+import type { WireRecordType, WireResult } from '../../core/dns/wire-query.ts';
+import type { Logger } from '../../core/log.ts';
+import type { DnsblMetrics } from '../../core/metrics/types.ts';
+import { SmtpReply } from '../smtp-error.ts';
 import type { SpamFact } from './filter.ts';
 
 /** One question through the configured resolvers (src/core/dns/resolver.ts `query`). */

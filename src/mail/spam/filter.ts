@@ -14,7 +14,7 @@
 import type { SpamFact } from '../../contracts/inbound-jobs.ts';
 import type { Logger } from '../../core/log.ts';
 import type { SpamMetrics } from '../../core/metrics/types.ts';
-import { SmtpReply } from '../../edge/mx/smtp-error.ts';
+import { SmtpReply } from '../smtp-error.ts';
 import { RspamdClient, type ScanFailure, type ScanRequest, type ScanResult } from './rspamd.ts';
 
 export type { SpamFact };

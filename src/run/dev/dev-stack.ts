@@ -8,8 +8,8 @@ import { join, resolve } from 'node:path';
 import { formatFidelitySpec, parseFidelitySpec } from '../../../chain/devnet/fidelity.ts';
 import { type FidelityOptions, faucetKeypairPath, startDevnet } from '../../../chain/devnet/server.ts';
 import { startPind } from '../../../pinning/pind/server.ts';
-import { formatListen } from '../../cli/common.ts';
 import { createConnection } from '../../core/chain-rpc.ts';
+import { formatListen } from '../../core/config/config-file.ts';
 import { type Config, DEFAULT_REDIS_URL, deriveWsUrl } from '../../core/config/index.ts';
 import { createCredentialKeyFile, loadCredentialKey } from '../../core/crypto/credential-seal.ts';
 import {

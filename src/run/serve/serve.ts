@@ -25,7 +25,6 @@ import { loadCredentialKey } from '../../core/crypto/credential-seal.ts';
 import { createDnsResolver } from '../../core/dns/resolver.ts';
 import { readKeypairFile } from '../../core/keys/keypair-file.ts';
 import { publicationLimitsFromConfig } from '../../core/limits/cost-guard.ts';
-import { startCostGuard } from '../../core/limits/from-config.ts';
 import { MetricsRegistry } from '../../core/limits/metrics.ts';
 import { WindowLimiter } from '../../core/limits/window.ts';
 import type { Logger } from '../../core/log.ts';
@@ -37,7 +36,7 @@ import {
   spoolReconcileCheck,
   storeCheck,
 } from '../../core/metrics/health-checks.ts';
-import { metricsRoute, SealpostMetrics, startMetricsServer } from '../../core/metrics/index.ts';
+import { metricsRoute, SealpostMetrics } from '../../core/metrics/index.ts';
 import type { MetricsSource } from '../../core/metrics/route.ts';
 import { httpFetch } from '../../core/net/http-fetch.ts';
 import {
@@ -59,6 +58,7 @@ import { startApiServer } from '../../edge/api/server.ts';
 import { checkLocalDomains, domainCheckWarning } from '../../edge/domaind/domain-check.ts';
 import { MailPush } from '../../edge/imap/push.ts';
 import { type MailAccessListener, startMailAccess } from '../../edge/imap/start-mail-access.ts';
+import { startMetricsServer } from '../../edge/metrics-server.ts';
 import { ChainView, chainCacheOptions } from '../../edge/mx/chain-view.ts';
 import { errorLimitsFromConfig } from '../../edge/mx/error-limit.ts';
 import { type MxServer, startMx } from '../../edge/mx/mx-server.ts';
@@ -74,6 +74,7 @@ import { type LoginBackoff, readerPublicKeys } from '../../mail/reader-keys/inde
 import { dnsblFromConfig } from '../../mail/spam/dnsbl-from-config.ts';
 import { spamFilterFromConfig } from '../../mail/spam/from-config.ts';
 import { toWeb3Keypair } from './keys.ts';
+import { startCostGuard } from './limits-from-config.ts';
 import { startMaintenance } from './maintenance.ts';
 import { edgeRedis, workerRedis } from './redis-connections.ts';
 import { type ReloadReport, ServeReloader } from './reload.ts';

@@ -1,4 +1,4 @@
-// The server's rule for a mail password (src/edge/api/mail-password.ts: 10 to 256
+// The server's rule for a mail password (src/mail/reader-keys/mail-password.ts: 10 to 256
 // characters counted as code points, no control characters), checked in the
 // page before the wallet is asked for a step-up signature, so a password the
 // server would refuse never costs a signature.

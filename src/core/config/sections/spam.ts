@@ -4,7 +4,7 @@
 // pinned or sent on chain. `dnsbl`/`dnswl` (src/mail/spam/dnsbl.ts) apply
 // whenever a list is named, at connect and at RCPT, with or without rspamd.
 import * as z from 'zod';
-import { parseResponse } from '../../../mail/spam/dnsbl-match.ts';
+import { parseResponse } from '../../dns/dnsbl-match.ts';
 import {
   bool,
   dnsName,

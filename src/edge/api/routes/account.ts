@@ -2,6 +2,13 @@
 // mail password (step-up), delete (step-up, the admin sweep), and the
 // anonymous "away now?" answer.
 import type { FastifyInstance } from 'fastify';
+import {
+  MAIL_PASSWORD_MAX,
+  MAIL_PASSWORD_MIN,
+  MailPasswordMismatchError,
+  mailPasswordProblem,
+  setMailPassword,
+} from '../../../mail/reader-keys/mail-password.ts';
 import { sweepAccount } from '../account-sweep.ts';
 import { isWalletAddress } from '../auth/signatures.ts';
 import type { ApiContext } from '../context.ts';
@@ -14,13 +21,6 @@ import {
 } from '../dnd-schedule.ts';
 import { ApiError } from '../errors.ts';
 import { accountFacts } from '../export-document.ts';
-import {
-  MAIL_PASSWORD_MAX,
-  MAIL_PASSWORD_MIN,
-  MailPasswordMismatchError,
-  mailPasswordProblem,
-  setMailPassword,
-} from '../mail-password.ts';
 import { PIN_PROVIDER_STATUS_SCHEMA, WALLET_PARAMS } from '../schemas.ts';
 
 const noAccount = () => new ApiError(404, 'account_not_found', 'this wallet has no account on this server');

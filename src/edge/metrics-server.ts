@@ -4,11 +4,11 @@
 // dependencies, 200 or 503) unauthenticated, for health checks.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AdminAuth } from '../../edge/api/auth/admin-auth.ts';
-import { ApiError } from '../../edge/api/errors.ts';
-import { HEALTH_BODY, HEALTH_PATH, READY_PATH, type Readiness, readyStatus } from './health.ts';
-import { METRICS_PATH } from './route.ts';
-import { METRICS_CONTENT_TYPE, type SealpostMetrics } from './sealpost-metrics.ts';
+import { HEALTH_BODY, HEALTH_PATH, READY_PATH, type Readiness, readyStatus } from '../core/metrics/health.ts';
+import { METRICS_PATH } from '../core/metrics/route.ts';
+import { METRICS_CONTENT_TYPE, type SealpostMetrics } from '../core/metrics/sealpost-metrics.ts';
+import { AdminAuth } from './api/auth/admin-auth.ts';
+import { ApiError } from './api/errors.ts';
 
 export interface MetricsServerOptions {
   host: string;

@@ -5,12 +5,12 @@
 import type { Connection, PublicKey } from '@solana/web3.js';
 import type { Redis } from 'ioredis';
 import { messageCostLamports } from '../../../delivery/priority-fee.ts';
-import type { Config } from '../config/index.ts';
-import type { Logger } from '../log.ts';
-import { BalanceGuard } from './balance-guard.ts';
-import { CostGuard, publicationLimitsFromConfig } from './cost-guard.ts';
-import { costGuardMetrics, type MetricsRegistry } from './metrics.ts';
-import { PublicationHistory } from './publication-history.ts';
+import type { Config } from '../../core/config/index.ts';
+import { BalanceGuard } from '../../core/limits/balance-guard.ts';
+import { CostGuard, publicationLimitsFromConfig } from '../../core/limits/cost-guard.ts';
+import { costGuardMetrics, type MetricsRegistry } from '../../core/limits/metrics.ts';
+import { PublicationHistory } from '../../core/limits/publication-history.ts';
+import type { Logger } from '../../core/log.ts';
 
 export interface CostGuardParts {
   config: Config;

@@ -8,7 +8,7 @@ import type { CredentialSealer } from '../../core/crypto/credential-seal.ts';
 import { credentialAad } from '../../core/crypto/credential-seal.ts';
 import type { AccountsRepo } from '../../core/store/accounts-repo.ts';
 import type { Database } from '../../core/store/types.ts';
-import { storeMailCredentials } from '../../mail/reader-keys/reader-keys.ts';
+import { storeMailCredentials } from './reader-keys.ts';
 
 export const MAIL_PASSWORD_MIN = 10;
 export const MAIL_PASSWORD_MAX = 256;

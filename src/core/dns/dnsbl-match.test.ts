@@ -1,7 +1,7 @@
 // The pure parts of the DNSBL checks and the `[spam] dnsbl`/`dnswl` keys as
 // `sealpost config check` and `serve` read them.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig, renderConfigToml } from '../../core/config/index.ts';
+import { ConfigError, parseConfig, renderConfigToml } from '../config/index.ts';
 import {
   classifyAnswer,
   clientAddress,
