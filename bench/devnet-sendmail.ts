@@ -21,14 +21,14 @@ import {
   sendAndConfirmTransaction,
   Transaction,
 } from '@solana/web3.js';
-import { faucetKeypairPath } from '../chain/devnet/server.ts';
 import {
   createDomainInstruction,
   createMailboxInstruction,
   fromHash,
   initPostofficeInstruction,
   sendMailInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
+import { faucetKeypairPath } from '../chain/devnet/server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
       commitment: 'confirmed',
       wsEndpoint: `ws://127.0.0.1:${port + 1}`,
     });
-    const programId = (await import('../chain/program-id.ts')).DEFAULT_PROGRAM_ID;
+    const programId = (await import('../chain/client/program-id.ts')).DEFAULT_PROGRAM_ID;
 
     // The program's upgrade authority is devnet's faucet; InitPostoffice needs its signature.
     const faucetFile = faucetKeypairPath(join(dir, 'devnet'));

@@ -20,7 +20,7 @@ import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
-import { createMailboxInstruction } from '../chain/index.ts';
+import { createMailboxInstruction } from '../chain/client/index.ts';
 import { QUEUE_DELIVER } from '../src/contracts/inbound-jobs.ts';
 import { createConnection } from '../src/core/chain-rpc.ts';
 import { loadConfig } from '../src/core/config/index.ts';

@@ -18,12 +18,12 @@ import {
   type TransactionInstruction,
 } from '@solana/web3.js';
 import { pino } from 'pino';
-import { startDevnet } from '../chain/devnet/server.ts';
 import {
   createAliasInstruction,
   createMailboxInstruction,
   listAliasInstruction,
-} from '../chain/instructions.ts';
+} from '../chain/client/instructions.ts';
+import { startDevnet } from '../chain/devnet/server.ts';
 import { MarketIndex } from '../src/edge/api/market-index.ts';
 
 const { values } = parseArgs({

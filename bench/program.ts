@@ -16,8 +16,8 @@ import {
   type ComputeUnitsRow,
   measureComputeUnits,
   PROGRAM_SIZE_TARGET,
-} from '../chain/program/compute-units.ts';
-import { SO_PATH } from '../chain/program/world.ts';
+} from '../chain/program/host/compute-units.ts';
+import { SO_PATH } from '../chain/program/host/world.ts';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '12' }, json: { type: 'boolean', default: false } },

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import nodemailer from 'nodemailer';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { DEV_DOMAIN } from '../src/run/dev/dev-stack.ts';
 import { launchChromium, startWebmailStack } from '../test/webmail-stack.ts';
 

@@ -15,22 +15,22 @@
 // retry settles from it the same way.
 import { type Connection, type Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { deleteBountyLocked } from '../chain/bounty-lock.ts';
+import { deleteBountyLocked } from '../chain/client/bounty-lock.ts';
 import {
   budgetedUnitLimit,
   computeBudgetInstructions,
   type PriorityFeePolicy,
   resolvePriorityFee,
   writableKeysOf,
-} from '../chain/compute-budget.ts';
-import { deleteMailInstruction, getEmailAt } from '../chain/index.ts';
-import { sendSigned } from '../chain/rebroadcast.ts';
+} from '../chain/client/compute-budget.ts';
+import { deleteMailInstruction, getEmailAt } from '../chain/client/index.ts';
+import { sendSigned } from '../chain/client/rebroadcast.ts';
+import { readAccountsSince } from '../chain/client/rpc.ts';
 import type { DeleteMailJobData, SpoolJobData, UnpinJobData } from '../src/contracts/inbound-jobs.ts';
 import type { Pinner } from '../src/contracts/pinner.ts';
 import type { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { PendingError } from './errors.ts';
 import { DEFAULT_PRIORITY_FEE } from './priority-fee.ts';
-import { readAccountsSince } from './rpc.ts';
 import { type SignatureState, SignatureWatch, settledAt } from './stages/signature-watch.ts';
 
 export async function removeSpool(blobs: BlobStore, data: SpoolJobData): Promise<void> {

@@ -21,7 +21,7 @@ import type { Connection, Keypair } from '@solana/web3.js';
 import type { Queue } from 'bullmq';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { PriorityFeePolicy } from '../chain/compute-budget.ts';
+import type { PriorityFeePolicy } from '../chain/client/compute-budget.ts';
 import type {
   DeliverJobData,
   OutboundJobData,

@@ -1,10 +1,10 @@
-// The pipeline's compute budget (chain/compute-budget.ts): every SendMail
+// The pipeline's compute budget (chain/client/compute-budget.ts): every SendMail
 // (single or batched) and DeleteMail it builds carries SetComputeUnitLimit,
 // sized from the measured use of its instructions, and SetComputeUnitPrice,
 // resolved per signing round (raised on each re-sign after an expiry) and
 // capped per transaction by `[chain] max_priority_fee_lamports`.
 import type { Connection, PublicKey, TransactionInstruction } from '@solana/web3.js';
-import { emailSize, rentExemptLamports } from '../chain/accounts/index.ts';
+import { emailSize, rentExemptLamports } from '../chain/client/accounts/index.ts';
 import {
   budgetedUnitLimit,
   computeBudgetInstructions,
@@ -15,7 +15,7 @@ import {
   priorityFeeLamports,
   resolvePriorityFee,
   writableKeysOf,
-} from '../chain/compute-budget.ts';
+} from '../chain/client/compute-budget.ts';
 import type { MetricsRegistry } from '../src/core/limits/metrics.ts';
 import type { Logger } from '../src/core/log.ts';
 
@@ -25,7 +25,7 @@ export const DEFAULT_PRIORITY_FEE: PriorityFeePolicy = {
   maxLamports: DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
 };
 
-/** The budget of one transaction (chain/compute-budget.ts priceBudget). */
+/** The budget of one transaction (chain/client/compute-budget.ts priceBudget). */
 export type Budgeted = PricedBudget;
 
 /** The budget instructions for a transaction of `ixs` paid by `payer`, on signing round `round` (0 = first). */

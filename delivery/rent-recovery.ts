@@ -26,15 +26,15 @@
 import type { Connection, PublicKey } from '@solana/web3.js';
 import { type JobsOptions, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { decodeEmail } from '../chain/accounts/index.ts';
-import { deleteBountyLocked } from '../chain/bounty-lock.ts';
+import { decodeEmail } from '../chain/client/accounts/index.ts';
+import { deleteBountyLocked } from '../chain/client/bounty-lock.ts';
+import { readAccountsSince } from '../chain/client/rpc.ts';
 import { type DeleteMailJobData, QUEUE_DELETE_MAIL } from '../src/contracts/inbound-jobs.ts';
 import type { ChainConfig } from '../src/core/config/types.ts';
 import { acquireLease } from '../src/core/limits/lease.ts';
 import type { MetricsRegistry } from '../src/core/limits/metrics.ts';
 import type { Logger } from '../src/core/log.ts';
 import type { MessagesRepo, StoredMessage } from '../src/core/store/messages-repo.ts';
-import { readAccountsSince } from './rpc.ts';
 
 export const QUEUE_RENT_RECOVERY = 'rent-recovery';
 /** The one job scheduler of the sweep (upserted by every worker process, so one schedule). */

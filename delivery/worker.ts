@@ -5,7 +5,7 @@
 import type { Connection, Keypair } from '@solana/web3.js';
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { PriorityFeePolicy } from '../chain/compute-budget.ts';
+import type { PriorityFeePolicy } from '../chain/client/compute-budget.ts';
 import {
   type DeleteMailJobData,
   type DeliverJobData,

@@ -14,7 +14,7 @@ import {
   offerAliasInstruction,
   requestDeactivationInstruction,
   requestReclaimInstruction,
-} from '../chain/instructions.ts';
+} from '../chain/client/instructions.ts';
 import { openStore, type Store } from '../src/core/store/index.ts';
 import { marketRoutes } from '../src/edge/api/routes/market.ts';
 import { type ApiRig, DIALECTS, type Dialect, startRig } from './api-rig.ts';

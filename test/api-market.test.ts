@@ -23,9 +23,9 @@ import {
   offerAliasInstruction,
   requestDeactivationInstruction,
   requestMailboxCloseInstruction,
-} from '../chain/instructions.ts';
-import { listingOf } from '../chain/market-instructions.ts';
-import { domainAddress } from '../chain/pda.ts';
+} from '../chain/client/instructions.ts';
+import { listingOf } from '../chain/client/market-instructions.ts';
+import { domainAddress } from '../chain/client/pda.ts';
 import { marketRoutes } from '../src/edge/api/routes/market.ts';
 import { type ApiRig, startRig } from './api-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';

@@ -14,7 +14,7 @@ import { perMessageOf, runLoad } from '../bench/harness/pipeline-load.ts';
 import { startSealpostMx } from '../bench/harness/sealpost-mx.ts';
 import { startRpcCounter, writeStackConfig } from '../bench/harness/stack.ts';
 import { formatTable } from '../bench/harness/table.ts';
-import { emailSize, rentExemptLamports } from '../chain/accounts/index.ts';
+import { emailSize, rentExemptLamports } from '../chain/client/accounts/index.ts';
 import { startTestChain } from './helpers/devnet.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];

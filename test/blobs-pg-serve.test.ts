@@ -15,7 +15,7 @@ import { sql } from 'kysely';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { DELIVERY_ATTEMPTS } from '../delivery/backoff.ts';
 import { reconcileSpool } from '../delivery/reconcile.ts';
 import { PgBlobStore } from '../src/core/blobs/pg-blob-store.ts';

@@ -20,7 +20,7 @@ import {
   removeKeyInstruction,
   resolveAlias,
   setMailboxFlagsInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 
 async function withPostoffice(chain: TestChain) {
@@ -135,7 +135,7 @@ describe('mail program over JSON-RPC: postoffice, domains', () => {
     });
     // Swap in a bad name in the data, with the PDA derived from that bad name.
     const bad = '-bad-.example';
-    const { encodeInstruction } = await import('../chain/index.ts');
+    const { encodeInstruction } = await import('../chain/client/index.ts');
     ix.data = Buffer.from(
       encodeInstruction({ kind: 'CreateDomain', domain: bad, authority: delegate.publicKey }),
     );
@@ -338,7 +338,7 @@ describe('mail program over JSON-RPC: mailboxes, keys, aliases', () => {
 
     // Bypass the builder's normalization: upper case reaches the program.
     const ix = createAliasInstruction({ programId: chain.programId, owner: other.publicKey, name: 'bob' });
-    const { encodeInstruction, aliasAddress, blake3Text } = await import('../chain/index.ts');
+    const { encodeInstruction, aliasAddress, blake3Text } = await import('../chain/client/index.ts');
     ix.data = Buffer.from(encodeInstruction({ kind: 'CreateAlias', name: 'Bob' }));
     const aliasSlot = ix.keys.findIndex((k) => k.pubkey.equals(aliasAddress(chain.programId, 'bob')[0]));
     expect(aliasSlot).toBeGreaterThan(-1);

@@ -24,7 +24,7 @@ import {
   setMailboxFlagsInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
@@ -391,7 +391,7 @@ describe('postage and stamps over JSON-RPC', () => {
       fromHash: fromHash('y@remote.example'),
       requiredPostage: 0n,
     });
-    const { mailboxAddress, fromboxAddress } = await import('../chain/index.ts');
+    const { mailboxAddress, fromboxAddress } = await import('../chain/client/index.ts');
     hijack.keys[1] = {
       pubkey: mailboxAddress(w.chain.programId, carol.publicKey)[0],
       isSigner: false,
@@ -522,7 +522,7 @@ describe('postage and stamps over JSON-RPC', () => {
       [erin],
     );
     const boxInfo = await w.chain.connection.getAccountInfo(
-      (await import('../chain/index.ts')).fromboxAddress(
+      (await import('../chain/client/index.ts')).fromboxAddress(
         w.chain.programId,
         fromHash(erin.publicKey.toBase58()),
         erin.publicKey,

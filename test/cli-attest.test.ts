@@ -2,9 +2,9 @@
 // black box: the real CLI against a real devnet (the committed mail program)
 // over JSON-RPC.
 import { describe, expect, it } from 'vitest';
-import { getAttestation, getRecipientRule } from '../chain/attest-client.ts';
-import { fromHash } from '../chain/hash.ts';
-import { buyStampsInstruction, sendMailInstruction, withReputation } from '../chain/instructions.ts';
+import { getAttestation, getRecipientRule } from '../chain/client/attest-client.ts';
+import { fromHash } from '../chain/client/hash.ts';
+import { buyStampsInstruction, sendMailInstruction, withReputation } from '../chain/client/instructions.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { keyFile, sealpost } from './helpers/program-cli.ts';

@@ -3,8 +3,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { beaconDetailCid } from '../chain/accounts/index.ts';
-import { getBeacon } from '../chain/client.ts';
+import { beaconDetailCid } from '../chain/client/accounts/index.ts';
+import { getBeacon } from '../chain/client/client.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { keyFile, sealpost } from './helpers/program-cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';

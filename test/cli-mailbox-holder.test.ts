@@ -20,7 +20,6 @@ import {
 import bs58 from 'bs58';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Devnet, startDevnet } from '../chain/devnet/server.ts';
 import {
   createDomainInstruction,
   domainAddress,
@@ -39,7 +38,8 @@ import {
   setMailboxFlagsInstruction,
   updatePostofficeInstruction,
   ZERO_KEY,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
+import { type Devnet, startDevnet } from '../chain/devnet/server.ts';
 import { type Pind, startPind } from '../pinning/pind/server.ts';
 import { computeCid } from '../src/mail/cid.ts';
 import { parseMailboxKeyFile } from '../src/mail/seal/index.ts';

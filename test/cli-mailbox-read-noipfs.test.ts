@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Keypair as Web3Keypair } from '@solana/web3.js';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
-import { getMailbox, listInbox, setMailboxFlagsInstruction } from '../chain/index.ts';
+import { getMailbox, listInbox, setMailboxFlagsInstruction } from '../chain/client/index.ts';
 import { signDetachedBase58 } from '../src/core/keys/ed25519-sign.ts';
 import { keypairFromSeed } from '../src/core/keys/keypair-file.ts';
 import { MessagesRepo } from '../src/core/store/index.ts';

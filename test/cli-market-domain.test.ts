@@ -5,9 +5,9 @@
 // wallet, refusals as one line with no funds moved, and usage errors.
 import { type Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { getDomain } from '../chain/client.ts';
-import { domainListingOf } from '../chain/instructions.ts';
-import { getDomainListing } from '../chain/market-client.ts';
+import { getDomain } from '../chain/client/client.ts';
+import { domainListingOf } from '../chain/client/instructions.ts';
+import { getDomainListing } from '../chain/client/market-client.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { keyFile, sealpost } from './helpers/program-cli.ts';

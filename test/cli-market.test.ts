@@ -6,9 +6,9 @@
 // its TTL.
 import { type Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { getAlias } from '../chain/client.ts';
-import { createAliasInstruction, createMailboxInstruction } from '../chain/instructions.ts';
-import { getEscrow, getListing } from '../chain/market-client.ts';
+import { getAlias } from '../chain/client/client.ts';
+import { createAliasInstruction, createMailboxInstruction } from '../chain/client/instructions.ts';
+import { getEscrow, getListing } from '../chain/client/market-client.ts';
 import { ChainView } from '../src/edge/mx/chain-view.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { keyFile, sealpost } from './helpers/program-cli.ts';

@@ -10,14 +10,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { initPostofficeInstruction, postofficeAddress } from '../chain/index.ts';
+import { initPostofficeInstruction, postofficeAddress } from '../chain/client/index.ts';
+import { deriveBufferKeypair } from '../chain/program/deploy/deploy.ts';
 import {
   BUFFER_METADATA_SIZE,
   createBuffer,
   programDataAddress,
   rentExemptLamports,
-} from '../chain/program/loader.ts';
-import { deriveBufferKeypair } from '../src/program-deploy/deploy.ts';
+} from '../chain/program/host/loader.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { keyFile, MAIL_SO_BYTES, type Run, sealpost, sealpostKilled } from './helpers/program-cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';

@@ -2,8 +2,8 @@
 // committed mail program) over JSON-RPC, the devnet's clock moved forward to
 // pass the windows.
 import { describe, expect, it } from 'vitest';
-import { getDomain, getMailbox } from '../chain/client.ts';
-import { MAILBOX_CLOSE_WINDOW_SECS, RECLAIM_WINDOW_SECS } from '../chain/instructions.ts';
+import { getDomain, getMailbox } from '../chain/client/client.ts';
+import { MAILBOX_CLOSE_WINDOW_SECS, RECLAIM_WINDOW_SECS } from '../chain/client/instructions.ts';
 import { startTestChain, waitForChainTime } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { keyFile, sealpost } from './helpers/program-cli.ts';

@@ -5,9 +5,9 @@
 // default `auto` price lands and pays it, and one with --priority-fee 0 never
 // lands. The CLI is run as a child process (the real binary).
 import { describe, expect, it } from 'vitest';
-import { getBeacon, getMailbox } from '../chain/client.ts';
-import { computeUnitLimit } from '../chain/compute-budget.ts';
-import { createMailboxInstruction } from '../chain/instructions.ts';
+import { getBeacon, getMailbox } from '../chain/client/client.ts';
+import { computeUnitLimit } from '../chain/client/compute-budget.ts';
+import { createMailboxInstruction } from '../chain/client/instructions.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { keyFile, sealpost } from './helpers/program-cli.ts';

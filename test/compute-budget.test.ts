@@ -1,4 +1,4 @@
-// chain/compute-budget.ts: the compute-unit table against the program's
+// chain/client/compute-budget.ts: the compute-unit table against the program's
 // measured use (so it cannot go stale silently), the budget instructions'
 // encoding, the fee arithmetic and its cap, resolvePriorityFee against a
 // JSON-RPC server's getRecentPrioritizationFees (and one that fails), and
@@ -36,11 +36,17 @@ import {
   withComputeBudget,
   withMargin,
   writableKeysOf,
-} from '../chain/compute-budget.ts';
-import { fromHash } from '../chain/hash.ts';
-import { INSTRUCTION_TAGS } from '../chain/instruction-data.ts';
-import { createDomainInstruction, sendMailInstruction, withReputation } from '../chain/instructions.ts';
-import { measureComputeUnits } from '../chain/program/compute-units.ts';
+} from '../chain/client/compute-budget.ts';
+import { fromHash } from '../chain/client/hash.ts';
+import { INSTRUCTION_TAGS } from '../chain/client/instruction-data.ts';
+import {
+  createDomainInstruction,
+  sendMailInstruction,
+  withReputation,
+} from '../chain/client/instructions.ts';
+import { writeChunkSize } from '../chain/program/deploy/plan.ts';
+import { withBudget } from '../chain/program/deploy/sender.ts';
+import { measureComputeUnits } from '../chain/program/host/compute-units.ts';
 import {
   createBuffer,
   deployWithMaxDataLen,
@@ -48,11 +54,9 @@ import {
   upgrade,
   write,
   writeChunks,
-} from '../chain/program/loader.ts';
-import { createRuntime } from '../chain/program/runtime.ts';
+} from '../chain/program/host/loader.ts';
+import { createRuntime } from '../chain/program/host/runtime.ts';
 import { ConfigError, parseConfig, renderConfigToml } from '../src/core/config/index.ts';
-import { writeChunkSize } from '../src/program-deploy/plan.ts';
-import { withBudget } from '../src/program-deploy/sender.ts';
 import { SO_PATH } from './program-world.ts';
 
 const programId = Keypair.generate().publicKey;

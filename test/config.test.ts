@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PROGRAM_ID } from '../chain/program-id.ts';
+import { DEFAULT_PROGRAM_ID } from '../chain/client/program-id.ts';
 import {
   ConfigError,
   defaultConfig,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection, PublicKey } from '@solana/web3.js';
 import { afterEach } from 'vitest';
-import { type InboxEntry, listInbox } from '../chain/index.ts';
+import { type InboxEntry, listInbox } from '../chain/client/index.ts';
 
 const children: ChildProcess[] = [];
 afterEach(async () => {

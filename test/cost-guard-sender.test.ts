@@ -4,7 +4,7 @@
 // the same through a real MX over SMTP.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fromHash } from '../chain/index.ts';
+import { fromHash } from '../chain/client/index.ts';
 import { generateKeypair } from '../src/core/keys/keypair-file.ts';
 import { CostGuard } from '../src/core/limits/cost-guard.ts';
 import { senderPublicationWindowKey } from '../src/core/limits/redis-keys.ts';

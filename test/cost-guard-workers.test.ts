@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { getMailbox } from '../chain/index.ts';
+import { getMailbox } from '../chain/client/index.ts';
 import { QUEUE_DELIVER } from '../src/contracts/inbound-jobs.ts';
 import { walletLeaseKey } from '../src/core/limits/redis-keys.ts';
 import { MessagesRepo } from '../src/core/store/index.ts';

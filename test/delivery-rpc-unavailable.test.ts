@@ -7,7 +7,7 @@
 // account with its CID). Real devnet, Redis (random prefix), pind.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { createConnection } from '../src/core/chain-rpc.ts';
 import { startDeliveryRig } from './helpers/delivery-rig.ts';
 import { startTestChain } from './helpers/devnet.ts';

@@ -15,7 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Job } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import type { DeliverJobData } from '../src/contracts/inbound-jobs.ts';
 import { SealpostMetrics } from '../src/core/metrics/index.ts';
 import { startDeliveryRig } from './helpers/delivery-rig.ts';

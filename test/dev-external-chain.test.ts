@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { Keypair } from '@solana/web3.js';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { getPostoffice } from '../chain/index.ts';
+import { getPostoffice } from '../chain/client/index.ts';
 import { loadConfig } from '../src/core/config/index.ts';
 import { readKeypairFile } from '../src/core/keys/keypair-file.ts';
 import { createRedis } from '../src/core/redis/client.ts';

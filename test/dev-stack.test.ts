@@ -12,7 +12,7 @@ import { XMLParser } from 'fast-xml-parser';
 import nodemailer from 'nodemailer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { getDomain, getMailbox, getPostoffice } from '../chain/index.ts';
+import { getDomain, getMailbox, getPostoffice } from '../chain/client/index.ts';
 import { type Config, loadConfig } from '../src/core/config/index.ts';
 import { readKeypairFile } from '../src/core/keys/keypair-file.ts';
 import { createRedis } from '../src/core/redis/client.ts';
@@ -143,7 +143,7 @@ describe('sealpost dev', () => {
       const mailbox = await getMailbox(conn, programId, wallet.address);
       expect(mailbox?.defaultPostage).toBe(BigInt(wallet.default_postage_lamports));
       expect(mailbox?.domain.toBase58()).toBe(
-        (await import('../chain/index.ts')).domainAddress(programId, summary.domain)[0].toBase58(),
+        (await import('../chain/client/index.ts')).domainAddress(programId, summary.domain)[0].toBase58(),
       );
     }
     expect(summary.wallets[0]?.default_postage_lamports).toBe('0');

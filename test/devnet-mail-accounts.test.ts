@@ -3,7 +3,12 @@
 import { Keypair, PublicKey, sendAndConfirmTransaction, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMailboxInstruction, decodeMailbox, MAILBOX_SIZE, mailboxAddress } from '../chain/index.ts';
+import {
+  createMailboxInstruction,
+  decodeMailbox,
+  MAILBOX_SIZE,
+  mailboxAddress,
+} from '../chain/client/index.ts';
 import { startTestDevnet, type TestDevnet } from './helpers/devnet-node.ts';
 
 let t: TestDevnet;

@@ -16,7 +16,7 @@ import {
   getDomain,
   initPostofficeInstruction,
   listDomainInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
 import { parseConfig } from '../src/core/config/index.ts';
 import { createDnsResolver } from '../src/core/dns/resolver.ts';
 import { type RunningDomaind, startDomaind } from '../src/edge/domaind/server.ts';

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { Keypair } from '@solana/web3.js';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDomainInstruction, initPostofficeInstruction } from '../chain/index.ts';
+import { createDomainInstruction, initPostofficeInstruction } from '../chain/client/index.ts';
 import { parseConfig } from '../src/core/config/index.ts';
 import { createDnsResolver } from '../src/core/dns/resolver.ts';
 import { writeKeypairFile } from '../src/core/keys/keypair-file.ts';

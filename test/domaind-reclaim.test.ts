@@ -23,7 +23,7 @@ import {
   getPendingReclaim,
   initPostofficeInstruction,
   requestDeactivationInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
 import { parseConfig } from '../src/core/config/index.ts';
 import { createDnsResolver } from '../src/core/dns/resolver.ts';
 import { reclaimTransaction } from '../src/edge/domaind/reclaim.ts';

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type FetchQueryObject, ImapFlow } from 'imapflow';
 import { describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { MessagesRepo } from '../src/core/store/index.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';

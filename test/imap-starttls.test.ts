@@ -9,7 +9,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isBase58Key } from '../chain/index.ts';
+import { isBase58Key } from '../chain/client/index.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { CredentialSealer } from '../src/core/crypto/credential-seal.ts';
 import { generateKeypair } from '../src/core/keys/keypair-file.ts';

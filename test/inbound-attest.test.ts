@@ -6,7 +6,7 @@ import {
   attestSenderInstruction,
   createDomainInstruction,
   revokeAttestationInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
 import { deliveredTexts, RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 

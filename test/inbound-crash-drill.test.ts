@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { QUEUE_DELIVER } from '../src/contracts/inbound-jobs.ts';
 import { MessagesRepo } from '../src/core/store/index.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';

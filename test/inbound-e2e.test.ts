@@ -18,7 +18,7 @@ import {
   listInbox,
   publishKeyInstruction,
   setMailboxFlagsInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
 import {
   type DeliverJobData,
   type OutboundJobData,
@@ -182,7 +182,7 @@ describe('inbound pipeline end to end', () => {
       ],
       [erin],
     );
-    const { addStampsInstruction } = await import('../chain/stamp-instructions.ts');
+    const { addStampsInstruction } = await import('../chain/client/stamp-instructions.ts');
     const payer = await rig.chain.funded();
     await rig.chain.send(
       [
@@ -304,7 +304,7 @@ describe('inbound pipeline end to end', () => {
       ],
       [fay],
     );
-    const { addStampsInstruction } = await import('../chain/stamp-instructions.ts');
+    const { addStampsInstruction } = await import('../chain/client/stamp-instructions.ts');
     const payer = Keypair.generate();
     await rig.chain.airdrop(payer.publicKey, 1e9);
     await rig.chain.send(

@@ -7,7 +7,7 @@ import type { Keypair, PublicKey } from '@solana/web3.js';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { listInbox, setMailboxFlagsInstruction } from '../chain/index.ts';
+import { listInbox, setMailboxFlagsInstruction } from '../chain/client/index.ts';
 import { sealPinProvider } from '../delivery/provider-credentials.ts';
 import { startPind } from '../pinning/pind/server.ts';
 import type { PinProviderConfig } from '../pinning/provider-config.ts';

@@ -8,7 +8,7 @@ import { Queue } from 'bullmq';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { getEmailAt, listInbox } from '../chain/index.ts';
+import { getEmailAt, listInbox } from '../chain/client/index.ts';
 import { sealPinProvider } from '../delivery/provider-credentials.ts';
 import { startPind } from '../pinning/pind/server.ts';
 import {

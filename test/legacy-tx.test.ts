@@ -1,4 +1,4 @@
-// Legacy transactions written by chain/legacy-tx.ts instead of web3.js's
+// Legacy transactions written by chain/client/legacy-tx.ts instead of web3.js's
 // Transaction (for speed; the devnet's program deployment and the
 // pipeline's SendMail batches): web3.js must read back the same fee payer,
 // blockhash and instructions, with every given signature valid, and the
@@ -6,10 +6,10 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { Keypair, Message, type PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
+import { legacyMessage, legacyWire } from '../chain/client/legacy-tx.ts';
 import { signerFromSeed } from '../chain/devnet/ed25519.ts';
-import { legacyMessage, legacyWire } from '../chain/legacy-tx.ts';
-import { createBuffer, deployWithMaxDataLen, upgrade, writeChunks } from '../chain/program/loader.ts';
-import { programSo } from '../chain/program/world.ts';
+import { createBuffer, deployWithMaxDataLen, upgrade, writeChunks } from '../chain/program/host/loader.ts';
+import { programSo } from '../chain/program/host/world.ts';
 
 /** Every signature of a wire transaction (fewer than 128 signers) is valid over its message bytes, checked with @noble. */
 function signaturesValid(wire: Uint8Array): boolean {

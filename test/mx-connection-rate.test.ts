@@ -9,7 +9,7 @@ import { FlowProducer } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PROGRAM_ID } from '../chain/index.ts';
+import { DEFAULT_PROGRAM_ID } from '../chain/client/index.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { WindowLimiter } from '../src/core/limits/window.ts';
 import { ChainView } from '../src/edge/mx/chain-view.ts';

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFromboxInstruction, fromHash } from '../chain/index.ts';
+import { createFromboxInstruction, fromHash } from '../chain/client/index.ts';
 import { type DeliverJobData, QUEUE_DELIVER, QUEUE_SPOOL } from '../src/contracts/inbound-jobs.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { ChainView } from '../src/edge/mx/chain-view.ts';

@@ -40,8 +40,8 @@ import {
   sendMailInstruction,
   setMailboxDomainInstruction,
   ZERO_KEY,
-} from '../chain/index.ts';
-import { addStampsInstruction } from '../chain/stamp-instructions.ts';
+} from '../chain/client/index.ts';
+import { addStampsInstruction } from '../chain/client/stamp-instructions.ts';
 import { PermanentDeliveryError } from '../delivery/errors.ts';
 import { ownRefusal, SendMailBatcher } from '../delivery/stages/sendmail-batch.ts';
 import { SignatureWatch } from '../delivery/stages/signature-watch.ts';

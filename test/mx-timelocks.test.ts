@@ -25,7 +25,7 @@ import {
   requestDeactivationInstruction,
   requestMailboxCloseInstruction,
   settleDomainTimelockInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { ChainView } from '../src/edge/mx/chain-view.ts';
 import { startMx } from '../src/edge/mx/mx-server.ts';

@@ -6,8 +6,8 @@
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fromHash } from '../chain/hash.ts';
-import { createPinLeaseInstruction, sendMailInstruction } from '../chain/instructions.ts';
+import { fromHash } from '../chain/client/hash.ts';
+import { createPinLeaseInstruction, sendMailInstruction } from '../chain/client/instructions.ts';
 import { startPind } from '../pinning/pind/server.ts';
 import { startTestChain, waitForChainTime } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';

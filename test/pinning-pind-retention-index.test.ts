@@ -6,8 +6,8 @@
 import { join } from 'node:path';
 import { Connection } from '@solana/web3.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fromHash } from '../chain/hash.ts';
-import { createPinLeaseInstruction, sendMailInstruction } from '../chain/instructions.ts';
+import { fromHash } from '../chain/client/hash.ts';
+import { createPinLeaseInstruction, sendMailInstruction } from '../chain/client/instructions.ts';
 import {
   chainIndexPath,
   FileIndexState,

@@ -7,7 +7,7 @@
 // RSET and a dropped connection commit nothing.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { getEmailAt, listInbox } from '../chain/index.ts';
+import { getEmailAt, listInbox } from '../chain/client/index.ts';
 import { QUEUE_DELETE_MAIL, QUEUE_UNPIN } from '../src/contracts/inbound-jobs.ts';
 import { MessagesRepo, type StoredMessage } from '../src/core/store/index.ts';
 import { type KuboRpcDouble, startKuboRpcDouble } from './doubles/kubo-rpc-double.ts';

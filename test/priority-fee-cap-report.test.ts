@@ -4,7 +4,7 @@
 import { Connection, Keypair } from '@solana/web3.js';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { resolvePriorityFee } from '../chain/compute-budget.ts';
+import { resolvePriorityFee } from '../chain/client/compute-budget.ts';
 import { reportingCaps } from '../delivery/priority-fee.ts';
 import { MetricsRegistry } from '../src/core/limits/metrics.ts';
 

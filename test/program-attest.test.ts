@@ -11,8 +11,8 @@ import {
   RECIPIENT_RULE_SIZE,
   SENDER_ATTESTATION_SIZE,
   SENDER_REPUTATION_SIZE,
-} from '../chain/accounts/index.ts';
-import { fromHash } from '../chain/hash.ts';
+} from '../chain/client/accounts/index.ts';
+import { fromHash } from '../chain/client/hash.ts';
 import {
   attestSenderInstruction,
   buyStampsInstruction,
@@ -22,8 +22,8 @@ import {
   sendMailInstruction,
   setRecipientRuleInstruction,
   withReputation,
-} from '../chain/instructions.ts';
-import { attestationAddress, recipientRuleAddress, reputationAddress } from '../chain/pda.ts';
+} from '../chain/client/instructions.ts';
+import { attestationAddress, recipientRuleAddress, reputationAddress } from '../chain/client/pda.ts';
 import { DOMAIN, expectOk, refused, rent, SURCHARGE, swap, World, without } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';

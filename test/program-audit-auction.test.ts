@@ -1,7 +1,7 @@
 import type { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { ALIAS_LISTING_SIZE, type AliasListing, decodeAliasListing } from '../chain/accounts/index.ts';
-import { I64_MAX } from '../chain/bytes.ts';
+import { ALIAS_LISTING_SIZE, type AliasListing, decodeAliasListing } from '../chain/client/accounts/index.ts';
+import { I64_MAX } from '../chain/client/bytes.ts';
 import {
   aliasAccountOf,
   bidAliasInstruction,
@@ -9,8 +9,8 @@ import {
   listAliasInstruction,
   listingOf,
   settleAuctionInstruction,
-} from '../chain/instructions.ts';
-import { aliasBidAddress } from '../chain/pda.ts';
+} from '../chain/client/instructions.ts';
+import { aliasBidAddress } from '../chain/client/pda.ts';
 import { expectOk, refusedUnchanged, rent, SOL, World } from './program-world.ts';
 
 const NAME = 'shop';

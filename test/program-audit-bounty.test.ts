@@ -1,8 +1,12 @@
 import type { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { emailSize } from '../chain/accounts/index.ts';
-import { fromHash } from '../chain/hash.ts';
-import { claimBountyInstruction, deleteMailInstruction, sendMailInstruction } from '../chain/instructions.ts';
+import { emailSize } from '../chain/client/accounts/index.ts';
+import { fromHash } from '../chain/client/hash.ts';
+import {
+  claimBountyInstruction,
+  deleteMailInstruction,
+  sendMailInstruction,
+} from '../chain/client/instructions.ts';
 import { expectOk, refusedUnchanged, rent, World } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';

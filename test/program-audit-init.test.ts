@@ -1,7 +1,7 @@
 import { type Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { POSTOFFICE_SIZE } from '../chain/accounts/index.ts';
-import { ZERO_KEY } from '../chain/bytes.ts';
+import { POSTOFFICE_SIZE } from '../chain/client/accounts/index.ts';
+import { ZERO_KEY } from '../chain/client/bytes.ts';
 import {
   acceptAdminInstruction,
   buyStampsInstruction,
@@ -10,7 +10,7 @@ import {
   proposeAdminInstruction,
   updatePostofficeInstruction,
   withdrawFeesInstruction,
-} from '../chain/instructions.ts';
+} from '../chain/client/instructions.ts';
 import {
   expectOk,
   FEE,

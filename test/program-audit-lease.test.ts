@@ -1,12 +1,12 @@
 import type { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { PIN_LEASE_SIZE } from '../chain/accounts/index.ts';
+import { PIN_LEASE_SIZE } from '../chain/client/accounts/index.ts';
 import {
   closePinLeaseInstruction,
   createPinLeaseInstruction,
   pinLeaseCidHash,
-} from '../chain/instructions.ts';
-import { beaconAddress, mailboxAddress, pinLeaseAddress } from '../chain/pda.ts';
+} from '../chain/client/instructions.ts';
+import { beaconAddress, mailboxAddress, pinLeaseAddress } from '../chain/client/pda.ts';
 import { expectOk, refusedUnchanged, rent, SOL, World } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';

@@ -1,8 +1,8 @@
 import type { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { emailSize, encodeMailDomain, FROMBOX_SIZE } from '../chain/accounts/index.ts';
-import { ZERO_KEY } from '../chain/bytes.ts';
-import { fromHash } from '../chain/hash.ts';
+import { emailSize, encodeMailDomain, FROMBOX_SIZE } from '../chain/client/accounts/index.ts';
+import { ZERO_KEY } from '../chain/client/bytes.ts';
+import { fromHash } from '../chain/client/hash.ts';
 import {
   addStampsInstruction,
   buyStampsInstruction,
@@ -13,8 +13,8 @@ import {
   sendMailInstruction,
   setMailboxDomainInstruction,
   topUpStampsInstruction,
-} from '../chain/instructions.ts';
-import { mailboxAddress } from '../chain/pda.ts';
+} from '../chain/client/instructions.ts';
+import { mailboxAddress } from '../chain/client/pda.ts';
 import {
   DOMAIN,
   expectOk,

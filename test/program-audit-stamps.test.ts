@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { emailSize, FROMBOX_SIZE, POSTOFFICE_SIZE } from '../chain/accounts/index.ts';
-import { fromHash } from '../chain/hash.ts';
+import { emailSize, FROMBOX_SIZE, POSTOFFICE_SIZE } from '../chain/client/accounts/index.ts';
+import { fromHash } from '../chain/client/hash.ts';
 import {
   addStampsInstruction,
   buyStampsInstruction,
@@ -11,7 +11,7 @@ import {
   topUpStampsInstruction,
   updateFromboxInstruction,
   updatePostofficeInstruction,
-} from '../chain/instructions.ts';
+} from '../chain/client/instructions.ts';
 import { expectOk, FEE, refusedUnchanged, rent, SOL, SURCHARGE, World } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';

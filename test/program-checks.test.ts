@@ -22,9 +22,9 @@ import {
   pendingReclaimLayout,
   pinLeaseLayout,
   senderAttestationLayout,
-} from '../chain/accounts/index.ts';
-import { MAIL_ERRORS, type MailErrorName } from '../chain/errors.ts';
-import { fromHash } from '../chain/hash.ts';
+} from '../chain/client/accounts/index.ts';
+import { MAIL_ERRORS, type MailErrorName } from '../chain/client/errors.ts';
+import { fromHash } from '../chain/client/hash.ts';
 import {
   acceptAdminInstruction,
   acceptAliasInstruction,
@@ -77,9 +77,9 @@ import {
   updatePostofficeInstruction,
   withdrawFeesInstruction,
   withReputation,
-} from '../chain/instructions.ts';
-import { mailboxKeyAddress } from '../chain/pda.ts';
-import type { RunResult } from '../chain/program/runtime.ts';
+} from '../chain/client/instructions.ts';
+import { mailboxKeyAddress } from '../chain/client/pda.ts';
+import type { RunResult } from '../chain/program/host/runtime.ts';
 import { DOMAIN, expectErr, expectOk, prng, World } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';

@@ -1,6 +1,6 @@
 // The mail program's binary, its own hashing, and its compute costs:
 // - the committed chain/program/mail_program.so is what the source builds to;
-// - the C BLAKE3 / base58 (blake3.h, base58.h) agree with chain/hash.ts and
+// - the C BLAKE3 / base58 (blake3.h, base58.h) agree with chain/client/hash.ts and
 //   bs58, through a probe program built from the same headers and through the
 //   PDAs the mail program derives from long names;
 // - a table of compute units per instruction, asserted under the targets
@@ -14,16 +14,16 @@ import { blake3 } from '@noble/hashes/blake3.js';
 import { Keypair, TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeAlias } from '../chain/accounts/index.ts';
-import { blake3Text } from '../chain/hash.ts';
-import { createAliasInstruction, createDomainInstruction } from '../chain/instructions.ts';
-import { aliasAddress } from '../chain/pda.ts';
+import { decodeAlias } from '../chain/client/accounts/index.ts';
+import { blake3Text } from '../chain/client/hash.ts';
+import { createAliasInstruction, createDomainInstruction } from '../chain/client/instructions.ts';
+import { aliasAddress } from '../chain/client/pda.ts';
 import {
   measureComputeUnits,
   PROGRAM_SIZE_TARGET,
   SEND_MAIL_TARGET,
-} from '../chain/program/compute-units.ts';
-import { createRuntime, type Runtime } from '../chain/program/runtime.ts';
+} from '../chain/program/host/compute-units.ts';
+import { createRuntime, type Runtime } from '../chain/program/host/runtime.ts';
 import { buildSbfProgram } from '../chain/program/tools/build.ts';
 import { C_SOURCE, expectOk, programSo, SO_PATH, World } from './program-world.ts';
 

@@ -1,4 +1,4 @@
-// The funds invariant (chain/program/funds.ts), which World.run checks after
+// The funds invariant (chain/program/host/funds.ts), which World.run checks after
 // every successful transaction of the program tests: negative controls show
 // the checker catches what it is for (a recipient paid one lamport more than
 // the documented share, lamports from nowhere, a money field that did not
@@ -9,8 +9,8 @@
 // World with the check on.
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { encodeFrombox, encodePostoffice } from '../chain/accounts/index.ts';
-import { blake3Text, fromHash } from '../chain/hash.ts';
+import { encodeFrombox, encodePostoffice } from '../chain/client/accounts/index.ts';
+import { blake3Text, fromHash } from '../chain/client/hash.ts';
 import {
   acceptAdminInstruction,
   acceptAliasInstruction,
@@ -66,8 +66,8 @@ import {
   updatePostofficeInstruction,
   withdrawFeesInstruction,
   withReputation,
-} from '../chain/instructions.ts';
-import { pinLeaseAddress } from '../chain/pda.ts';
+} from '../chain/client/instructions.ts';
+import { pinLeaseAddress } from '../chain/client/pda.ts';
 import {
   checkFunds,
   type FundsAccount,
@@ -75,7 +75,7 @@ import {
   type FundsViolation,
   formatViolation,
   fundsAccounts,
-} from '../chain/program/funds.ts';
+} from '../chain/program/host/funds.ts';
 import { DOMAIN, expectOk, FEE, rent, SOL, SURCHARGE, World } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';

@@ -1,4 +1,4 @@
-// The BPF Upgradeable Loader builders (chain/program/loader.ts) against the
+// The BPF Upgradeable Loader builders (chain/program/host/loader.ts) against the
 // real loader in litesvm: Write chunk size at the transaction limit, resuming a
 // partly written buffer, Upgrade, SetAuthority, Close, ExtendProgram, and a
 // genesis-style deploy to a program id without its key.
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Keypair, PublicKey, Transaction, TransactionInstruction } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withComputeBudget } from '../chain/compute-budget.ts';
+import { withComputeBudget } from '../chain/client/compute-budget.ts';
 import {
   BUFFER_METADATA_SIZE,
   close,
@@ -24,8 +24,8 @@ import {
   upgrade,
   write,
   writeChunks,
-} from '../chain/program/loader.ts';
-import { createRuntime, type Runtime } from '../chain/program/runtime.ts';
+} from '../chain/program/host/loader.ts';
+import { createRuntime, type Runtime } from '../chain/program/host/runtime.ts';
 import { buildSbfProgram } from '../chain/program/tools/build.ts';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'sbf');

@@ -13,9 +13,9 @@ import {
   decodeDomainListing,
   decodeSenderAttestation,
   type MailDomain,
-} from '../chain/accounts/index.ts';
-import { attestationCounts } from '../chain/attest-client.ts';
-import { fromHash } from '../chain/hash.ts';
+} from '../chain/client/accounts/index.ts';
+import { attestationCounts } from '../chain/client/attest-client.ts';
+import { fromHash } from '../chain/client/hash.ts';
 import {
   attestSenderInstruction,
   buyDomainInstruction,
@@ -33,8 +33,12 @@ import {
   revokeAttestationInstruction,
   sendMailInstruction,
   settleDomainTimelockInstruction,
-} from '../chain/instructions.ts';
-import { attestationAddress, pendingDeactivationAddress, pendingReclaimAddress } from '../chain/pda.ts';
+} from '../chain/client/instructions.ts';
+import {
+  attestationAddress,
+  pendingDeactivationAddress,
+  pendingReclaimAddress,
+} from '../chain/client/pda.ts';
 import { DOMAIN, deltas, expectOk, refused, rent, SOL, World, without } from './program-world.ts';
 
 const DAY = 86_400n;

@@ -16,7 +16,7 @@ import {
   decodeAliasBid,
   decodeAliasEscrow,
   decodeAliasListing,
-} from '../chain/accounts/index.ts';
+} from '../chain/client/accounts/index.ts';
 import {
   acceptAliasInstruction,
   aliasAccountOf,
@@ -30,8 +30,8 @@ import {
   offerAliasInstruction,
   reclaimAliasInstruction,
   settleAuctionInstruction,
-} from '../chain/instructions.ts';
-import { aliasBidAddress } from '../chain/pda.ts';
+} from '../chain/client/instructions.ts';
+import { aliasBidAddress } from '../chain/client/pda.ts';
 import { deltas, expectOk, refused, rent, SOL, swap, World, without } from './program-world.ts';
 
 const NAME = 'shop';

@@ -18,8 +18,8 @@ import {
   type MailAccount,
   mailDomainLayout,
   participantBeaconLayout,
-} from '../chain/accounts/index.ts';
-import { fromHash, replyToHash } from '../chain/hash.ts';
+} from '../chain/client/accounts/index.ts';
+import { fromHash, replyToHash } from '../chain/client/hash.ts';
 import {
   addStampsInstruction,
   attestSenderInstruction,
@@ -35,7 +35,7 @@ import {
   setMailboxFlagsInstruction,
   setRecipientRuleInstruction,
   withReputation,
-} from '../chain/instructions.ts';
+} from '../chain/client/instructions.ts';
 import { b3Marker, computeCid } from '../src/mail/cid.ts';
 import { sealMessage, walletEncryptionPublicKey } from '../src/mail/seal/index.ts';
 import { DOMAIN, expectOk, World } from './program-world.ts';

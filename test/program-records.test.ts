@@ -6,7 +6,7 @@ import {
   decodePinLease,
   PARTICIPANT_BEACON_SIZE,
   PIN_LEASE_SIZE,
-} from '../chain/accounts/index.ts';
+} from '../chain/client/accounts/index.ts';
 import {
   beaconTagBits,
   closeBeaconInstruction,
@@ -15,8 +15,8 @@ import {
   encodeInstructionOf,
   pinLeaseCidHash,
   publishBeaconInstruction,
-} from '../chain/instructions.ts';
-import { beaconAddress, pinLeaseAddress } from '../chain/pda.ts';
+} from '../chain/client/instructions.ts';
+import { beaconAddress, pinLeaseAddress } from '../chain/client/pda.ts';
 import { expectOk, refused, rent, SOL, swap, World, without } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';

@@ -6,15 +6,15 @@
 // created (Transfer + Allocate + Assign), its earlier lamports kept.
 import { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { emailSize, FROMBOX_SIZE, MAILBOX_SIZE } from '../chain/accounts/index.ts';
-import { fromHash } from '../chain/hash.ts';
+import { emailSize, FROMBOX_SIZE, MAILBOX_SIZE } from '../chain/client/accounts/index.ts';
+import { fromHash } from '../chain/client/hash.ts';
 import {
   buyStampsInstruction,
   claimBountyInstruction,
   createMailboxInstruction,
   sendMailInstruction,
-} from '../chain/instructions.ts';
-import { mailboxAddress } from '../chain/pda.ts';
+} from '../chain/client/instructions.ts';
+import { mailboxAddress } from '../chain/client/pda.ts';
 import { expectErr, expectOk, FEE, rent, SURCHARGE, World } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';

@@ -2,9 +2,9 @@
 // postage, bounty, no_ipfs), DeleteMail and ClaimBounty, in a bare litesvm.
 import type { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { emailSize, encodeMailDomain, FROMBOX_SIZE } from '../chain/accounts/index.ts';
-import { toHex } from '../chain/bytes.ts';
-import { blake3Text, fromHash, replyToHash } from '../chain/hash.ts';
+import { emailSize, encodeMailDomain, FROMBOX_SIZE } from '../chain/client/accounts/index.ts';
+import { toHex } from '../chain/client/bytes.ts';
+import { blake3Text, fromHash, replyToHash } from '../chain/client/hash.ts';
 import {
   addStampsInstruction,
   buyStampsInstruction,
@@ -16,7 +16,7 @@ import {
   setMailboxFlagsInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
-} from '../chain/instructions.ts';
+} from '../chain/client/instructions.ts';
 import { DOMAIN, expectErr, expectOk, rent, SURCHARGE, World, without } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';

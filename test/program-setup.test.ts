@@ -15,9 +15,9 @@ import {
   MAILBOX_KEY_SIZE,
   MAILBOX_SIZE,
   POSTOFFICE_SIZE,
-} from '../chain/accounts/index.ts';
-import { ZERO_KEY } from '../chain/bytes.ts';
-import { blake3Text } from '../chain/hash.ts';
+} from '../chain/client/accounts/index.ts';
+import { ZERO_KEY } from '../chain/client/bytes.ts';
+import { blake3Text } from '../chain/client/hash.ts';
 import {
   createAliasInstruction,
   createDomainInstruction,
@@ -27,14 +27,14 @@ import {
   publishKeyInstruction,
   removeKeyInstruction,
   setMailboxFlagsInstruction,
-} from '../chain/instructions.ts';
+} from '../chain/client/instructions.ts';
 import {
   aliasAddress,
   domainAddress,
   mailboxAddress,
   mailboxKeyAddress,
   postofficeAddress,
-} from '../chain/pda.ts';
+} from '../chain/client/pda.ts';
 import { DOMAIN, expectErr, expectOk, FEE, rent, SURCHARGE, World, without } from './program-world.ts';
 
 function rawIx(

@@ -4,10 +4,10 @@
 // program's tests (chain/devnet/mail-program/mail-program-stamps.test.ts).
 import type { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { FROMBOX_SIZE } from '../chain/accounts/index.ts';
-import { U64_MAX } from '../chain/bytes.ts';
-import { stampQuote } from '../chain/client.ts';
-import { fromHash } from '../chain/hash.ts';
+import { FROMBOX_SIZE } from '../chain/client/accounts/index.ts';
+import { U64_MAX } from '../chain/client/bytes.ts';
+import { stampQuote } from '../chain/client/client.ts';
+import { fromHash } from '../chain/client/hash.ts';
 import {
   addStampsInstruction,
   buyStampsInstruction,
@@ -15,7 +15,7 @@ import {
   reclaimFromboxStampsInstruction,
   topUpStampsInstruction,
   updateFromboxInstruction,
-} from '../chain/instructions.ts';
+} from '../chain/client/instructions.ts';
 import { expectErr, expectOk, FEE, rent, SURCHARGE, World, without } from './program-world.ts';
 
 const POSTAGE = 20_000n;

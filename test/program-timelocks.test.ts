@@ -12,8 +12,8 @@ import {
   PENDING_DEACTIVATION_SIZE,
   PENDING_MAILBOX_CLOSE_SIZE,
   PENDING_RECLAIM_SIZE,
-} from '../chain/accounts/index.ts';
-import { fromHash } from '../chain/hash.ts';
+} from '../chain/client/accounts/index.ts';
+import { fromHash } from '../chain/client/hash.ts';
 import {
   cancelDeactivationInstruction,
   cancelMailboxCloseInstruction,
@@ -29,13 +29,13 @@ import {
   requestReclaimInstruction,
   sendMailInstruction,
   settleDomainTimelockInstruction,
-} from '../chain/instructions.ts';
+} from '../chain/client/instructions.ts';
 import {
   mailboxAddress,
   pendingCloseAddress,
   pendingDeactivationAddress,
   pendingReclaimAddress,
-} from '../chain/pda.ts';
+} from '../chain/client/pda.ts';
 import { DOMAIN, expectOk, refused, rent, swap, World, without } from './program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';

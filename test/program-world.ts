@@ -1,14 +1,14 @@
 // Shared fixture for the tests of the real mail program: the world of
-// chain/program/world.ts (also used by bench:program), plus the assertion on
+// chain/program/host/world.ts (also used by bench:program), plus the assertion on
 // a named custom error and the balance changes of one transaction.
 import { Buffer } from 'node:buffer';
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { expect } from 'vitest';
-import { MAIL_ERRORS, type MailErrorName } from '../chain/errors.ts';
-import type { RunResult } from '../chain/program/runtime.ts';
-import { expectOk, type World } from '../chain/program/world.ts';
+import { MAIL_ERRORS, type MailErrorName } from '../chain/client/errors.ts';
+import type { RunResult } from '../chain/program/host/runtime.ts';
+import { expectOk, type World } from '../chain/program/host/world.ts';
 
-export * from '../chain/program/world.ts';
+export * from '../chain/program/host/world.ts';
 
 export function expectErr(r: RunResult, name: MailErrorName): void {
   if (r.ok) throw new Error(`expected ${name}, but the transaction succeeded\n${r.logs.join('\n')}`);

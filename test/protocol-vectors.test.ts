@@ -4,17 +4,17 @@
 // re-addressed instead), and every vector docs/protocol.md quotes must be
 // the JSON's, so the spec, the file and the code cannot drift apart. The
 // spec's layout, rent, instruction and error tables are read against the
-// codecs and chain/errors.ts the same way.
+// codecs and chain/client/errors.ts the same way.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { blake3 } from '@noble/hashes/blake3.js';
 import { describe, expect, it } from 'vitest';
-import { ACCOUNT_LAYOUTS } from '../chain/accounts/index.ts';
-import type { FieldType } from '../chain/accounts/layout.ts';
-import { MAIL_ERRORS } from '../chain/errors.ts';
-import { fromHash } from '../chain/hash.ts';
-import { INSTRUCTION_LAYOUTS } from '../chain/instruction-data.ts';
+import { ACCOUNT_LAYOUTS } from '../chain/client/accounts/index.ts';
+import type { FieldType } from '../chain/client/accounts/layout.ts';
+import { MAIL_ERRORS } from '../chain/client/errors.ts';
+import { fromHash } from '../chain/client/hash.ts';
+import { INSTRUCTION_LAYOUTS } from '../chain/client/instruction-data.ts';
 import { b3Marker, computeCid } from '../src/mail/cid.ts';
 import {
   checkCid,
@@ -226,7 +226,8 @@ function typeText(t: FieldType): string {
 
 const layoutOf = (kind: string) => {
   const layout = Object.values(ACCOUNT_LAYOUTS).find((l) => l.kind === kind);
-  if (!layout) throw new Error(`docs/protocol.md names ${kind}, which chain/accounts has no layout for`);
+  if (!layout)
+    throw new Error(`docs/protocol.md names ${kind}, which chain/client/accounts has no layout for`);
   return layout;
 };
 
@@ -294,7 +295,7 @@ describe('docs/protocol.md tables against the code', () => {
     );
   });
 
-  it('the instruction table gives every tag and argument of chain/instruction-data.ts', () => {
+  it('the instruction table gives every tag and argument of chain/client/instruction-data.ts', () => {
     const table =
       /\| tag \| instruction +\| args[^\n]*\n((?:\|.*\n)+)/.exec(section('Instructions'))?.[0] ?? '';
     const got = tableRows(table).map(([tag = '', name = '', args = '']) => {

@@ -13,7 +13,7 @@ import type { Keypair } from '@solana/web3.js';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { DELIVERY_ATTEMPTS } from '../delivery/backoff.ts';
 import { type ReconcileResult, reconcileMetrics, reconcileSpool } from '../delivery/reconcile.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';

@@ -13,7 +13,7 @@ import type { Keypair } from '@solana/web3.js';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { createRedis } from '../src/core/redis/client.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { startSentinelRedis } from './helpers/redis-sentinel.ts';

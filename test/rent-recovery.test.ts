@@ -18,7 +18,7 @@ import {
   getEmailAt,
   getMailbox,
   sendMailInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
 import {
   QUEUE_RENT_RECOVERY,
   type RentRecoveryPolicy,

@@ -20,7 +20,6 @@ import {
 } from '@solana/web3.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Devnet, startDevnet } from '../chain/devnet/server.ts';
 import {
   createMailboxInstruction,
   emailAddress,
@@ -30,7 +29,8 @@ import {
   replyToHash,
   sendMailInstruction,
   setMailboxFlagsInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
+import { type Devnet, startDevnet } from '../chain/devnet/server.ts';
 import { keypairFromSeed, writeKeypairFile } from '../src/core/keys/keypair-file.ts';
 import { computeCid } from '../src/mail/cid.ts';
 import {

@@ -9,7 +9,7 @@ import {
   initPostofficeInstruction,
   publishKeyInstruction,
   removeKeyInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
 import {
   formatMailboxKeyFile,
   generateReaderKeypair,

@@ -10,7 +10,13 @@ import { Keypair, type PublicKey, Transaction, type TransactionInstruction } fro
 import bs58 from 'bs58';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { decodeEmail, emailAddress, fromHash, getMailbox, sendMailInstruction } from '../chain/index.ts';
+import {
+  decodeEmail,
+  emailAddress,
+  fromHash,
+  getMailbox,
+  sendMailInstruction,
+} from '../chain/client/index.ts';
 import { PermanentDeliveryError } from '../delivery/errors.ts';
 import { keyFileOf, signLegacy } from '../delivery/stages/legacy-tx.ts';
 import { batchMarkKey, SendMailBatcher } from '../delivery/stages/sendmail-batch.ts';

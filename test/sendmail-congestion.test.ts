@@ -30,8 +30,8 @@ import {
   priorityFeePolicyOf,
   raiseForRound,
   resolvePriorityFee,
-} from '../chain/compute-budget.ts';
-import { decodeEmail, emailAddress, getMailbox } from '../chain/index.ts';
+} from '../chain/client/compute-budget.ts';
+import { decodeEmail, emailAddress, getMailbox } from '../chain/client/index.ts';
 import { PendingError } from '../delivery/errors.ts';
 import { SendMailBatcher } from '../delivery/stages/sendmail-batch.ts';
 import { SignatureWatch } from '../delivery/stages/signature-watch.ts';

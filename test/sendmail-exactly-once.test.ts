@@ -14,8 +14,8 @@ import { ComputeBudgetProgram, Connection, PublicKey, Transaction } from '@solan
 import bs58 from 'bs58';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { computeUnitLimit } from '../chain/compute-budget.ts';
-import { decodeEmail, emailAddress, getMailbox } from '../chain/index.ts';
+import { computeUnitLimit } from '../chain/client/compute-budget.ts';
+import { decodeEmail, emailAddress, getMailbox } from '../chain/client/index.ts';
 import { closeEmailAccount } from '../delivery/cleanup.ts';
 import { PendingError } from '../delivery/errors.ts';
 import { SendMailBatcher } from '../delivery/stages/sendmail-batch.ts';

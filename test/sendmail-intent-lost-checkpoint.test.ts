@@ -12,7 +12,7 @@
 import { Queue } from 'bullmq';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { type DeliverJobData, QUEUE_DELIVER } from '../src/contracts/inbound-jobs.ts';
 import { IntentsRepo, MessagesRepo } from '../src/core/store/index.ts';
 import { RIG_DOMAIN, startServeRig } from './helpers/serve-rig.ts';

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { getMailbox } from '../chain/client.ts';
+import { getMailbox } from '../chain/client/client.ts';
 import { type SubmitDeps, type SubmitInput, submitSendMail } from '../delivery/stages/submit.ts';
 import type { StageResults } from '../src/contracts/inbound-jobs.ts';
 import { computeCid } from '../src/mail/cid.ts';

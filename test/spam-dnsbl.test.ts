@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Keypair } from '@solana/web3.js';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { getMailbox } from '../chain/index.ts';
+import { getMailbox } from '../chain/client/index.ts';
 import { openBlobStore } from '../src/core/blobs/open-blob-store.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { type DnsDouble, type DnsZone, startDnsDouble } from './doubles/dns-server.ts';

@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Keypair } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { getMailbox } from '../chain/index.ts';
+import { getMailbox } from '../chain/client/index.ts';
 import { openBlobStore } from '../src/core/blobs/open-blob-store.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { GTUBE, JUNK_MARK, SOFT_MARK, startTestRspamd } from './helpers/rspamd.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { type DeliverJobData, QUEUE_DELIVER } from '../src/contracts/inbound-jobs.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { SPOOL_MAGIC } from '../src/core/blobs/spool-manifest.ts';

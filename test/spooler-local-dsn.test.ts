@@ -13,7 +13,7 @@ import { Queue } from 'bullmq';
 import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fromHash, listInbox } from '../chain/index.ts';
+import { fromHash, listInbox } from '../chain/client/index.ts';
 import { type OutboundJobData, QUEUE_OUTBOUND, QUEUE_SPOOL } from '../src/contracts/inbound-jobs.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { CredentialSealer } from '../src/core/crypto/credential-seal.ts';

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { PublicKey } from '@solana/web3.js';
 import nodemailer from 'nodemailer';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { CredentialSealer } from '../src/core/crypto/credential-seal.ts';
 import { AccountsRepo } from '../src/core/store/index.ts';
 import { setMailPassword } from '../src/mail/reader-keys/mail-password.ts';

@@ -3,8 +3,8 @@
 // real program over devnet JSON-RPC — counting only while the domain's
 // current authority is the attesting key and the domain is active.
 import { describe, expect, it } from 'vitest';
-import { attestedSender } from '../chain/attest-client.ts';
-import { attestSenderInstruction, createDomainInstruction } from '../chain/instructions.ts';
+import { attestedSender } from '../chain/client/attest-client.ts';
+import { attestSenderInstruction, createDomainInstruction } from '../chain/client/instructions.ts';
 import { walletSender } from '../webmail/src/chain/sender-wallet.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';

@@ -7,14 +7,14 @@
 // rent and the bounty coming back, and signing it closes the account.
 import { PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { fromHash } from '../chain/hash.ts';
+import { fromHash } from '../chain/client/hash.ts';
 import {
   deleteMailInstruction,
   emailAddress,
   getEmailAt,
   getMailbox,
   sendMailInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
 import { prepareDeleteMail } from '../webmail/src/chain/delete-mail.ts';
 import { startTestChain, waitForChainTime } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';

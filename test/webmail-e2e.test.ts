@@ -27,7 +27,7 @@ import {
   replyToHash,
   sendMailInstruction,
   setMailboxFlagsInstruction,
-} from '../chain/index.ts';
+} from '../chain/client/index.ts';
 import { AccountsRepo, MessagesRepo } from '../src/core/store/index.ts';
 import { computeCid } from '../src/mail/cid.ts';
 import { DEV_DOMAIN, DEV_POSTAGE_LAMPORTS } from '../src/run/dev/dev-stack.ts';
@@ -560,7 +560,7 @@ describe('webmail in headless Chromium against the dev stack', () => {
     const dora = stack.postageWallet;
     const eve = await stack.funded(20);
     // Eve needs a mailbox so she can receive Dora's first message and reply to it.
-    const { createMailboxInstruction } = await import('../chain/index.ts');
+    const { createMailboxInstruction } = await import('../chain/client/index.ts');
     await stack.send(
       [createMailboxInstruction({ programId: stack.programId, owner: eve.publicKey, domain: DEV_DOMAIN })],
       [eve],

@@ -24,8 +24,8 @@ import {
   getFrombox,
   listInbox,
   setMailboxFlagsInstruction,
-} from '../chain/index.ts';
-import { acceptAliasInstruction, offerAliasInstruction } from '../chain/market-instructions.ts';
+} from '../chain/client/index.ts';
+import { acceptAliasInstruction, offerAliasInstruction } from '../chain/client/market-instructions.ts';
 import { DEV_DOMAIN } from '../src/run/dev/dev-stack.ts';
 import { webmailSuite } from './webmail-page.ts';
 

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { addr, webmailSuite } from './webmail-page.ts';
 
 const suite = webmailSuite();

@@ -5,7 +5,7 @@
 // sideways at a phone's 390 px.
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { DEV_DOMAIN } from '../src/run/dev/dev-stack.ts';
 import { addr, type PageKit, pageKit } from './webmail-page.ts';
 import { launchChromium, startWebmailStack, type WebmailStack } from './webmail-stack.ts';

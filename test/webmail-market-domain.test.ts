@@ -10,10 +10,10 @@
 import { Keypair } from '@solana/web3.js';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { DOMAIN_LISTING_SIZE } from '../chain/accounts/index.ts';
-import { getDomain } from '../chain/client.ts';
-import { createDomainInstruction, domainListingOf } from '../chain/instructions.ts';
-import { getDomainListing } from '../chain/market-client.ts';
+import { DOMAIN_LISTING_SIZE } from '../chain/client/accounts/index.ts';
+import { getDomain } from '../chain/client/client.ts';
+import { createDomainInstruction, domainListingOf } from '../chain/client/instructions.ts';
+import { getDomainListing } from '../chain/client/market-client.ts';
 import { readKeypairFile } from '../src/core/keys/keypair-file.ts';
 import { formatSol } from '../src/mail/trustless/send.ts';
 import {

@@ -8,10 +8,10 @@
 // shown. Trustless mode has no Market.
 import { Keypair } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { getAlias, getDomain, getMailbox } from '../chain/client.ts';
-import { createAliasInstruction } from '../chain/instructions.ts';
-import { getListing } from '../chain/market-client.ts';
-import { getPendingMailboxClose } from '../chain/timelock-client.ts';
+import { getAlias, getDomain, getMailbox } from '../chain/client/client.ts';
+import { createAliasInstruction } from '../chain/client/instructions.ts';
+import { getListing } from '../chain/client/market-client.ts';
+import { getPendingMailboxClose } from '../chain/client/timelock-client.ts';
 import { readKeypairFile } from '../src/core/keys/keypair-file.ts';
 import { DEV_DOMAIN } from '../src/run/dev/dev-stack.ts';
 import {

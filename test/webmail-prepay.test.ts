@@ -7,8 +7,8 @@
 import type { Keypair, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
-import { fetchStampQuote, getFrombox } from '../chain/client.ts';
-import { fromHash } from '../chain/hash.ts';
+import { fetchStampQuote, getFrombox } from '../chain/client/client.ts';
+import { fromHash } from '../chain/client/hash.ts';
 import { buyPostage } from '../webmail/src/chain/prepay.ts';
 import { pollSignature } from '../webmail/src/chain/tx.ts';
 import { signDetached } from '../webmail/src/wallet/secret-key.ts';

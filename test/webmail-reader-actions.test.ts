@@ -11,7 +11,7 @@ import { type Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { getEmailAt, listInbox } from '../chain/index.ts';
+import { getEmailAt, listInbox } from '../chain/client/index.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { MessagesRepo, type StoredMessage } from '../src/core/store/index.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';

@@ -6,7 +6,7 @@
 // position, search covers what the tab opened, and rows name their parts.
 import type { Keypair, PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { fromHash, getMailbox, listInbox, sendMailInstruction } from '../chain/index.ts';
+import { fromHash, getMailbox, listInbox, sendMailInstruction } from '../chain/client/index.ts';
 import { sealMessage, walletEncryptionPublicKey } from '../src/mail/seal/index.ts';
 import { pinBytes } from '../src/mail/trustless/pin.ts';
 import { webmailSuite } from './webmail-page.ts';

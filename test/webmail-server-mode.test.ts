@@ -12,7 +12,7 @@ import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listInbox } from '../chain/index.ts';
+import { listInbox } from '../chain/client/index.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { AccountsRepo, FoldersRepo, MessagesRepo, type StoredMessage } from '../src/core/store/index.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';

@@ -18,7 +18,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { type Browser, chromium } from 'playwright-core';
 import { build } from 'vite';
-import { createMailboxInstruction } from '../chain/index.ts';
+import { createMailboxInstruction } from '../chain/client/index.ts';
 import { type Config, loadConfig } from '../src/core/config/index.ts';
 import { readKeypairFile } from '../src/core/keys/keypair-file.ts';
 import { openStore, type Store } from '../src/core/store/index.ts';

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from '@solana/web3.js';
 import { PublicKey } from '@solana/web3.js';
 import nodemailer from 'nodemailer';
-import { listInbox } from '../../chain/index.ts';
+import { listInbox } from '../../chain/client/index.ts';
 import type { Keypair } from '../../src/core/keys/keypair-file.ts';
 import { openSealed, walletEncryptionKeypair } from '../../src/mail/seal/index.ts';
 

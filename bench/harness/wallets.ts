@@ -3,7 +3,7 @@
 // many at a time, and the mailboxes are then awaited together, instead of
 // bootstrapChain's one confirmed transaction per step.
 import { type Connection, Keypair, LAMPORTS_PER_SOL, Transaction } from '@solana/web3.js';
-import { createMailboxInstruction, mailboxAddress } from '../../chain/index.ts';
+import { createMailboxInstruction, mailboxAddress } from '../../chain/client/index.ts';
 import type { Keypair as KeyFile } from '../../src/core/keys/keypair-file.ts';
 
 export async function createOpenMailboxes(opts: {

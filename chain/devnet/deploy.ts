@@ -12,7 +12,7 @@
 // and the loader's own checks, run as on a cluster.
 import { Keypair, PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import type { Logger } from 'pino';
-import { legacyMessage, legacyWire } from '../legacy-tx.ts';
+import { legacyMessage, legacyWire } from '../client/legacy-tx.ts';
 import {
   createBuffer,
   decodeLoaderState,
@@ -20,7 +20,7 @@ import {
   LOADER_ID,
   upgrade,
   writeChunks,
-} from '../program/loader.ts';
+} from '../program/host/loader.ts';
 import type { AccountState, Address } from './account-store.ts';
 import type { ProcessOptions, ProcessOutcome, ProgramImage } from './bank-types.ts';
 import { type Ed25519Signer, signerFromSeed } from './ed25519.ts';

@@ -6,7 +6,7 @@
 // devnet started without `fidelity` never consults this module's state.
 
 import { createHash } from 'node:crypto';
-import { prng } from '../prng.ts';
+import { prng } from '../client/prng.ts';
 import type { Bank } from './bank.ts';
 import { RpcError } from './rpc-errors.ts';
 

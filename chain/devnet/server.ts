@@ -12,7 +12,7 @@ import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { type Logger, pino } from 'pino';
 import { WebSocketServer } from 'ws';
-import { DEFAULT_PROGRAM_ID } from '../program-id.ts';
+import { DEFAULT_PROGRAM_ID } from '../client/program-id.ts';
 import { Bank, type ProgramImage } from './bank.ts';
 import { emptyFidelityStats, Fidelity, type FidelityOptions, type FidelityStats } from './fidelity.ts';
 import { createRpcListener, DEFAULT_MAX_BODY_BYTES } from './rpc.ts';

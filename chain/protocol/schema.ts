@@ -5,7 +5,7 @@
 // `npm run gen:protocol` renders it into the program's C header
 // (chain/program/src/generated/interface.h), the tables of docs/protocol.md
 // and an IDL in Codama's format (chain/protocol/idl.json); the TypeScript
-// codecs (chain/accounts, chain/instruction-data.ts), the seed prefixes and
+// codecs (chain/client/accounts, chain/client/instruction-data.ts), the seed prefixes and
 // the error table read it directly. A deployed layout never moves: a field is
 // only ever appended, and test/protocol-generated.test.ts fails when a
 // generated file is stale.

@@ -6,8 +6,8 @@
 // domain active, its authority the attesting key). Read fresh from the chain
 // on every attempt; an RPC failure is thrown and retried like any stage.
 import type { Connection } from '@solana/web3.js';
-import { attestedSender } from '../../chain/attest-client.ts';
-import { isBase58Key, normalizeDomain } from '../../chain/hash.ts';
+import { attestedSender } from '../../chain/client/attest-client.ts';
+import { isBase58Key, normalizeDomain } from '../../chain/client/hash.ts';
 import type { AttestedSenderFact, MxTrace } from '../../src/mail/trace.ts';
 
 export interface AttestDeps {

@@ -1,10 +1,10 @@
 // A SendMail batch as a legacy Solana transaction signed by its fee payer
-// alone: the message from chain/legacy-tx.ts (written directly; web3.js's
+// alone: the message from chain/client/legacy-tx.ts (written directly; web3.js's
 // Transaction.sign/serialize took about 9 ms for a four-SendMail batch),
 // signed through node:crypto (src/core/keys/ed25519-sign.ts). Server only.
 import type { TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { legacyMessage, legacyWire, requiredSignatures } from '../../chain/legacy-tx.ts';
+import { legacyMessage, legacyWire, requiredSignatures } from '../../chain/client/legacy-tx.ts';
 import { signDetached } from '../../src/core/keys/ed25519-sign.ts';
 import { type Keypair as KeyFile, keypairFromSeed } from '../../src/core/keys/keypair-file.ts';
 

@@ -2,14 +2,19 @@
 // out of IPFS. Reads the chain fresh (not the MX's cache): the sealing key
 // must be the one published now. The Mailbox and the MailboxKey are read in
 // one getMultipleAccounts (merged with other deliveries' reads of the same
-// moment, delivery/rpc.ts); the choice of key is recipient-key.ts's.
+// moment, chain/client/rpc.ts); the choice of key is recipient-key.ts's.
 import type { Connection } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { decodeMailbox, decodeMailboxKey, mailboxAddress, mailboxKeyAddress } from '../../chain/index.ts';
+import {
+  decodeMailbox,
+  decodeMailboxKey,
+  mailboxAddress,
+  mailboxKeyAddress,
+} from '../../chain/client/index.ts';
+import { type RawAccount, readAccounts } from '../../chain/client/rpc.ts';
 import type { StageResults } from '../../src/contracts/inbound-jobs.ts';
 import { sealKeyFrom } from '../../src/mail/seal/recipient-key.ts';
 import { PermanentDeliveryError } from '../errors.ts';
-import { type RawAccount, readAccounts } from '../rpc.ts';
 
 export interface ResolveDeps {
   connection: Connection;

@@ -21,7 +21,7 @@
 // permanently bounces, every other job of it is sent again on its own.
 import type { Connection, Keypair, PublicKey, TransactionInstruction } from '@solana/web3.js';
 import type { Redis } from 'ioredis';
-import { computeBudgetInstructions, type PriorityFeePolicy } from '../../chain/compute-budget.ts';
+import { computeBudgetInstructions, type PriorityFeePolicy } from '../../chain/client/compute-budget.ts';
 import {
   decodeMailbox,
   emailAddress,
@@ -31,16 +31,16 @@ import {
   parseMailProgramError,
   sendMailInstruction,
   ZERO_KEY,
-} from '../../chain/index.ts';
-import { sendSigned } from '../../chain/rebroadcast.ts';
-import { relayDomainOf } from '../../chain/relay.ts';
+} from '../../chain/client/index.ts';
+import { sendSigned } from '../../chain/client/rebroadcast.ts';
+import { relayDomainOf } from '../../chain/client/relay.ts';
+import { readAccounts } from '../../chain/client/rpc.ts';
 import type { StageResults } from '../../src/contracts/inbound-jobs.ts';
 import type { Keypair as KeyFile } from '../../src/core/keys/keypair-file.ts';
 import { LeaseSet } from '../../src/core/limits/lease.ts';
 import { walletLeaseKey } from '../../src/core/limits/redis-keys.ts';
 import { ExpiredError, PendingError, PermanentDeliveryError } from '../errors.ts';
 import { feeBookOf } from '../priority-fee.ts';
-import { readAccounts } from '../rpc.ts';
 import { keyFileOf, signLegacy } from './legacy-tx.ts';
 import { type SignatureState, type SignatureWatch, settledAt } from './signature-watch.ts';
 
@@ -334,7 +334,7 @@ export class SendMailBatcher {
     const wallets = [...taken.keys()];
     const commitment = this.o.pipelined ? 'processed' : 'confirmed';
     const mailboxes = new Map<string, Mailbox>();
-    // One getMultipleAccounts per 100 mailboxes (delivery/rpc.ts).
+    // One getMultipleAccounts per 100 mailboxes (chain/client/rpc.ts).
     const infos = await readAccounts(
       this.o.connection,
       wallets.map((w) => mailboxAddress(this.o.programId, w)[0]),

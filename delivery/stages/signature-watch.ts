@@ -4,7 +4,7 @@
 // limit) on one timer, with the block height in the same JSON-RPC batch
 // (to tell "still valid" from "expired" for a signature not seen yet).
 // Waiters that hand over their signed bytes have them re-sent about every
-// 2 s while they wait (chain/rebroadcast.ts), until seen or expired.
+// 2 s while they wait (chain/client/rebroadcast.ts), until seen or expired.
 // Polls start at least `minPollMs` apart (`[chain] status_poll_ms`: by
 // default one slot, 400 ms, for a node elsewhere, 10 ms for one on this
 // host), however many waiters come and go: a new waiter joins the next
@@ -12,16 +12,16 @@
 //
 // "Expired" is only ever said on evidence: the status missing from an
 // answer whose context slot is at or past the slot of a block height above
-// lastValidBlockHeight, both read in one JSON-RPC batch (delivery/rpc.ts).
+// lastValidBlockHeight, both read in one JSON-RPC batch (chain/client/rpc.ts).
 // That is still not proof that the transaction did not land (a lagging or
 // history-less node answers "not found" for one that did): a re-sign needs
 // `provedExpired()` (two such observations seconds apart) and then the
 // caller's own search of the chain state for the effect
 // (docs/inbound.md "Exactly once").
 import type { Connection, SignatureStatus } from '@solana/web3.js';
-import { REBROADCAST_MS, Rebroadcaster } from '../../chain/rebroadcast.ts';
+import { REBROADCAST_MS, Rebroadcaster } from '../../chain/client/rebroadcast.ts';
+import { heightAndStatuses } from '../../chain/client/rpc.ts';
 import { defaultStatusPollMs } from '../../src/core/net/rpc-discipline.ts';
-import { heightAndStatuses } from '../rpc.ts';
 
 export type SignatureState =
   | { kind: 'landed' }
@@ -116,7 +116,7 @@ export class SignatureWatch {
   private quiet = 0;
   /** When the last poll began. */
   private polledAt = Number.NEGATIVE_INFINITY;
-  /** Re-sends the signed bytes of waiters that gave them (chain/rebroadcast.ts). */
+  /** Re-sends the signed bytes of waiters that gave them (chain/client/rebroadcast.ts). */
   readonly rebroadcast: Rebroadcaster;
   /** The shortest time from one poll's start to the next's (`[chain] status_poll_ms`). */
   readonly minPollMs: number;

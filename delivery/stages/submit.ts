@@ -1,7 +1,7 @@
 // SendMail, signed by the domain authority. Exactly once: the signed
 // transaction and its signature are checkpointed in the job before it is
 // sent, sent with `maxRetries: 0` and the same bytes re-sent about every 2 s
-// (chain/rebroadcast.ts through the status poller) until confirmed or
+// (chain/client/rebroadcast.ts through the status poller) until confirmed or
 // expired. A new transaction (a re-sign, at a new index) is built only once
 // the recorded one is proven not to have landed (settle() below,
 // docs/inbound.md "Exactly once"): its status missing in a batch with the
@@ -32,7 +32,7 @@
 import { type Connection, type Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Redis } from 'ioredis';
-import type { PriorityFeePolicy } from '../../chain/compute-budget.ts';
+import type { PriorityFeePolicy } from '../../chain/client/compute-budget.ts';
 import {
   decodeEmail,
   decodeMailbox,
@@ -42,14 +42,14 @@ import {
   mailboxAddress,
   parseMailProgramError,
   sendMailInstruction,
-} from '../../chain/index.ts';
-import { sendSigned } from '../../chain/rebroadcast.ts';
-import { relayDomainOf } from '../../chain/relay.ts';
+} from '../../chain/client/index.ts';
+import { sendSigned } from '../../chain/client/rebroadcast.ts';
+import { relayDomainOf } from '../../chain/client/relay.ts';
+import { readAccountsSince } from '../../chain/client/rpc.ts';
 import type { StageResults } from '../../src/contracts/inbound-jobs.ts';
 import { acquireWalletLease } from '../../src/core/limits/lease.ts';
 import { ExpiredError, PendingError, PermanentDeliveryError, UnprovenExpiryError } from '../errors.ts';
 import { feeBookOf } from '../priority-fee.ts';
-import { readAccountsSince } from '../rpc.ts';
 import {
   batchMarkKey,
   instructionOf,

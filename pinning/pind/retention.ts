@@ -16,9 +16,9 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Connection } from '@solana/web3.js';
-import { decodeEmail, decodePinLease } from '../../chain/accounts/index.ts';
-import { type Key, toPublicKey } from '../../chain/bytes.ts';
-import { pinLeaseCidHash } from '../../chain/instructions.ts';
+import { decodeEmail, decodePinLease } from '../../chain/client/accounts/index.ts';
+import { type Key, toPublicKey } from '../../chain/client/bytes.ts';
+import { pinLeaseCidHash } from '../../chain/client/instructions.ts';
 import {
   type IndexCommit,
   type IndexSnapshot,

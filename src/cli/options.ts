@@ -2,7 +2,7 @@
 // option's text into a value or throws InvalidArgumentError, which commander
 // reports as "option '--x <v>' argument 'v' is invalid. <message>" (exit 2).
 import { InvalidArgumentError } from 'commander';
-import { isBase58Key } from '../../chain/index.ts';
+import { isBase58Key } from '../../chain/client/index.ts';
 
 /** An integer in [min, max], written in decimal digits only. */
 export function intOption(min: number, max: number) {

@@ -1,6 +1,6 @@
 // The CLI's compute budget: every transaction a command sends carries
 // SetComputeUnitLimit (sized from the instructions' measured use) and
-// SetComputeUnitPrice (chain/compute-budget.ts). The price comes from
+// SetComputeUnitPrice (chain/client/compute-budget.ts). The price comes from
 // `--priority-fee <auto|µlamports>` and `--max-priority-fee <lamports>`,
 // else from [chain] priority_fee / priority_fee_percentile /
 // max_priority_fee_lamports of the config, else those keys' defaults.
@@ -16,7 +16,7 @@ import {
   parsePriorityFee,
   priceBudget,
   priorityFeePolicyOf,
-} from '../../chain/compute-budget.ts';
+} from '../../chain/client/compute-budget.ts';
 
 export interface PriorityFeeOptions {
   /** `auto` or µlamports per CU (validated by the option parser). */

@@ -14,7 +14,7 @@
 // status once, after the subscription is set up), so a WebSocket a provider
 // does not serve made every confirmation "expire". Given the signed bytes,
 // the poll re-sends them about every 2 s until the signature is seen
-// (chain/rebroadcast.ts: the first send asks the node for no retries of its
+// (chain/client/rebroadcast.ts: the first send asks the node for no retries of its
 // own), so a dropped send lands within its blockhash's lifetime.
 import {
   type Commitment,
@@ -25,8 +25,8 @@ import {
   Transaction,
   TransactionExpiredBlockheightExceededError,
 } from '@solana/web3.js';
-import { type PriorityFeePolicy, priceBudget } from '../../chain/compute-budget.ts';
-import { REBROADCAST_MS, resendSigned, sendSigned } from '../../chain/rebroadcast.ts';
+import { type PriorityFeePolicy, priceBudget } from '../../chain/client/compute-budget.ts';
+import { REBROADCAST_MS, resendSigned, sendSigned } from '../../chain/client/rebroadcast.ts';
 import { httpFetch } from './net/http-fetch.ts';
 import { type RpcLog, rpcDisciplinedFetch } from './net/rpc-discipline.ts';
 
@@ -141,7 +141,7 @@ export async function confirmSignature(
 }
 
 function failed(signature: string, status: SignatureStatus): Error {
-  // The words of web3.js's sendAndConfirmTransaction (chain/errors.ts reads the status out of them).
+  // The words of web3.js's sendAndConfirmTransaction (chain/client/errors.ts reads the status out of them).
   return new Error(`Transaction ${signature} failed (${JSON.stringify(status)})`);
 }
 
@@ -156,7 +156,7 @@ export async function sendAndConfirmPolled(
   opts: {
     commitment?: Commitment;
     preflightCommitment?: Commitment;
-    /** Prepends SetComputeUnitLimit and SetComputeUnitPrice priced by this policy (chain/compute-budget.ts). */
+    /** Prepends SetComputeUnitLimit and SetComputeUnitPrice priced by this policy (chain/client/compute-budget.ts). */
     priorityFee?: PriorityFeePolicy;
   } = {},
 ): Promise<string> {

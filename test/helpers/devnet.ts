@@ -14,8 +14,8 @@ import {
 } from '@solana/web3.js';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
+import { parseMailProgramError } from '../../chain/client/errors.ts';
 import { type Devnet, type DevnetOptions, startDevnet } from '../../chain/devnet/server.ts';
-import { parseMailProgramError } from '../../chain/errors.ts';
 
 const open: { devnet: Devnet; dir: string }[] = [];
 

@@ -6,7 +6,7 @@ import {
   createDomainInstruction,
   createMailboxInstruction,
   initPostofficeInstruction,
-} from '../../chain/index.ts';
+} from '../../chain/client/index.ts';
 import type { TestChain } from './devnet.ts';
 
 export interface MailChain {

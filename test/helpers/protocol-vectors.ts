@@ -11,8 +11,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type AccountMeta, Keypair, PublicKey, type TransactionInstruction } from '@solana/web3.js';
-import { BEACON_DETAIL_CID_CAPACITY, encodeAccount, type MailAccount } from '../../chain/accounts/index.ts';
-import { aliasNameHash, domainNameHash, fromHash, replyToHash } from '../../chain/hash.ts';
+import {
+  BEACON_DETAIL_CID_CAPACITY,
+  encodeAccount,
+  type MailAccount,
+} from '../../chain/client/accounts/index.ts';
+import { aliasNameHash, domainNameHash, fromHash, replyToHash } from '../../chain/client/hash.ts';
 import {
   acceptAdminInstruction,
   acceptAliasInstruction,
@@ -63,7 +67,7 @@ import {
   updateFromboxInstruction,
   updatePostofficeInstruction,
   withdrawFeesInstruction,
-} from '../../chain/instructions.ts';
+} from '../../chain/client/instructions.ts';
 import {
   aliasAddress,
   aliasBidAddress,
@@ -85,9 +89,9 @@ import {
   postofficeAddress,
   recipientRuleAddress,
   reputationAddress,
-} from '../../chain/pda.ts';
-import { LOADER_ID, programDataAddress } from '../../chain/program/loader.ts';
-import { DEFAULT_PROGRAM_ID } from '../../chain/program-id.ts';
+} from '../../chain/client/pda.ts';
+import { DEFAULT_PROGRAM_ID } from '../../chain/client/program-id.ts';
+import { LOADER_ID, programDataAddress } from '../../chain/program/host/loader.ts';
 import { b3Marker, CHUNK_SIZE, computeCid, importUnixfs } from '../../src/mail/cid.ts';
 import { sealMessage, walletEncryptionKeypair } from '../../src/mail/seal/index.ts';
 

@@ -9,7 +9,7 @@ import type { Keypair } from '@solana/web3.js';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
-import { listInbox } from '../../chain/index.ts';
+import { listInbox } from '../../chain/client/index.ts';
 import { startPind } from '../../pinning/pind/server.ts';
 import { type Config, parseConfig } from '../../src/core/config/index.ts';
 import { createCredentialKeyFile } from '../../src/core/crypto/credential-seal.ts';

@@ -4,7 +4,7 @@
 // listed entries and the newest index seen stay in memory for the page's
 // lifetime, so going back to the inbox asks the chain only for indexes past
 // it; opened bodies are cached in messages.ts. Nothing decrypted is stored.
-import type { InboxEntry } from '../../chain/client.ts';
+import type { InboxEntry } from '../../chain/client/client.ts';
 
 /** Marks kept per wallet; the oldest go first past this many. */
 const MAX_READ_MARKS = 5000;

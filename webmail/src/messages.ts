@@ -2,7 +2,7 @@
 // listed message in the background to show its From and Subject; the reader
 // reuses the result). Keys: `chain:<email address>` or `server:<id>`.
 import type { PublicKey } from '@solana/web3.js';
-import type { InboxEntry } from '../../chain/client.ts';
+import type { InboxEntry } from '../../chain/client/client.ts';
 import { fetchFromGateway, type OpenedMessage, openWithKeys } from './chain/read.ts';
 import { forgetInboxSnapshot } from './inbox-state.ts';
 import { type ParsedMail, parseMail } from './mail/parse.ts';

@@ -2,7 +2,7 @@
 // at page load: absent = the account API on this page's own origin (server
 // mode), blank = trustless (chain RPC, gateway and pin service only), a URL
 // = that account API. A change takes effect on the next load.
-import { DEFAULT_PROGRAM_ID } from '../../chain/program-id.ts';
+import { DEFAULT_PROGRAM_ID } from '../../chain/client/program-id.ts';
 
 export interface ConnectionSettings {
   rpcUrl: string;

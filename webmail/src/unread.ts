@@ -5,7 +5,7 @@
 // they exist (a deleted message is not unread): getMultipleAccounts with a
 // zero-length dataSlice, 100 a call. No body, no account data is fetched.
 import { type Connection, PublicKey } from '@solana/web3.js';
-import { emailAddress } from '../../chain/index.ts';
+import { emailAddress } from '../../chain/client/index.ts';
 
 const BATCH = 100;
 /** Past this many indexes only the newest are counted (the count says "N+"). */

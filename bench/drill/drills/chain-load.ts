@@ -13,9 +13,9 @@
 // limit (NODE_RPS at the node, `max_rps` per process below it) and fail on a
 // 429 or a peak over what the stack was allowed.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { decodeMailbox } from '../../../chain/accounts/index.ts';
+import { decodeMailbox } from '../../../chain/client/accounts/index.ts';
+import { mailboxAddress } from '../../../chain/client/pda.ts';
 import type { FidelityOptions, FidelityStats } from '../../../chain/devnet/server.ts';
-import { mailboxAddress } from '../../../chain/pda.ts';
 import type { DrillResult } from '../drill.ts';
 import {
   type Accounting,

@@ -7,7 +7,7 @@ import { createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PublicKey } from '@solana/web3.js';
 import nodemailer from 'nodemailer';
-import { listInbox } from '../../../chain/index.ts';
+import { listInbox } from '../../../chain/client/index.ts';
 import type { Keypair } from '../../../src/core/keys/keypair-file.ts';
 import { STACK_DOMAIN } from '../../harness/stack.ts';
 import { setPinProvider } from '../api-client.ts';

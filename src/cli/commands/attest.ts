@@ -9,15 +9,15 @@ import {
   getRecipientRule,
   getReputation,
   listAttestations,
-} from '../../../chain/attest-client.ts';
-import { getDomain } from '../../../chain/client.ts';
-import { normalizeDomain } from '../../../chain/hash.ts';
+} from '../../../chain/client/attest-client.ts';
+import { getDomain } from '../../../chain/client/client.ts';
+import { normalizeDomain } from '../../../chain/client/hash.ts';
 import {
   attestSenderInstruction,
   closeRecipientRuleInstruction,
   revokeAttestationInstruction,
   setRecipientRuleInstruction,
-} from '../../../chain/instructions.ts';
+} from '../../../chain/client/instructions.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { addChainOptions, type ChainOpts, chainOf, send } from './chain-cli.ts';
 import { addressOption, loadKeypair } from './program-common.ts';

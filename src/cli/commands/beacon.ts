@@ -2,14 +2,14 @@
 // "Participant beacons"): list them by tag, publish or update one's own
 // (tags and the CID of an encrypted profile blob), close it.
 import { type Command, InvalidArgumentError } from 'commander';
-import { beaconDetailCid } from '../../../chain/accounts/index.ts';
-import { getBeacon, listBeacons } from '../../../chain/client.ts';
+import { beaconDetailCid } from '../../../chain/client/accounts/index.ts';
+import { getBeacon, listBeacons } from '../../../chain/client/client.ts';
 import {
   beaconTagBits,
   beaconTagList,
   closeBeaconInstruction,
   publishBeaconInstruction,
-} from '../../../chain/instructions.ts';
+} from '../../../chain/client/instructions.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { addChainOptions, type ChainOpts, chainOf, send } from './chain-cli.ts';
 import { intOption, loadKeypair } from './program-common.ts';

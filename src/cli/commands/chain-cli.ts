@@ -5,8 +5,8 @@
 
 import { type Connection, type Keypair, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import type { Command } from 'commander';
-import { parseMailProgramError } from '../../../chain/errors.ts';
-import { sendSigned } from '../../../chain/rebroadcast.ts';
+import { parseMailProgramError } from '../../../chain/client/errors.ts';
+import { sendSigned } from '../../../chain/client/rebroadcast.ts';
 import { confirmSignature } from '../../core/chain-rpc.ts';
 import { CliError, loadCliConfig } from '../common.ts';
 import {

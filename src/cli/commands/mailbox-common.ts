@@ -2,7 +2,7 @@
 // chain is (--config, --rpc, --program-id), option parsers, which wallet a
 // command acts for, and chain reads that name the node in their errors.
 import { type Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_PROGRAM_ID } from '../../../chain/program-id.ts';
+import { DEFAULT_PROGRAM_ID } from '../../../chain/client/program-id.ts';
 import { readKeypairFile } from '../../core/keys/keypair-file.ts';
 import { CliError, CONFIG_OPTION_HELP, EXIT_USAGE, loadCliConfig } from '../common.ts';
 import { addressOption as keyOption, RPC_FLAGS, RPC_MONIKER_HELP, rpcOption } from '../options.ts';

@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { PublicKey } from '@solana/web3.js';
 import type { Command } from 'commander';
-import { deleteBountyLocked } from '../../../chain/bounty-lock.ts';
-import { emailSize, getEmailAt, isBase58Key, rentExemptLamports } from '../../../chain/index.ts';
-import { claimBountyInstruction, deleteMailInstruction } from '../../../chain/instructions.ts';
+import { deleteBountyLocked } from '../../../chain/client/bounty-lock.ts';
+import { emailSize, getEmailAt, isBase58Key, rentExemptLamports } from '../../../chain/client/index.ts';
+import { claimBountyInstruction, deleteMailInstruction } from '../../../chain/client/instructions.ts';
 import { computeCid } from '../../mail/cid.ts';
 import { PinServiceError, pinBytes } from '../../mail/trustless/pin.ts';
 import { RecipientError } from '../../mail/trustless/recipient.ts';

@@ -27,8 +27,8 @@ import {
   setMailboxDomainInstruction,
   setMailboxFlagsInstruction,
   U64_MAX,
-} from '../../../chain/index.ts';
-import { getMailboxDomain } from '../../../chain/relay.ts';
+} from '../../../chain/client/index.ts';
+import { getMailboxDomain } from '../../../chain/client/relay.ts';
 import {
   formatMailboxKeyFile,
   generateReaderKeypair,

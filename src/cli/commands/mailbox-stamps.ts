@@ -21,7 +21,7 @@ import {
   type StampQuote,
   topUpStampsInstruction,
   updateFromboxInstruction,
-} from '../../../chain/index.ts';
+} from '../../../chain/client/index.ts';
 import { RecipientError, resolveRecipient } from '../../mail/trustless/recipient.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { chainRead, intOption, sol } from './mailbox-common.ts';

@@ -20,8 +20,8 @@ import {
 } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Command } from 'commander';
-import { decodeInstruction, parseMailProgramError, toHex } from '../../../chain/index.ts';
-import { sendSigned } from '../../../chain/rebroadcast.ts';
+import { decodeInstruction, parseMailProgramError, toHex } from '../../../chain/client/index.ts';
+import { sendSigned } from '../../../chain/client/rebroadcast.ts';
 import { readKeypairFile } from '../../core/keys/keypair-file.ts';
 import { pollSignature, TxFailedError } from '../../mail/trustless/tx.ts';
 import { CliError, cliConnection, EXIT_USAGE } from '../common.ts';

@@ -20,7 +20,7 @@ import {
   listInbox,
   replyToHash,
   toHex,
-} from '../../../chain/index.ts';
+} from '../../../chain/client/index.ts';
 import { readKeypairFile } from '../../core/keys/keypair-file.ts';
 import {
   fetchSealedBody,

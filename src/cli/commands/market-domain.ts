@@ -8,16 +8,16 @@
 // re-checks every rule.
 import type { Connection, PublicKey } from '@solana/web3.js';
 import type { Command } from 'commander';
-import { type DomainListing, decodeMailDomain } from '../../../chain/accounts/index.ts';
-import { ZERO_KEY } from '../../../chain/bytes.ts';
-import { normalizeDomain } from '../../../chain/hash.ts';
+import { type DomainListing, decodeMailDomain } from '../../../chain/client/accounts/index.ts';
+import { ZERO_KEY } from '../../../chain/client/bytes.ts';
+import { normalizeDomain } from '../../../chain/client/hash.ts';
 import {
   buyDomainInstruction,
   cancelDomainListingInstruction,
   DOMAIN_LISTING_MAX_SECS,
   listDomainInstruction,
-} from '../../../chain/instructions.ts';
-import { getDomainListing, listDomainListings } from '../../../chain/market-client.ts';
+} from '../../../chain/client/instructions.ts';
+import { getDomainListing, listDomainListings } from '../../../chain/client/market-client.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { solOption } from '../options.ts';
 import { addChainOptions, type ChainOpts, chainOf, keyCommand, report, send } from './chain-cli.ts';

@@ -6,9 +6,9 @@
 // and say plainly what is missing; the program re-checks every rule.
 import type { PublicKey } from '@solana/web3.js';
 import type { Command } from 'commander';
-import type { AliasEscrow, AliasListing } from '../../../chain/accounts/index.ts';
-import { ZERO_KEY } from '../../../chain/bytes.ts';
-import { isBase58Key, normalizeAlias } from '../../../chain/hash.ts';
+import type { AliasEscrow, AliasListing } from '../../../chain/client/accounts/index.ts';
+import { ZERO_KEY } from '../../../chain/client/bytes.ts';
+import { isBase58Key, normalizeAlias } from '../../../chain/client/hash.ts';
 import {
   type AliasRef,
   AUCTION_MAX_SECS,
@@ -23,8 +23,8 @@ import {
   offerAliasInstruction,
   reclaimAliasInstruction,
   settleAuctionInstruction,
-} from '../../../chain/instructions.ts';
-import { getEscrow, getListing, listAliasListings } from '../../../chain/market-client.ts';
+} from '../../../chain/client/instructions.ts';
+import { getEscrow, getListing, listAliasListings } from '../../../chain/client/market-client.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { solOption } from '../options.ts';
 import { addChainOptions, type ChainOpts, chainOf, keyCommand, report, send } from './chain-cli.ts';

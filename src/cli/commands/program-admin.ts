@@ -4,9 +4,12 @@
 // authority to another key, or revoke it for good).
 import { PublicKey } from '@solana/web3.js';
 import { type Command, Option } from 'commander';
-import { initPostofficeInstruction, POSTOFFICE_SIZE, postofficeAddress } from '../../../chain/index.ts';
-import { setAuthority } from '../../../chain/program/loader.ts';
-import { DeployError, readProgram } from '../../program-deploy/onchain.ts';
+import {
+  initPostofficeInstruction,
+  POSTOFFICE_SIZE,
+  postofficeAddress,
+} from '../../../chain/client/index.ts';
+import { DeployError, readProgram } from '../../../chain/program/deploy/onchain.ts';
 import {
   DEFAULT_STAMP_FEE,
   DEFAULT_SURCHARGE,
@@ -14,8 +17,9 @@ import {
   mustBeUpgradeAuthority,
   postofficeExists,
   readPostoffice,
-} from '../../program-deploy/postoffice.ts';
-import { sendAll, type TxSpec } from '../../program-deploy/sender.ts';
+} from '../../../chain/program/deploy/postoffice.ts';
+import { sendAll, type TxSpec } from '../../../chain/program/deploy/sender.ts';
+import { setAuthority } from '../../../chain/program/host/loader.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { addPriorityFeeOptions, priorityPolicyOf, usePriorityFee } from '../priority-fee.ts';
 import { runTx } from './mailbox-tx.ts';

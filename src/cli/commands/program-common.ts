@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Connection, Keypair, type PublicKey } from '@solana/web3.js';
 import { InvalidArgumentError } from 'commander';
+import { DeployError, type OnChainProgram, readProgram } from '../../../chain/program/deploy/onchain.ts';
 import { readKeypairFile } from '../../core/keys/keypair-file.ts';
-import { DeployError, type OnChainProgram, readProgram } from '../../program-deploy/onchain.ts';
 import { CliError, cliConnection } from '../common.ts';
 
 export {

@@ -17,8 +17,8 @@ import {
   updatePostofficeInstruction,
   withdrawFeesInstruction,
   ZERO_KEY,
-} from '../../../chain/index.ts';
-import { DeployError } from '../../program-deploy/onchain.ts';
+} from '../../../chain/client/index.ts';
+import { DeployError } from '../../../chain/program/deploy/onchain.ts';
 import {
   describePostoffice,
   isNone,
@@ -26,7 +26,7 @@ import {
   pendingText,
   postofficeJson,
   readPostoffice,
-} from '../../program-deploy/postoffice.ts';
+} from '../../../chain/program/deploy/postoffice.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { addPriorityFeeOptions, priorityPolicyOf, usePriorityFee } from '../priority-fee.ts';
 import { type CostItem, runTx, type TxPlan } from './mailbox-tx.ts';

@@ -3,22 +3,22 @@
 // run (signed by the upgrade authority), and check what a cluster runs
 // against the local build. `init-postoffice` and `set-authority` live in
 // ./program-admin.ts, the postoffice admin's commands in
-// ./program-postoffice.ts. The work is in src/program-deploy/.
+// ./program-postoffice.ts. The work is in chain/program/deploy/.
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { type Keypair, PublicKey } from '@solana/web3.js';
 import type { Command } from 'commander';
-import { generateKeypair, writeKeypairFile } from '../../core/keys/keypair-file.ts';
 import {
   type DeployDryRun,
   type DeployResult,
   deployProgram,
   deriveBufferKeypair,
   type PostofficeOutcome,
-} from '../../program-deploy/deploy.ts';
-import { sol } from '../../program-deploy/plan.ts';
-import { DEFAULT_STAMP_FEE, DEFAULT_SURCHARGE } from '../../program-deploy/postoffice.ts';
-import { verifyProgram } from '../../program-deploy/verify.ts';
+} from '../../../chain/program/deploy/deploy.ts';
+import { sol } from '../../../chain/program/deploy/plan.ts';
+import { DEFAULT_STAMP_FEE, DEFAULT_SURCHARGE } from '../../../chain/program/deploy/postoffice.ts';
+import { verifyProgram } from '../../../chain/program/deploy/verify.ts';
+import { generateKeypair, writeKeypairFile } from '../../core/keys/keypair-file.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { addPriorityFeeOptions, type PriorityFeeOptions, priorityPolicyOf } from '../priority-fee.ts';
 import { registerProgramAdmin } from './program-admin.ts';

@@ -11,11 +11,11 @@ import {
   type PendingMailboxClose,
   type PendingReclaim,
   rentExemptLamports,
-} from '../../../chain/accounts/index.ts';
-import { getDomain, getPostoffice } from '../../../chain/client.ts';
-import { priorityFeePolicyOf } from '../../../chain/compute-budget.ts';
-import { parseMailProgramError } from '../../../chain/errors.ts';
-import { normalizeDomain } from '../../../chain/hash.ts';
+} from '../../../chain/client/accounts/index.ts';
+import { getDomain, getPostoffice } from '../../../chain/client/client.ts';
+import { priorityFeePolicyOf } from '../../../chain/client/compute-budget.ts';
+import { parseMailProgramError } from '../../../chain/client/errors.ts';
+import { normalizeDomain } from '../../../chain/client/hash.ts';
 import {
   cancelDeactivationInstruction,
   cancelMailboxCloseInstruction,
@@ -28,18 +28,18 @@ import {
   settleDomainTimelockInstruction,
   TIMELOCK_WINDOW_SECS,
   timelockEndsAt,
-} from '../../../chain/instructions.ts';
+} from '../../../chain/client/instructions.ts';
 import {
   domainAddress,
   pendingCloseAddress,
   pendingDeactivationAddress,
   pendingReclaimAddress,
-} from '../../../chain/pda.ts';
+} from '../../../chain/client/pda.ts';
 import {
   getPendingDeactivation,
   getPendingMailboxClose,
   getPendingReclaim,
-} from '../../../chain/timelock-client.ts';
+} from '../../../chain/client/timelock-client.ts';
 import { collectTxtChain } from '../../core/dns/dnssec-proof.ts';
 import { parseDnsServer } from '../../core/dns/resolver.ts';
 import { authorityRecordName } from '../../edge/domaind/authority-record.ts';

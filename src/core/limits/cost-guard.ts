@@ -13,7 +13,7 @@
 // per accepted message and a 250 is never followed by a drop.
 // Results, not replies: the MX turns a refusal into 451 4.7.1.
 import type { Redis } from 'ioredis';
-import { isNormalizedAlias } from '../../../chain/index.ts';
+import { isNormalizedAlias } from '../../../chain/client/index.ts';
 import type { BalanceCheck, BalanceGuard } from './balance-guard.ts';
 import type { CostGuardMetrics } from './metrics.ts';
 import type { PublicationHistory } from './publication-history.ts';

@@ -11,11 +11,11 @@
 //     U-label → A-label, fullwidth letters via UTS #46);
 //   - address literal (`[1.2.3.4]`, `[IPv6:…]`): the window belongs to the
 //     literal IP, whatever the local part: `@[1.2.3.4]`.
-// This is deliberately not chain/hash.ts fromHash: from_hash is a protocol
+// This is deliberately not chain/client/hash.ts fromHash: from_hash is a protocol
 // value (frombox seeds, stamps bought for an exact address) that must never
 // change; collapsing forms here only makes a window stricter.
 import { isIPv4, isIPv6 } from 'node:net';
-import { isBase58Key } from '../../../chain/index.ts';
+import { isBase58Key } from '../../../chain/client/index.ts';
 import { normalizeDomainName } from '../dns/name.ts';
 
 export interface CanonicalSender {

@@ -31,11 +31,15 @@ import {
   decodeMailDomain,
   MAIL_DOMAIN_FIXED_SIZE,
   PENDING_RECLAIM_SIZE,
-} from '../../../chain/accounts/index.ts';
-import { type Key, toPublicKey, ZERO_KEY } from '../../../chain/bytes.ts';
-import { decodeInstruction, type InstructionKind, LISTING_MODE } from '../../../chain/instruction-data.ts';
-import { minimumBid } from '../../../chain/market-instructions.ts';
-import { aliasAddress, domainAddress } from '../../../chain/pda.ts';
+} from '../../../chain/client/accounts/index.ts';
+import { type Key, toPublicKey, ZERO_KEY } from '../../../chain/client/bytes.ts';
+import {
+  decodeInstruction,
+  type InstructionKind,
+  LISTING_MODE,
+} from '../../../chain/client/instruction-data.ts';
+import { minimumBid } from '../../../chain/client/market-instructions.ts';
+import { aliasAddress, domainAddress } from '../../../chain/client/pda.ts';
 import type { Database } from '../../core/store/types.ts';
 import { type IndexState, ProgramIndex, StoreIndexState } from './program-index.ts';
 

@@ -28,8 +28,8 @@
 import type { Connection, PublicKey, VersionedTransactionResponse } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Kysely } from 'kysely';
-import { type Key, toPublicKey } from '../../../chain/bytes.ts';
-import { decodeInstruction, type MailInstruction } from '../../../chain/instruction-data.ts';
+import { type Key, toPublicKey } from '../../../chain/client/bytes.ts';
+import { decodeInstruction, type MailInstruction } from '../../../chain/client/instruction-data.ts';
 import type { Database } from '../../core/store/types.ts';
 
 /** getMultipleAccounts takes at most this many keys (Agave's limit). */

@@ -15,14 +15,14 @@ import {
   type PendingDeactivation,
   type PendingMailboxClose,
   type PendingReclaim,
-} from '../../../chain/accounts/index.ts';
-import { type Key, toPublicKey } from '../../../chain/bytes.ts';
+} from '../../../chain/client/accounts/index.ts';
+import { type Key, toPublicKey } from '../../../chain/client/bytes.ts';
 import {
   pendingCloseAddress,
   pendingDeactivationAddress,
   pendingReclaimAddress,
-} from '../../../chain/pda.ts';
-import { timelockEndsAt } from '../../../chain/timelock-instructions.ts';
+} from '../../../chain/client/pda.ts';
+import { timelockEndsAt } from '../../../chain/client/timelock-instructions.ts';
 import type { ProgramIndex } from './program-index.ts';
 
 export interface TimelockRow {

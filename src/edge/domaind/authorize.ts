@@ -5,7 +5,7 @@
 // anything is sent.
 
 import { type Commitment, type Connection, type Keypair, Transaction } from '@solana/web3.js';
-import type { PriorityFeePolicy } from '../../../chain/compute-budget.ts';
+import type { PriorityFeePolicy } from '../../../chain/client/compute-budget.ts';
 import {
   createDomainInstruction,
   domainAddress,
@@ -13,7 +13,7 @@ import {
   isDomainListed,
   type MailDomain,
   parseMailProgramError,
-} from '../../../chain/index.ts';
+} from '../../../chain/client/index.ts';
 import { sendAndConfirmPolled } from '../../core/chain-rpc.ts';
 import type { AuthorityClaim } from './authority-record.ts';
 import { DomaindError } from './errors.ts';

@@ -3,7 +3,7 @@
 // or relayed SendMail for it will be refused. Used by `sealpost domaind`
 // (logged, and shown by GET /ready) and by `sealpost serve`.
 import type { Connection, PublicKey } from '@solana/web3.js';
-import { domainAddress, getDomain, isDomainListed, normalizeDomain } from '../../../chain/index.ts';
+import { domainAddress, getDomain, isDomainListed, normalizeDomain } from '../../../chain/client/index.ts';
 
 /** `listed`: the configured authority put the domain up for sale; its listing holds the authority meanwhile. */
 export type DomainCheckStatus = 'ok' | 'missing' | 'inactive' | 'other_authority' | 'listed';

@@ -26,7 +26,7 @@ import {
   type PriorityFeePolicy,
   priceBudget,
   priorityFeeLamports,
-} from '../../../chain/compute-budget.ts';
+} from '../../../chain/client/compute-budget.ts';
 import {
   getPendingReclaim,
   getPostoffice,
@@ -36,7 +36,7 @@ import {
   pendingReclaimAddress,
   requestReclaimInstruction,
   timelockEndsAt,
-} from '../../../chain/index.ts';
+} from '../../../chain/client/index.ts';
 import { sendRawAndConfirmPolled } from '../../core/chain-rpc.ts';
 import { DnssecError, type VerifiedTxt, verifyTxtChain } from '../../core/dns/dnssec-chain.ts';
 import { authorityKeyProblem, authorityRecordName, parseDomainInput } from './authority-record.ts';
@@ -60,7 +60,7 @@ export interface ReclaimTransactionParams {
   /**
    * The price of its compute budget (µlamports per CU); absent: no budget
    * instructions. The limit is always the one sized for RequestReclaim
-   * (chain/compute-budget.ts), so the price is the only free choice.
+   * (chain/client/compute-budget.ts), so the price is the only free choice.
    */
   microLamportsPerCu?: bigint;
 }

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Commitment, type Connection, Keypair, PublicKey } from '@solana/web3.js';
 import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
-import { priorityFeePolicyOf } from '../../../chain/compute-budget.ts';
+import { priorityFeePolicyOf } from '../../../chain/client/compute-budget.ts';
 import { createConnection } from '../../core/chain-rpc.ts';
 import type { Config } from '../../core/config/index.ts';
 import { normalizeDomainName } from '../../core/dns/name.ts';

@@ -3,7 +3,7 @@
 // one is listed for sale) and pending mailbox closes. RCPT handling must not be bound by RPC latency or cost, so:
 // - lookups asked for in the same turn of the event loop (every session's
 //   RCPTs of that moment, and the pipeline's own reads) go out as one
-//   getMultipleAccounts through delivery/rpc.ts's lean reader, which takes
+//   getMultipleAccounts through chain/client/rpc.ts's lean reader, which takes
 //   the node's JSON as it is instead of web3.js's validated objects;
 // - answers are kept for a while: an account that exists and lets mail
 //   through for `ttlMs`, anything else (no account, a refusing record, an
@@ -34,9 +34,9 @@ import {
   normalizeDomain,
   type PendingMailboxClose,
   pendingCloseAddress,
-} from '../../../chain/index.ts';
-import { hasNoDomain, relayDomainOf } from '../../../chain/relay.ts';
-import { readAccounts } from '../../../delivery/rpc.ts';
+} from '../../../chain/client/index.ts';
+import { hasNoDomain, relayDomainOf } from '../../../chain/client/relay.ts';
+import { readAccounts } from '../../../chain/client/rpc.ts';
 import type { SmtpConfig } from '../../core/config/types.ts';
 
 /** How long an answer that lets mail through is reused, by default. */
@@ -240,7 +240,7 @@ export class ChainView {
     );
   }
 
-  // Both addresses come from chain/pda.ts's cache of derivations after the first RCPT.
+  // Both addresses come from chain/client/pda.ts's cache of derivations after the first RCPT.
   private listed(name: string, md: MailDomain): boolean {
     const account = domainAddress(this.opts.programId, name)[0];
     return isDomainListed(this.opts.programId, account, md.authority);

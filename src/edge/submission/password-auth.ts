@@ -7,7 +7,7 @@
 // Login names: the bare wallet address, `<wallet>@<local domain>`, or
 // `<alias>@<local domain>` (what autoconfig's %EMAILADDRESS% gives a client).
 import type { Redis } from 'ioredis';
-import { isBase58Key } from '../../../chain/index.ts';
+import { isBase58Key } from '../../../chain/client/index.ts';
 import { DEFAULT_LOGIN_BACKOFF, type LoginBackoff, LoginFailures } from '../../core/limits/login-failures.ts';
 import { type MailPasswordDeps, verifyMailPassword } from '../../mail/reader-keys/mail-password.ts';
 import { SmtpReply } from '../../mail/smtp-error.ts';

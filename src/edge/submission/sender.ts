@@ -3,7 +3,7 @@
 // chain resolves to its wallet (and `postmaster@<local domain>` when it is the
 // configured postmaster wallet). A peer Sealpost server owns the domains its
 // client certificate names, never this server's local domains.
-import { isBase58Key, isNormalizedAlias } from '../../../chain/index.ts';
+import { isBase58Key, isNormalizedAlias } from '../../../chain/client/index.ts';
 import type { ChainView } from '../mx/chain-view.ts';
 import type { RecipientPolicy } from '../mx/recipients.ts';
 

@@ -3,9 +3,9 @@
 // extension wallets cannot decrypt — else the wallet's own key converted to
 // X25519. Reads the chain on every call; callers decide about caching.
 import type { Connection } from '@solana/web3.js';
-import type { MailboxKey } from '../../../chain/accounts/index.ts';
-import { type Key, keyBytes } from '../../../chain/bytes.ts';
-import { getMailboxKey } from '../../../chain/client.ts';
+import type { MailboxKey } from '../../../chain/client/accounts/index.ts';
+import { type Key, keyBytes } from '../../../chain/client/bytes.ts';
+import { getMailboxKey } from '../../../chain/client/client.ts';
 import { walletEncryptionPublicKey } from './keys.ts';
 
 export type SealKeySource = 'mailbox_key' | 'wallet';

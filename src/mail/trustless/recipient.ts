@@ -8,9 +8,9 @@
 //     the on-chain alias `alice` (which may belong to a stranger).
 // Anything else is refused before anything is sealed, pinned or paid.
 import { type Connection, PublicKey } from '@solana/web3.js';
-import type { Mailbox } from '../../../chain/accounts/index.ts';
-import { getDomain, getMailbox, resolveAlias } from '../../../chain/client.ts';
-import { isBase58Key, isNormalizedAlias, isValidDomainName } from '../../../chain/hash.ts';
+import type { Mailbox } from '../../../chain/client/accounts/index.ts';
+import { getDomain, getMailbox, resolveAlias } from '../../../chain/client/client.ts';
+import { isBase58Key, isNormalizedAlias, isValidDomainName } from '../../../chain/client/hash.ts';
 
 export class RecipientError extends Error {
   constructor(message: string) {

@@ -5,12 +5,12 @@
 // pin, and build SendMail for the recipient's current mail_count. Runs in
 // Node and the browser; signing and submitting stay with the caller.
 import type { Connection, PublicKey, TransactionInstruction } from '@solana/web3.js';
-import { decodeMailDomain, emailSize, rentExemptLamports } from '../../../chain/accounts/index.ts';
-import { isZeroBytes, toBase58 } from '../../../chain/bytes.ts';
-import { fetchStampQuote, getFrombox, getMailbox, type StampQuote } from '../../../chain/client.ts';
-import { fromHash, replyToHash } from '../../../chain/hash.ts';
-import { sendMailInstruction } from '../../../chain/instructions.ts';
-import { emailAddress } from '../../../chain/pda.ts';
+import { decodeMailDomain, emailSize, rentExemptLamports } from '../../../chain/client/accounts/index.ts';
+import { isZeroBytes, toBase58 } from '../../../chain/client/bytes.ts';
+import { fetchStampQuote, getFrombox, getMailbox, type StampQuote } from '../../../chain/client/client.ts';
+import { fromHash, replyToHash } from '../../../chain/client/hash.ts';
+import { sendMailInstruction } from '../../../chain/client/instructions.ts';
+import { emailAddress } from '../../../chain/client/pda.ts';
 import { checkCid, recipientSealKey, sealMessage } from '../seal/index.ts';
 import { type ResolvedRecipient, resolveRecipient } from './recipient.ts';
 import { type FeeQuote, quotePriorityFee } from './tx.ts';

@@ -2,7 +2,7 @@
 // CLI's key file) and polling its signature to `confirmed`. A poll budget
 // bounds the wait: past it the caller learns the transaction is still
 // pending rather than failed. Every transaction goes behind
-// SetComputeUnitLimit and SetComputeUnitPrice (chain/compute-budget.ts): an
+// SetComputeUnitLimit and SetComputeUnitPrice (chain/client/compute-budget.ts): an
 // auto price from getRecentPrioritizationFees, capped per transaction.
 // Shared by the webmail and the CLI; runs in Node and the browser.
 import {
@@ -18,9 +18,9 @@ import {
   maxPriceFor,
   type PriorityFeePolicy,
   priceBudget,
-} from '../../../chain/compute-budget.ts';
-import { type MailProgramError, parseMailProgramError } from '../../../chain/errors.ts';
-import { REBROADCAST_MS, resendSigned } from '../../../chain/rebroadcast.ts';
+} from '../../../chain/client/compute-budget.ts';
+import { type MailProgramError, parseMailProgramError } from '../../../chain/client/errors.ts';
+import { REBROADCAST_MS, resendSigned } from '../../../chain/client/rebroadcast.ts';
 
 /**
  * A wallet's transactions (the webmail): the 75th percentile of recent
@@ -104,7 +104,7 @@ export interface PollOptions {
   /**
    * The signed bytes, when the caller holds them (a key file, not a browser
    * wallet that broadcasts itself): re-sent about every 2 s while the
-   * signature is unseen (chain/rebroadcast.ts).
+   * signature is unseen (chain/client/rebroadcast.ts).
    */
   wire?: Uint8Array;
 }

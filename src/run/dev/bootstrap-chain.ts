@@ -22,7 +22,7 @@ import {
   getMailbox,
   getPostoffice,
   initPostofficeInstruction,
-} from '../../../chain/index.ts';
+} from '../../../chain/client/index.ts';
 import { confirmSignature, sendAndConfirmPolled } from '../../core/chain-rpc.ts';
 import { type Keypair as KeyFile, readKeypairFile } from '../../core/keys/keypair-file.ts';
 

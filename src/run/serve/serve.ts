@@ -6,7 +6,7 @@
 import type { Keypair } from '@solana/web3.js';
 import { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { priorityFeePolicyOf } from '../../../chain/compute-budget.ts';
+import { priorityFeePolicyOf } from '../../../chain/client/compute-budget.ts';
 import { DELIVERY_ATTEMPTS } from '../../../delivery/backoff.ts';
 import type { PipelineDeps } from '../../../delivery/pipeline.ts';
 import { reportingCaps } from '../../../delivery/priority-fee.ts';

@@ -2,8 +2,8 @@
 // pinning and SendMail building are shared with the CLI
 // (src/mail/trustless/send.ts); the page adds the draft (subject and body typed
 // in, built into an RFC 5322 message here) and signs with its wallet.
-import type { StampQuote } from '../../../chain/client.ts';
-import { fetchStampQuote } from '../../../chain/client.ts';
+import type { StampQuote } from '../../../chain/client/client.ts';
+import { fetchStampQuote } from '../../../chain/client/client.ts';
 import {
   buildSendMail,
   type ComposeStep,

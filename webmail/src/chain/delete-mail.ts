@@ -8,9 +8,9 @@
 // recipient deletes a message whose bounty it could still claim, the bounty
 // goes back to the sender with the rent, and the sheet says so.
 import { type Connection, PublicKey } from '@solana/web3.js';
-import { deleteBountyLocked } from '../../../chain/bounty-lock.ts';
-import { getEmailAt } from '../../../chain/client.ts';
-import { deleteMailInstruction } from '../../../chain/instructions.ts';
+import { deleteBountyLocked } from '../../../chain/client/bounty-lock.ts';
+import { getEmailAt } from '../../../chain/client/client.ts';
+import { deleteMailInstruction } from '../../../chain/client/instructions.ts';
 import { Refusal } from '../refusal.ts';
 import { formatSol, SIGNATURE_FEE } from './compose.ts';
 import type { CostRow, PreparedAction } from './market.ts';

@@ -4,8 +4,8 @@
 // rotation stays sealed to the old key.
 import { type Connection, PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { getMailboxKey } from '../../../chain/client.ts';
-import { publishKeyInstruction, removeKeyInstruction } from '../../../chain/instructions.ts';
+import { getMailboxKey } from '../../../chain/client/client.ts';
+import { publishKeyInstruction, removeKeyInstruction } from '../../../chain/client/instructions.ts';
 import { generateReaderKeypair, parseMailboxKeyFile, SealFormatError } from '../../../src/mail/seal/index.ts';
 import { Refusal } from '../refusal.ts';
 import type { StoredMailboxKey } from '../wallet/vault.ts';

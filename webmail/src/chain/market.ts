@@ -13,10 +13,10 @@ import {
   DOMAIN_LISTING_SIZE,
   PENDING_DEACTIVATION_SIZE,
   PENDING_MAILBOX_CLOSE_SIZE,
-} from '../../../chain/accounts/index.ts';
-import { ZERO_KEY } from '../../../chain/bytes.ts';
-import { getAlias, getDomain, getMailbox } from '../../../chain/client.ts';
-import { normalizeAlias, normalizeDomain } from '../../../chain/hash.ts';
+} from '../../../chain/client/accounts/index.ts';
+import { ZERO_KEY } from '../../../chain/client/bytes.ts';
+import { getAlias, getDomain, getMailbox } from '../../../chain/client/client.ts';
+import { normalizeAlias, normalizeDomain } from '../../../chain/client/hash.ts';
 import {
   type AliasRef,
   AUCTION_MAX_SECS,
@@ -42,16 +42,16 @@ import {
   requestMailboxCloseInstruction,
   settleAuctionInstruction,
   settleDomainTimelockInstruction,
-} from '../../../chain/instructions.ts';
-import { getDomainListing, getEscrow, getListing } from '../../../chain/market-client.ts';
+} from '../../../chain/client/instructions.ts';
+import { getDomainListing, getEscrow, getListing } from '../../../chain/client/market-client.ts';
 import {
   aliasBidAddress,
   domainAddress,
   mailboxAddress,
   pendingCloseAddress,
   pendingDeactivationAddress,
-} from '../../../chain/pda.ts';
-import { getPendingDeactivation, getPendingMailboxClose } from '../../../chain/timelock-client.ts';
+} from '../../../chain/client/pda.ts';
+import { getPendingDeactivation, getPendingMailboxClose } from '../../../chain/client/timelock-client.ts';
 import { formatSol, SIGNATURE_FEE } from './compose.ts';
 import { type FeeQuote, quotePriorityFee } from './tx.ts';
 

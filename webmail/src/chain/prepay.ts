@@ -4,8 +4,8 @@
 // stamp") as its max_price_lamports ceiling, so a recipient who repriced,
 // or a postoffice fee that rose, in between cannot charge more than was shown.
 import type { Connection, PublicKey } from '@solana/web3.js';
-import { fetchStampQuote, type StampQuote } from '../../../chain/client.ts';
-import { buyStampsInstruction, topUpStampsInstruction } from '../../../chain/instructions.ts';
+import { fetchStampQuote, type StampQuote } from '../../../chain/client/client.ts';
+import { buyStampsInstruction, topUpStampsInstruction } from '../../../chain/client/instructions.ts';
 import type { Wallet } from '../wallet/wallet.ts';
 import { formatSol } from './compose.ts';
 import { type SendOptions, sendInstructions, TxFailedError } from './tx.ts';

@@ -4,7 +4,7 @@
 // `<wallet>@<domain>` and that domain's current authority attested the
 // wallet (docs/protocol.md, "Sender attestations and reputation").
 import { useEffect, useState } from 'preact/hooks';
-import { attestedSender } from '../../../chain/attest-client.ts';
+import { attestedSender } from '../../../chain/client/attest-client.ts';
 import { walletSender } from '../chain/sender-wallet.ts';
 import { useApp } from '../session.ts';
 

@@ -1,9 +1,9 @@
 // Balances: the wallet's SOL, its mailbox on chain, and buying stamps toward
 // any recipient (the same prepay card, signed by either wallet kind).
 import { useEffect, useState } from 'preact/hooks';
-import type { Mailbox } from '../../../chain/accounts/index.ts';
-import { fetchStampQuote, getFrombox, getMailbox, type StampQuote } from '../../../chain/client.ts';
-import { fromHash } from '../../../chain/hash.ts';
+import type { Mailbox } from '../../../chain/client/accounts/index.ts';
+import { fetchStampQuote, getFrombox, getMailbox, type StampQuote } from '../../../chain/client/client.ts';
+import { fromHash } from '../../../chain/client/hash.ts';
 import { formatSol } from '../chain/compose.ts';
 import { type ResolvedRecipient, resolveRecipient } from '../chain/recipient.ts';
 import { useApp } from '../session.ts';

@@ -8,7 +8,7 @@
 // list's end scrolls into view (the "Older messages" button stays for the
 // keyboard); search covers the messages this tab has opened.
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { getMailbox, type InboxEntry, listInbox } from '../../../chain/client.ts';
+import { getMailbox, type InboxEntry, listInbox } from '../../../chain/client/client.ts';
 import { formatSol } from '../chain/compose.ts';
 import {
   inboxSnapshot,

@@ -2,8 +2,8 @@
 // keys this browser holds, publish or rotate a new key, remove it, import a
 // key file.
 import { useEffect, useState } from 'preact/hooks';
-import { MAILBOX_KEY_SIZE, rentExemptLamports } from '../../../chain/accounts/index.ts';
-import { publishKeyInstruction } from '../../../chain/instructions.ts';
+import { MAILBOX_KEY_SIZE, rentExemptLamports } from '../../../chain/client/accounts/index.ts';
+import { publishKeyInstruction } from '../../../chain/client/instructions.ts';
 import { formatSol, SIGNATURE_FEE } from '../chain/compose.ts';
 import {
   importMailboxKey,

@@ -10,8 +10,8 @@
 // takes a press again, so a double press cannot agree to a price unseen.
 import type { PublicKey } from '@solana/web3.js';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import { fetchStampQuote, type StampQuote } from '../../../chain/client.ts';
-import { buyStampsInstruction } from '../../../chain/instructions.ts';
+import { fetchStampQuote, type StampQuote } from '../../../chain/client/client.ts';
+import { buyStampsInstruction } from '../../../chain/client/instructions.ts';
 import { formatSol, type SendCost, SIGNATURE_FEE } from '../chain/compose.ts';
 import { buyPostage, type PurchaseOutcome, RepricedError } from '../chain/prepay.ts';
 import { type FeeQuote, quotePriorityFee } from '../chain/tx.ts';

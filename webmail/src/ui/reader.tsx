@@ -3,8 +3,8 @@
 // attachment), Mark unread, Delete (DeleteMail, after a sheet with the rent
 // refund and the bounty rule) and Claim bounty.
 import { useEffect, useState } from 'preact/hooks';
-import { getEmailAt, type InboxEntry } from '../../../chain/client.ts';
-import { claimBountyInstruction } from '../../../chain/instructions.ts';
+import { getEmailAt, type InboxEntry } from '../../../chain/client/client.ts';
+import { claimBountyInstruction } from '../../../chain/client/instructions.ts';
 import { type Draft, formatSol } from '../chain/compose.ts';
 import { type DeletePlan, prepareDeleteMail } from '../chain/delete-mail.ts';
 import { sendInstructions } from '../chain/tx.ts';

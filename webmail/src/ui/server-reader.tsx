@@ -8,7 +8,7 @@
 // along so the server's spam filter learns from it), and Delete: to Trash,
 // or — inside Trash — for good after a question.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { isBase58Key } from '../../../chain/hash.ts';
+import { isBase58Key } from '../../../chain/client/hash.ts';
 import { localPart } from '../chain/recipient.ts';
 import { replySubject } from '../mail/build-message.ts';
 import { type LoadedMessage, loadServerMessage } from '../messages.ts';

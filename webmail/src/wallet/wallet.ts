@@ -5,7 +5,7 @@
 // signs and broadcasts it, and the page then polls the signature. Either
 // way the page sealed whatever the transaction carries before this point.
 import { type Connection, Keypair, PublicKey, type Transaction } from '@solana/web3.js';
-import { sendSigned } from '../../../chain/rebroadcast.ts';
+import { sendSigned } from '../../../chain/client/rebroadcast.ts';
 import {
   type ReaderKeypair,
   readerKeypairFromSecret,

@@ -4,8 +4,8 @@ import {
   DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
   DEFAULT_PRIORITY_FEE_PERCENTILE,
   MAX_FIXED_PRIORITY_FEE,
-} from '../../../../chain/compute-budget.ts';
-import { DEFAULT_PROGRAM_ID } from '../../../../chain/program-id.ts';
+} from '../../../../chain/client/compute-budget.ts';
+import { DEFAULT_PROGRAM_ID } from '../../../../chain/client/program-id.ts';
 import { bool, filePath, httpUrl, intBetween, nonNegativeInt, oneOf, pubkey, wsUrl } from '../fields.ts';
 
 export const DEFAULT_RPC_URL = 'http://127.0.0.1:8899';
@@ -47,7 +47,7 @@ export const chainSchema = z.strictObject({
   }),
   program_id: pubkey().default(DEFAULT_PROGRAM_ID).meta({
     description: "The mail program's address; base58 of 32 bytes.",
-    default: '`DEFAULT_PROGRAM_ID` from `chain/program-id.ts`',
+    default: '`DEFAULT_PROGRAM_ID` from `chain/client/program-id.ts`',
   }),
   authority_key_file: filePath().optional().meta({
     description:
@@ -81,7 +81,7 @@ export const chainSchema = z.strictObject({
   }),
   priority_fee: priorityFee().default('auto').meta({
     description:
-      'The compute-unit price every transaction Sealpost builds pays (SetComputeUnitPrice): `"auto"` = the `priority_fee_percentile` of `getRecentPrioritizationFees` over the transaction\'s writable accounts (at least 1 µlamport/CU), or an integer 0–10¹² µlamports per CU (`0`: no priority fee). Raised ×1.5 on each re-sign of the same message (a new transaction once the previous one is proven expired, `raiseForRound`); re-sending the same signed bytes keeps their price. Each transaction also carries a SetComputeUnitLimit sized from the program\'s measured use (`chain/compute-budget.ts`), so the fee is limit × price.',
+      'The compute-unit price every transaction Sealpost builds pays (SetComputeUnitPrice): `"auto"` = the `priority_fee_percentile` of `getRecentPrioritizationFees` over the transaction\'s writable accounts (at least 1 µlamport/CU), or an integer 0–10¹² µlamports per CU (`0`: no priority fee). Raised ×1.5 on each re-sign of the same message (a new transaction once the previous one is proven expired, `raiseForRound`); re-sending the same signed bytes keeps their price. Each transaction also carries a SetComputeUnitLimit sized from the program\'s measured use (`chain/client/compute-budget.ts`), so the fee is limit × price.',
   }),
   priority_fee_percentile: intBetween(1, 100)
     .default(DEFAULT_PRIORITY_FEE_PERCENTILE)

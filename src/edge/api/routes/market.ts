@@ -9,10 +9,10 @@
 import type { Connection } from '@solana/web3.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { Key } from '../../../../chain/bytes.ts';
-import { isBase58Key, normalizeAlias, normalizeDomain } from '../../../../chain/hash.ts';
-import { aliasAccountOf } from '../../../../chain/market-instructions.ts';
-import { domainAddress } from '../../../../chain/pda.ts';
+import type { Key } from '../../../../chain/client/bytes.ts';
+import { isBase58Key, normalizeAlias, normalizeDomain } from '../../../../chain/client/hash.ts';
+import { aliasAccountOf } from '../../../../chain/client/market-instructions.ts';
+import { domainAddress } from '../../../../chain/client/pda.ts';
 import type { Database } from '../../../core/store/types.ts';
 import { ApiError } from '../errors.ts';
 import {

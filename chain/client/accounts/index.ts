@@ -2,9 +2,9 @@
 // offsets getProgramAccounts filters use (docs/protocol.md "Accounts").
 import type { GetProgramAccountsFilter } from '@solana/web3.js';
 import bs58 from 'bs58';
+import { type AccountKind, CONSTANTS } from '../../protocol/schema.ts';
+import type { AccountData } from '../../protocol/types.ts';
 import { utf8 } from '../bytes.ts';
-import { type AccountKind, CONSTANTS } from '../protocol/schema.ts';
-import type { AccountData } from '../protocol/types.ts';
 import { DecodeError, type Input, type Layout } from './layout.ts';
 import {
   type Alias,
@@ -49,7 +49,7 @@ import {
   senderReputationLayout,
 } from './records.ts';
 
-export type { AccountKind } from '../protocol/schema.ts';
+export type { AccountKind } from '../../protocol/schema.ts';
 export { DecodeError, type Input, type Layout } from './layout.ts';
 export * from './mail.ts';
 export * from './records.ts';

@@ -10,7 +10,7 @@
 // u = y² − 1 and v = d·y² + 1 (v is never 0: −1/d is not a square), i.e.
 // when u·v is 0 or a square modulo p. The Jacobi symbol answers that with a
 // GCD-like loop instead of an exponentiation: about 17 µs, the same answer
-// (chain/curve.test.ts holds it to @noble/curves on random and edge inputs,
+// (chain/client/curve.test.ts holds it to @noble/curves on random and edge inputs,
 // and the addresses to web3.js's).
 import { sha256 } from '@noble/hashes/sha2.js';
 import { concatBytes } from '@noble/hashes/utils.js';

@@ -4,11 +4,11 @@
 // so a builder cannot disagree with the program about an account list.
 import { type AccountMeta, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { Buffer } from 'buffer';
+import { type AccountMetaSpec, INSTRUCTIONS, type InstructionKind } from '../protocol/schema.ts';
+import type { InstructionData } from '../protocol/types.ts';
 import type { Input } from './accounts/layout.ts';
 import { type Key, toPublicKey } from './bytes.ts';
 import { encodeInstruction, encodeInstructionOf } from './instruction-data.ts';
-import { type AccountMetaSpec, INSTRUCTIONS, type InstructionKind } from './protocol/schema.ts';
-import type { InstructionData } from './protocol/types.ts';
 
 export const ZERO_HASH = new Uint8Array(32);
 

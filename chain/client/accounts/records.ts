@@ -4,8 +4,8 @@
 // SenderAttestation (AttestSender), SenderReputation (SendMail with the
 // reputation account), RecipientRule (SetRecipientRule), the alias
 // marketplace's records and DomainListing (ListDomain).
-import { ACCOUNTS, CONSTANTS } from '../protocol/schema.ts';
-import type { AccountData } from '../protocol/types.ts';
+import { ACCOUNTS, CONSTANTS } from '../../protocol/schema.ts';
+import type { AccountData } from '../../protocol/types.ts';
 import { schemaLayout } from './layout.ts';
 
 export type AliasListing = AccountData<'AliasListing'>;

@@ -3,6 +3,6 @@
 // address (through the upgradeable loader; no keypair exists for it, see
 // docs/devnet.md, Programs) unless `[chain] program_id` says otherwise; a real
 // cluster deployment configures its own.
-import { PROGRAM } from './protocol/schema.ts';
+import { PROGRAM } from '../protocol/schema.ts';
 
 export const DEFAULT_PROGRAM_ID: string = PROGRAM.address;

@@ -14,7 +14,7 @@ import {
   type PriorityFeePolicy,
   resolvePriorityFee,
   writableKeysOf,
-} from '../../chain/compute-budget.ts';
+} from '../../client/compute-budget.ts';
 import {
   decodePostoffice,
   initPostofficeInstruction,
@@ -23,7 +23,7 @@ import {
   postofficeAddress,
   toHex,
   ZERO_KEY,
-} from '../../chain/index.ts';
+} from '../../client/index.ts';
 import { DeployError, type OnChainProgram, readAccount } from './onchain.ts';
 import { budgetedFee } from './plan.ts';
 import { DEFAULT_DEPLOY_PRIORITY_FEE, type TxSpec } from './sender.ts';

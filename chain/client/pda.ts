@@ -1,10 +1,10 @@
 // PDA derivation for every account kind (docs/protocol.md seed table).
 // Each returns web3.js's [address, canonical bump].
 import type { PublicKey } from '@solana/web3.js';
+import { SEEDS } from '../protocol/schema.ts';
 import { type Key, keyBytes, Remembered, toPublicKey, u64Le, utf8 } from './bytes.ts';
 import { findProgramAddress } from './curve.ts';
 import { aliasNameHash, domainNameHash } from './hash.ts';
-import { SEEDS } from './protocol/schema.ts';
 
 export type Pda = [PublicKey, number];
 

@@ -10,10 +10,10 @@
 // postage escrow, the postoffice's fees_collected, an Email's bounty, an
 // AliasBid's amount, a listing's high bid, a reputation's spend) changes only
 // as that flow says, and stays covered by the account's balance above rent.
-// chain/program/world.ts runs it after every transaction of the program tests.
+// chain/program/host/world.ts runs it after every transaction of the program tests.
 import { PublicKey } from '@solana/web3.js';
-import { decodeAccount, type MailAccount, rentExemptLamports } from '../accounts/index.ts';
-import { decodeInstruction, type MailInstruction } from '../instruction-data.ts';
+import { decodeAccount, type MailAccount, rentExemptLamports } from '../../client/accounts/index.ts';
+import { decodeInstruction, type MailInstruction } from '../../client/instruction-data.ts';
 
 /** One account's state as the runtime reports it; null (in a snapshot) when it does not exist. */
 export interface FundsAccount {

@@ -6,7 +6,7 @@
 // bench/program.ts (prints the table). Deterministic keys, so deterministic
 // costs. Node only (litesvm is a native module).
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
-import { fromHash, replyToHash } from '../hash.ts';
+import { fromHash, replyToHash } from '../../client/hash.ts';
 import {
   acceptAdminInstruction,
   acceptAliasInstruction,
@@ -59,8 +59,8 @@ import {
   updatePostofficeInstruction,
   withdrawFeesInstruction,
   withReputation,
-} from '../instructions.ts';
-import { mailboxAddress } from '../pda.ts';
+} from '../../client/instructions.ts';
+import { mailboxAddress } from '../../client/pda.ts';
 import { DOMAIN, expectOk, World } from './world.ts';
 
 /** SendMail's budget, in compute units. */

@@ -4,11 +4,10 @@
 // order is the wire order.
 import { PublicKey } from '@solana/web3.js';
 import { deserialize, type Schema, serialize } from 'borsh';
+import type { FieldType } from '../../protocol/schema.ts';
 import { I64_MAX, I64_MIN, U64_MAX } from '../bytes.ts';
 
-import type { FieldType } from '../protocol/schema.ts';
-
-export type { FieldType, ScalarType } from '../protocol/schema.ts';
+export type { FieldType, ScalarType } from '../../protocol/schema.ts';
 
 /** Which field type may describe a TS value type (keys are PublicKey, hashes Uint8Array, u64/i64 bigint). */
 type FieldTypeFor<V> = [V] extends [PublicKey]

@@ -32,7 +32,7 @@ export const COMPUTE_BUDGET_TX_BYTES = 32 + 8 + 12;
 
 /**
  * Maximum compute units of every mail-program instruction and variant, as
- * measured by chain/program/compute-units.ts `measureComputeUnits` on the
+ * measured by chain/program/host/compute-units.ts `measureComputeUnits` on the
  * committed binary (`npm run bench:program` prints the same rows): the
  * larger of the runs: 3 and runs: 12 maxima. Keys are the measurement's row
  * names. test/compute-budget.test.ts re-measures and fails when a row is

@@ -1,6 +1,6 @@
 // The mail program's custom error codes (chain/protocol/schema.ts, docs/protocol.md
 // "Error codes") and a parser that recovers them from whatever web3.js hands back.
-import { ERRORS, type ErrorName } from './protocol/schema.ts';
+import { ERRORS, type ErrorName } from '../protocol/schema.ts';
 
 /** Error name → code, from the schema. */
 export const MAIL_ERRORS = Object.fromEntries(Object.entries(ERRORS).map(([name, e]) => [name, e.code])) as {

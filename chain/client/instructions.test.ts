@@ -1,5 +1,6 @@
 import { Keypair, PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
+import { programDataAddress } from '../program/host/loader.ts';
 import type { Layout } from './accounts/layout.ts';
 import { ZERO_KEY } from './bytes.ts';
 import { blake3Text, fromHash, replyToHash } from './hash.ts';
@@ -51,7 +52,6 @@ import {
   pinLeaseAddress,
   postofficeAddress,
 } from './pda.ts';
-import { programDataAddress } from './program/loader.ts';
 import { DEFAULT_PROGRAM_ID } from './program-id.ts';
 import { sampleOf } from './test-samples.ts';
 

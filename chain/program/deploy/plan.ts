@@ -11,14 +11,14 @@ import {
   Transaction,
   type TransactionInstruction,
 } from '@solana/web3.js';
-import { POSTOFFICE_SIZE } from '../../chain/accounts/index.ts';
+import { POSTOFFICE_SIZE } from '../../client/accounts/index.ts';
 import {
   budgetedUnitLimit,
   type PriorityFeePolicy,
   priorityFeeLamports,
   resolvePriorityFee,
   writableKeysOf,
-} from '../../chain/compute-budget.ts';
+} from '../../client/compute-budget.ts';
 import {
   BUFFER_METADATA_SIZE,
   close,
@@ -29,7 +29,7 @@ import {
   PROGRAMDATA_METADATA_SIZE,
   upgrade,
   write,
-} from '../../chain/program/loader.ts';
+} from '../host/loader.ts';
 import type { BufferState, OnChainProgram } from './onchain.ts';
 import type { InitPlan } from './postoffice.ts';
 import { DEFAULT_DEPLOY_PRIORITY_FEE, type TxSpec, withBudget } from './sender.ts';

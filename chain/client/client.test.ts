@@ -5,7 +5,7 @@
 import { Buffer } from 'node:buffer';
 import type { AccountInfo, Connection, PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { expectOk, FEE, SURCHARGE, World } from '../test/program-world.ts';
+import { expectOk, FEE, SURCHARGE, World } from '../../test/program-world.ts';
 import {
   fetchStampQuote,
   getDomain,

@@ -1,6 +1,6 @@
 // Rebroadcast of signed transactions, shared by the delivery pipeline
 // (delivery/stages/signature-watch.ts) and program deploy
-// (src/program-deploy/sender.ts). A transaction is sent with `maxRetries: 0`
+// (chain/program/deploy/sender.ts). A transaction is sent with `maxRetries: 0`
 // (the RPC node does not keep re-forwarding it on its own schedule) and the
 // very same signed bytes are sent again about every 2 s until it is seen or
 // its blockhash is past lastValidBlockHeight. Re-sending the same bytes is

@@ -27,7 +27,7 @@ export const PROGRAMDATA_METADATA_SIZE = 45;
 /**
  * Largest Write chunk that fits a 1232-byte legacy transaction whose only
  * signer is both fee payer and buffer authority, with SetComputeUnitLimit and
- * SetComputeUnitPrice in front (chain/compute-budget.ts): 1232 - 220 bytes of
+ * SetComputeUnitPrice in front (chain/client/compute-budget.ts): 1232 - 220 bytes of
  * signature, header, keys, blockhash, instruction framing and the 16-byte
  * Write header - 52 bytes of the two budget instructions and their program key.
  */

@@ -19,15 +19,21 @@ import {
   type Mailbox,
   type MailDomain,
   type Postoffice,
-} from '../accounts/index.ts';
+} from '../../client/accounts/index.ts';
 import {
   createDomainInstruction,
   createMailboxInstruction,
   initPostofficeInstruction,
-} from '../instructions.ts';
-import { domainAddress, emailAddress, fromboxAddress, mailboxAddress, postofficeAddress } from '../pda.ts';
-import { prng } from '../prng.ts';
-import { DEFAULT_PROGRAM_ID } from '../program-id.ts';
+} from '../../client/instructions.ts';
+import {
+  domainAddress,
+  emailAddress,
+  fromboxAddress,
+  mailboxAddress,
+  postofficeAddress,
+} from '../../client/pda.ts';
+import { prng } from '../../client/prng.ts';
+import { DEFAULT_PROGRAM_ID } from '../../client/program-id.ts';
 import { checkFunds, type FundsAccount, formatViolation, fundsAccounts } from './funds.ts';
 import {
   createRuntime,
@@ -38,8 +44,8 @@ import {
   type Runtime,
 } from './runtime.ts';
 
-export const SO_PATH = fileURLToPath(new URL('./mail_program.so', import.meta.url));
-export const C_SOURCE = fileURLToPath(new URL('./src/mail.c', import.meta.url));
+export const SO_PATH = fileURLToPath(new URL('../mail_program.so', import.meta.url));
+export const C_SOURCE = fileURLToPath(new URL('../src/mail.c', import.meta.url));
 
 export const FEE = 1_000n;
 export const SURCHARGE = 5_000n;
@@ -196,7 +202,7 @@ export class World {
   /**
    * Runs one transaction (fee paid by the runtime's payer), signed by every
    * known key it names as signer. A successful one must keep the funds
-   * invariant (chain/program/funds.ts): the balances of the accounts it
+   * invariant (chain/program/host/funds.ts): the balances of the accounts it
    * names, before and after, differ by its fee and move as the
    * instruction's documented flow says; otherwise this throws, listing each
    * violation.
@@ -224,7 +230,7 @@ export class World {
       });
       if (violations.length > 0)
         throw new Error(
-          `the funds invariant does not hold (chain/program/funds.ts):\n${violations.map(formatViolation).join('\n')}\n${r.logs.join('\n')}`,
+          `the funds invariant does not hold (chain/program/host/funds.ts):\n${violations.map(formatViolation).join('\n')}\n${r.logs.join('\n')}`,
         );
     }
     return r;

@@ -1,6 +1,6 @@
 // Sends transactions and waits until each is confirmed, at most `window` in
 // flight: signed with a recent blockhash, polled together with
-// getSignatureStatuses, rebroadcast while pending (chain/rebroadcast.ts, the
+// getSignatureStatuses, rebroadcast while pending (chain/client/rebroadcast.ts, the
 // code path the delivery pipeline uses: sent with maxRetries 0, the same bytes
 // again every `rebroadcastMs`), and signed again with a new blockhash once the
 // old one has expired without the transaction landing (checked against the
@@ -22,8 +22,8 @@ import {
   type PriorityFeePolicy,
   resolvePriorityFee,
   writableKeysOf,
-} from '../../chain/compute-budget.ts';
-import { Rebroadcaster, sendSigned } from '../../chain/rebroadcast.ts';
+} from '../../client/compute-budget.ts';
+import { Rebroadcaster, sendSigned } from '../../client/rebroadcast.ts';
 import { DeployError } from './onchain.ts';
 
 export interface TxSpec {

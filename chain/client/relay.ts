@@ -20,7 +20,7 @@ export function hasNoDomain(mailbox: Pick<Mailbox, 'domain'>): boolean {
  * Which of `domains` (a server's local domains, as configured) the mailbox
  * belongs to: the one whose MailDomain account is the mailbox's `domain`, as
  * normalized, or null (another domain, or none). Derives addresses only
- * (cached in chain/pda.ts); reads nothing.
+ * (cached in chain/client/pda.ts); reads nothing.
  */
 export function relayDomainOf(
   programId: Key,

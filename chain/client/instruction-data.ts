@@ -1,13 +1,14 @@
 // Instruction data: a one-byte tag, then the borsh arguments, as the schema
 // declares them (chain/protocol/schema.ts, docs/protocol.md "Instructions").
 // The API's indexes and the funds check decode transactions with it.
-import { DecodeError, type Input, type Layout, schemaLayout } from './accounts/layout.ts';
-import { INSTRUCTIONS, type InstructionKind } from './protocol/schema.ts';
-import type { InstructionData } from './protocol/types.ts';
 
+import { INSTRUCTIONS, type InstructionKind } from '../protocol/schema.ts';
+import type { InstructionData } from '../protocol/types.ts';
+import { DecodeError, type Input, type Layout, schemaLayout } from './accounts/layout.ts';
+
+export type { InstructionKind } from '../protocol/schema.ts';
+export type { InstructionData } from '../protocol/types.ts';
 export { DecodeError } from './accounts/layout.ts';
-export type { InstructionKind } from './protocol/schema.ts';
-export type { InstructionData } from './protocol/types.ts';
 
 /** AliasListing.mode and ListAlias's `mode` argument. */
 export const LISTING_MODE = { fixed: 0, auction: 1 } as const;

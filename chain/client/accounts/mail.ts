@@ -1,7 +1,7 @@
 // Accounts 1–7 of docs/protocol.md: the ones the program writes in this version.
 // Keys are web3.js PublicKeys, hashes Uint8Arrays, u64/i64 bigints.
-import { ACCOUNTS } from '../protocol/schema.ts';
-import type { AccountData } from '../protocol/types.ts';
+import { ACCOUNTS } from '../../protocol/schema.ts';
+import type { AccountData } from '../../protocol/types.ts';
 import { schemaLayout } from './layout.ts';
 
 export type Mailbox = AccountData<'Mailbox'>;
