@@ -31,7 +31,7 @@ import type { Pinner } from '../src/contracts/pinner.ts';
 import type { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { PendingError } from './errors.ts';
 import { DEFAULT_PRIORITY_FEE } from './priority-fee.ts';
-import { type SignatureState, SignatureWatch, settledAt } from './stages/signature-watch.ts';
+import { type SignatureState, SignatureWatch, settledAt } from './sendmail/signature-watch.ts';
 
 export async function removeSpool(blobs: BlobStore, data: SpoolJobData): Promise<void> {
   await blobs.delete(data.spoolKey);

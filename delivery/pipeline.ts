@@ -39,12 +39,12 @@ import { bounce } from './bounce.ts';
 import { PendingError, PermanentDeliveryError, UnprovenExpiryError } from './errors.ts';
 import type { Gate } from './gate.ts';
 import { RpcOutage } from './rpc-outage.ts';
+import type { SendMailBatcher } from './sendmail/batch.ts';
+import type { SignatureWatch } from './sendmail/signature-watch.ts';
 import { attestedSenderOf } from './stages/attest.ts';
 import { pinStage } from './stages/pin.ts';
 import { resolveStage } from './stages/resolve.ts';
 import { type ReaderKey, sealStage } from './stages/seal.ts';
-import type { SendMailBatcher } from './stages/sendmail-batch.ts';
-import type { SignatureWatch } from './stages/signature-watch.ts';
 import { storeStage } from './stages/store.ts';
 import { finalOutcome, submitSendMail } from './stages/submit.ts';
 
@@ -71,7 +71,7 @@ export interface PipelineDeps {
   confirmTimeoutMs?: number;
   /** `[chain] pipeline_sendmail` (delivery/stages/submit.ts). */
   pipelineSendMail?: boolean;
-  /** The process's SendMail batcher and status poller (delivery/stages/sendmail-batch.ts). */
+  /** The process's SendMail batcher and status poller (delivery/sendmail/batch.ts). */
   sendMailBatcher?: SendMailBatcher;
   signatureWatch?: SignatureWatch;
   /** Bounds how many deliveries seal at once (each holds its message in memory meanwhile). */

@@ -40,9 +40,9 @@ import {
   startRentRecovery,
 } from './rent-recovery.ts';
 import { RpcOutage } from './rpc-outage.ts';
+import { SendMailBatcher } from './sendmail/batch.ts';
+import { SignatureWatch } from './sendmail/signature-watch.ts';
 import type { ReaderKey } from './stages/seal.ts';
-import { SendMailBatcher } from './stages/sendmail-batch.ts';
-import { SignatureWatch } from './stages/signature-watch.ts';
 
 export interface InboundWorkerOptions {
   /** A connection factory: BullMQ workers each need their own blocking connection. */
@@ -115,7 +115,7 @@ export async function startInboundWorkers(opts: InboundWorkerOptions): Promise<I
     prefix: opts.prefix,
   });
   const outbound = new Queue<OutboundJobData>(QUEUE_OUTBOUND, { connection: shared, prefix: opts.prefix });
-  // One status poller and one batcher per process (delivery/stages/sendmail-batch.ts).
+  // One status poller and one batcher per process (delivery/sendmail/batch.ts).
   const watch = new SignatureWatch(opts.connection, undefined, { minPollMs: opts.statusPollMs });
   const batch = opts.sendMailBatch;
   const batcher =

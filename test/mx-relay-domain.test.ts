@@ -43,8 +43,8 @@ import {
 } from '../chain/client/index.ts';
 import { addStampsInstruction } from '../chain/client/stamp-instructions.ts';
 import { PermanentDeliveryError } from '../delivery/errors.ts';
-import { ownRefusal, SendMailBatcher } from '../delivery/stages/sendmail-batch.ts';
-import { SignatureWatch } from '../delivery/stages/signature-watch.ts';
+import { ownRefusal, SendMailBatcher } from '../delivery/sendmail/batch.ts';
+import { SignatureWatch } from '../delivery/sendmail/signature-watch.ts';
 import { type SubmitDeps, submitSendMail } from '../delivery/stages/submit.ts';
 import { type OutboundJobData, QUEUE_OUTBOUND } from '../src/contracts/inbound-jobs.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';

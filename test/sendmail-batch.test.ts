@@ -1,5 +1,5 @@
-// Batched SendMail (delivery/stages/sendmail-batch.ts, signed by
-// delivery/stages/legacy-tx.ts) against a real devnet
+// Batched SendMail (delivery/sendmail/batch.ts, signed by
+// delivery/sendmail/legacy-tx.ts) against a real devnet
 // and real Redis: a burst to one wallet lands in few transactions with
 // consecutive indices and exactly one Email per message; a batch with one
 // refused recipient delivers the others and refuses only that one; a
@@ -18,9 +18,9 @@ import {
   sendMailInstruction,
 } from '../chain/client/index.ts';
 import { PermanentDeliveryError } from '../delivery/errors.ts';
-import { keyFileOf, signLegacy } from '../delivery/stages/legacy-tx.ts';
-import { batchMarkKey, SendMailBatcher } from '../delivery/stages/sendmail-batch.ts';
-import { SignatureWatch } from '../delivery/stages/signature-watch.ts';
+import { batchMarkKey, SendMailBatcher } from '../delivery/sendmail/batch.ts';
+import { keyFileOf, signLegacy } from '../delivery/sendmail/legacy-tx.ts';
+import { SignatureWatch } from '../delivery/sendmail/signature-watch.ts';
 import { type SubmitDeps, type SubmitInput, submitSendMail } from '../delivery/stages/submit.ts';
 import type { StageResults } from '../src/contracts/inbound-jobs.ts';
 import { computeCid } from '../src/mail/cid.ts';

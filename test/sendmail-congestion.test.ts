@@ -33,8 +33,8 @@ import {
 } from '../chain/client/compute-budget.ts';
 import { decodeEmail, emailAddress, getMailbox } from '../chain/client/index.ts';
 import { PendingError } from '../delivery/errors.ts';
-import { SendMailBatcher } from '../delivery/stages/sendmail-batch.ts';
-import { SignatureWatch } from '../delivery/stages/signature-watch.ts';
+import { SendMailBatcher } from '../delivery/sendmail/batch.ts';
+import { SignatureWatch } from '../delivery/sendmail/signature-watch.ts';
 import { type SubmitDeps, type SubmitInput, submitSendMail } from '../delivery/stages/submit.ts';
 import type { StageResults } from '../src/contracts/inbound-jobs.ts';
 import { computeCid } from '../src/mail/cid.ts';

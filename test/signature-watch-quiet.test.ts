@@ -2,7 +2,7 @@
 // dropped and waiting for its rebroadcast), instead of polling every 50 ms,
 // and is fast again for a new signature.
 import { describe, expect, it } from 'vitest';
-import { QUIET_MAX_MS, quietInterval, SignatureWatch } from '../delivery/stages/signature-watch.ts';
+import { QUIET_MAX_MS, quietInterval, SignatureWatch } from '../delivery/sendmail/signature-watch.ts';
 import { signedTransfer, startTestChain } from './helpers/devnet.ts';
 
 describe('the status poller', () => {

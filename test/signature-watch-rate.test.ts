@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { Connection } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
-import { SignatureWatch } from '../delivery/stages/signature-watch.ts';
+import { SignatureWatch } from '../delivery/sendmail/signature-watch.ts';
 import { ConfigError, parseConfig } from '../src/core/config/index.ts';
 import { signedTransfer, startTestChain } from './helpers/devnet.ts';
 

@@ -1,5 +1,5 @@
 // Rebroadcast of signed transactions, shared by the delivery pipeline
-// (delivery/stages/signature-watch.ts) and program deploy
+// (delivery/sendmail/signature-watch.ts) and program deploy
 // (chain/program/deploy/sender.ts). A transaction is sent with `maxRetries: 0`
 // (the RPC node does not keep re-forwarding it on its own schedule) and the
 // very same signed bytes are sent again about every 2 s until it is seen or

@@ -25,7 +25,7 @@
 // fails on chain (its Email address no longer matches) and is rebuilt by
 // its retry, as is the dropped one: a fee is lost, never mail.
 // Batched (`[chain] sendmail_batch_max` > 1): sends go through the worker
-// process's SendMailBatcher (sendmail-batch.ts), several per transaction;
+// process's SendMailBatcher (../sendmail/batch.ts), several per transaction;
 // a batch's retry resends its bytes only when the batch was marked sent, and
 // a job whose batch failed on chain because of another message is sent
 // alone here.
@@ -58,8 +58,8 @@ import {
   PERMANENT,
   SendAloneError,
   type SendMailBatcher,
-} from './sendmail-batch.ts';
-import { type SignatureState, SignatureWatch, settledAt } from './signature-watch.ts';
+} from '../sendmail/batch.ts';
+import { type SignatureState, SignatureWatch, settledAt } from '../sendmail/signature-watch.ts';
 
 export interface SubmitDeps {
   connection: Connection;
@@ -200,7 +200,7 @@ async function settle(
   let state = await watch.check(prev.signature, prev.lastValidBlockHeight);
   if (state.kind === 'pending' && prev.batch && prev.batch.size > 1) {
     // Other jobs' messages ride in these bytes: resend only a batch that was marked sent;
-    // one that was not is marked abandoned, so its sender never sends it (sendmail-batch.ts).
+    // one that was not is marked abandoned, so its sender never sends it (../sendmail/batch.ts).
     // Abandoned bytes were never sent and never will be: nothing to prove.
     // A batch whose every job recorded it in the store (its mark lost with Redis) may have been sent: resent.
     const key = batchMarkKey(deps.lockPrefix, prev.signature);
