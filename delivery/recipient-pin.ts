@@ -2,14 +2,15 @@
 // "Delivery-time pinning rules"): its failures are logged and dropped and
 // never touch delivery or chain state. The provider is read when the job
 // runs, so a provider removed meanwhile is not used.
-import type { PinProviderConfig } from '../pinning/provider-config.ts';
+
 import { createRecipientPinner } from '../pinning/recipient.ts';
 import type { RecipientPinJobData } from '../src/contracts/inbound-jobs.ts';
+import type { PinProviderConfig } from '../src/contracts/pin-provider.ts';
 import type { RecipientPinner } from '../src/contracts/pinner.ts';
 import type { BlobStore } from '../src/core/blobs/blob-store.ts';
 import type { Logger } from '../src/core/log.ts';
 import type { AccountsRepo } from '../src/core/store/index.ts';
-import { openPinProvider } from './provider-credentials.ts';
+import { openPinProvider } from '../src/mail/provider-credentials.ts';
 
 export interface RecipientPinDeps {
   accounts: AccountsRepo;

@@ -12,7 +12,7 @@
 //   - no job: the recipients with a finished record (a message row stored
 //     for the copy, or its intent marked finished: stored or bounced) are
 //     done; the others are queued again with the same fixed job ids, built
-//     from the manifest exactly as the MX built them (src/edge/mx/accept.ts
+//     from the manifest exactly as the MX built them (delivery/intake/accept.ts
 //     deliverFlows), so re-adding cannot duplicate a job and a rebuilt job
 //     settles its own SendMail from its intent before any new signing
 //     (delivery/pipeline.ts). When every recipient is finished the entry is
@@ -38,7 +38,7 @@ import type { Logger } from '../src/core/log.ts';
 import { reconcileStatusKey } from '../src/core/queue/reconcile-status.ts';
 import { IntentsRepo } from '../src/core/store/intents-repo.ts';
 import type { Database } from '../src/core/store/types.ts';
-import { type DeliverJobPolicy, deliverFlows } from '../src/edge/mx/accept.ts';
+import { type DeliverJobPolicy, deliverFlows } from './intake/accept.ts';
 import { type OutboundReconcileResult, reconcileOutbound } from './reconcile-outbound.ts';
 import { anyKeyExists } from './redis-presence.ts';
 

@@ -2,10 +2,10 @@
 // `{api_url}/pinning/pinFileToIPFS` with the JWT as bearer token, asking for
 // CIDv1 on the public network; the CID comes back as `IpfsHash`.
 
+import { DEFAULT_HOSTED_API_URL, type HostedJwtProvider } from '../src/contracts/pin-provider.ts';
 import { PinProviderError, type PinResult } from '../src/contracts/pinner.ts';
 import { normalizeCid } from '../src/mail/cid.ts';
 import { Deadline, expectOk, type FetchFn, transportError } from './http-util.ts';
-import { DEFAULT_HOSTED_API_URL, type HostedJwtProvider } from './provider-config.ts';
 
 export async function pinToHosted(
   cfg: HostedJwtProvider,

@@ -4,10 +4,10 @@
 // service leaves that header off the PUT answer, HeadObject reads it from the
 // object's metadata. Either form (CIDv0 or v1) is normalized to CIDv1.
 import { HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DEFAULT_S3_ENDPOINT, type S3BucketProvider } from '../src/contracts/pin-provider.ts';
 import { PinProviderError, type PinResult } from '../src/contracts/pinner.ts';
 import { normalizeCid } from '../src/mail/cid.ts';
 import { Deadline, isPermanentStatus } from './http-util.ts';
-import { DEFAULT_S3_ENDPOINT, type S3BucketProvider } from './provider-config.ts';
 
 /** A fixed choice, or a rule per endpoint URL. */
 export type S3PathStyle = boolean | ((endpoint: URL) => boolean);

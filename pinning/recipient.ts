@@ -4,13 +4,13 @@
 // computed locally (content addressing); a different one is logged as an
 // error and returned as a PinProviderError.
 
+import { DEFAULT_REMOTE_ENDPOINT, type PinProviderConfig } from '../src/contracts/pin-provider.ts';
 import { PinProviderError, type PinResult, type RecipientPinner } from '../src/contracts/pinner.ts';
 import type { Logger } from '../src/core/log.ts';
 import { createLogger } from '../src/core/log.ts';
 import { normalizeCid } from '../src/mail/cid.ts';
 import { DEFAULT_PIN_TIMEOUT_MS, type FetchFn } from './http-util.ts';
 import { postToPind } from './operator.ts';
-import { DEFAULT_REMOTE_ENDPOINT, type PinProviderConfig } from './provider-config.ts';
 import { pinToHosted } from './recipient-hosted.ts';
 import { createS3Pin, type S3PathStyle } from './recipient-s3.ts';
 

@@ -7,11 +7,11 @@
 // address that names no mailbox here is dropped with a log line: these are
 // the server's own messages, and bouncing them could only loop.
 import type { FlowProducer } from 'bullmq';
+import { acceptMessage } from '../delivery/intake/accept.ts';
 import type { OutboundJobData } from '../src/contracts/inbound-jobs.ts';
 import type { BlobStore } from '../src/core/blobs/blob-store.ts';
 import type { Logger } from '../src/core/log.ts';
-import { acceptMessage } from '../src/edge/mx/accept.ts';
-import type { ResolvedRecipient } from '../src/edge/mx/recipients.ts';
+import type { ResolvedRecipient } from '../src/mail/recipients.ts';
 
 export interface LocalDelivery {
   /** `[smtp] local_domains` (lowercase, ASCII). */

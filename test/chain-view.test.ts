@@ -1,4 +1,4 @@
-// The MX's chain view (src/edge/mx/chain-view.ts, docs/inbound.md "Chain
+// The MX's chain view (src/mail/chain-view.ts, docs/inbound.md "Chain
 // lookups") against a devnet running the real program, reached through a
 // small HTTP relay that records every JSON-RPC request and can fail the next
 // ones: concurrent RCPT lookups share one getMultipleAccounts, an absent
@@ -23,9 +23,9 @@ import {
   updateFromboxInstruction,
 } from '../chain/client/index.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
-import { ChainView } from '../src/edge/mx/chain-view.ts';
 import { startMx } from '../src/edge/mx/mx-server.ts';
-import { postageGate, type ResolvedRecipient, resolveRecipient } from '../src/edge/mx/recipients.ts';
+import { ChainView } from '../src/mail/chain-view.ts';
+import { postageGate, type ResolvedRecipient, resolveRecipient } from '../src/mail/recipients.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 import { type MailChain, prepareMailChain } from './helpers/mail-chain.ts';
 import { LineClient } from './helpers/mx-rig.ts';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { getAlias } from '../chain/client/client.ts';
 import { createAliasInstruction, createMailboxInstruction } from '../chain/client/instructions.ts';
 import { getEscrow, getListing } from '../chain/client/market-client.ts';
-import { ChainView } from '../src/edge/mx/chain-view.ts';
+import { ChainView } from '../src/mail/chain-view.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { keyFile, sealpost } from './helpers/program-cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';

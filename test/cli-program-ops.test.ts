@@ -11,13 +11,13 @@ import { join } from 'node:path';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import { initPostofficeInstruction, postofficeAddress } from '../chain/client/index.ts';
-import { deriveBufferKeypair } from '../chain/program/deploy/deploy.ts';
 import {
   BUFFER_METADATA_SIZE,
   createBuffer,
   programDataAddress,
   rentExemptLamports,
-} from '../chain/program/host/loader.ts';
+} from '../chain/client/loader.ts';
+import { deriveBufferKeypair } from '../chain/program/deploy/deploy.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { keyFile, MAIL_SO_BYTES, type Run, sealpost, sealpostKilled } from './helpers/program-cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';

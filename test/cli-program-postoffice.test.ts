@@ -17,7 +17,7 @@ import {
   POSTOFFICE_SIZE,
   postofficeAddress,
 } from '../chain/client/index.ts';
-import { PROGRAM_ACCOUNT_SIZE, PROGRAMDATA_METADATA_SIZE } from '../chain/program/host/loader.ts';
+import { PROGRAM_ACCOUNT_SIZE, PROGRAMDATA_METADATA_SIZE } from '../chain/client/loader.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 import { keyFile, MAIL_CHUNKS, MAIL_SO_BYTES, type Run, sealpost } from './helpers/program-cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';

@@ -44,9 +44,6 @@ import {
   sendMailInstruction,
   withReputation,
 } from '../chain/client/instructions.ts';
-import { writeChunkSize } from '../chain/program/deploy/plan.ts';
-import { withBudget } from '../chain/program/deploy/sender.ts';
-import { measureComputeUnits } from '../chain/program/host/compute-units.ts';
 import {
   createBuffer,
   deployWithMaxDataLen,
@@ -54,7 +51,10 @@ import {
   upgrade,
   write,
   writeChunks,
-} from '../chain/program/host/loader.ts';
+} from '../chain/client/loader.ts';
+import { writeChunkSize } from '../chain/program/deploy/plan.ts';
+import { withBudget } from '../chain/program/deploy/sender.ts';
+import { measureComputeUnits } from '../chain/program/host/compute-units.ts';
 import { createRuntime } from '../chain/program/host/runtime.ts';
 import { ConfigError, parseConfig, renderConfigToml } from '../src/core/config/index.ts';
 import { SO_PATH } from './program-world.ts';

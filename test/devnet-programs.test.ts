@@ -16,10 +16,10 @@ import {
   TransactionInstruction,
 } from '@solana/web3.js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { decodeLoaderState, LOADER_ID, programDataAddress } from '../chain/client/loader.ts';
 import { DEFAULT_PROGRAM_ID } from '../chain/client/program-id.ts';
 import { Bank } from '../chain/devnet/bank.ts';
 import { MAIL_PROGRAM_PATH } from '../chain/devnet/server.ts';
-import { decodeLoaderState, LOADER_ID, programDataAddress } from '../chain/program/host/loader.ts';
 import { startTestDevnet, type TestDevnet } from './helpers/devnet-node.ts';
 
 const running: TestDevnet[] = [];

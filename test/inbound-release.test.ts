@@ -9,7 +9,6 @@ import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { getEmailAt, listInbox } from '../chain/client/index.ts';
-import { sealPinProvider } from '../delivery/provider-credentials.ts';
 import { startPind } from '../pinning/pind/server.ts';
 import {
   type DeleteMailJobData,
@@ -18,6 +17,7 @@ import {
   type UnpinJobData,
 } from '../src/contracts/inbound-jobs.ts';
 import { AccountsRepo, MessagesRepo } from '../src/core/store/index.ts';
+import { sealPinProvider } from '../src/mail/provider-credentials.ts';
 import { startKuboRpcDouble } from './doubles/kubo-rpc-double.ts';
 import { RIG_DOMAIN, startServeRig } from './helpers/serve-rig.ts';
 import { tempDir } from './helpers/temp-dir.ts';

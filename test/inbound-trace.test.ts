@@ -16,9 +16,9 @@ import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
-import { ChainView } from '../src/edge/mx/chain-view.ts';
 import { submitDepsFromConfig } from '../src/edge/submission/from-config.ts';
 import { submitMessage } from '../src/edge/submission/submit.ts';
+import { ChainView } from '../src/mail/chain-view.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
 import { deliveredTexts, RIG_DOMAIN, startServeRig } from './helpers/serve-rig.ts';
 

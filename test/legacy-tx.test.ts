@@ -7,8 +7,8 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { Keypair, Message, type PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
 import { legacyMessage, legacyWire } from '../chain/client/legacy-tx.ts';
+import { createBuffer, deployWithMaxDataLen, upgrade, writeChunks } from '../chain/client/loader.ts';
 import { signerFromSeed } from '../chain/devnet/ed25519.ts';
-import { createBuffer, deployWithMaxDataLen, upgrade, writeChunks } from '../chain/program/host/loader.ts';
 import { programSo } from '../chain/program/host/world.ts';
 
 /** Every signature of a wire transaction (fewer than 128 signers) is valid over its message bytes, checked with @noble. */

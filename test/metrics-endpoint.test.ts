@@ -9,8 +9,8 @@ import type { Keypair } from '@solana/web3.js';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { sealPinProvider } from '../delivery/provider-credentials.ts';
 import { AccountsRepo } from '../src/core/store/index.ts';
+import { sealPinProvider } from '../src/mail/provider-credentials.ts';
 import { startServe } from '../src/run/serve/serve.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';
 

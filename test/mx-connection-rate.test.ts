@@ -12,8 +12,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PROGRAM_ID } from '../chain/client/index.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { WindowLimiter } from '../src/core/limits/window.ts';
-import { ChainView } from '../src/edge/mx/chain-view.ts';
 import { type MxServer, startMx } from '../src/edge/mx/mx-server.ts';
+import { ChainView } from '../src/mail/chain-view.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -1,4 +1,4 @@
-// The MX's group commit (src/edge/mx/group-commit.ts) over real SMTP, a devnet,
+// The MX's group commit (delivery/intake/group-commit.ts) over real SMTP, a devnet,
 // real Redis and the real blob store: sessions whose DATA ends together share
 // one segment file, one directory fsync and one MULTI; every 250 stands for a
 // message whose bytes read back exactly from its spool key and whose jobs are
@@ -13,6 +13,12 @@ import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  checkJobsPresent,
+  flowJobKeys,
+  GroupCommit,
+  type GroupCommitSteps,
+} from '../delivery/intake/group-commit.ts';
+import {
   type DeliverJobData,
   QUEUE_DELIVER,
   QUEUE_SPOOL,
@@ -20,12 +26,6 @@ import {
 } from '../src/contracts/inbound-jobs.ts';
 import { BlobStore, SPOOL_SEGMENT_MESSAGE_BYTES } from '../src/core/blobs/blob-store.ts';
 import { createDnsResolver } from '../src/core/dns/resolver.ts';
-import {
-  checkJobsPresent,
-  flowJobKeys,
-  GroupCommit,
-  type GroupCommitSteps,
-} from '../src/edge/mx/group-commit.ts';
 import { reverseNameLookup } from '../src/edge/mx/reverse-name.ts';
 import { startDnsDouble } from './doubles/dns-server.ts';
 import { type MxRig, startMxRig } from './helpers/mx-rig.ts';

@@ -27,8 +27,8 @@ import {
   settleDomainTimelockInstruction,
 } from '../chain/client/index.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
-import { ChainView } from '../src/edge/mx/chain-view.ts';
 import { startMx } from '../src/edge/mx/mx-server.ts';
+import { ChainView } from '../src/mail/chain-view.ts';
 import { startTestChain } from './helpers/devnet.ts';
 import { prepareMailChain } from './helpers/mail-chain.ts';
 import { LineClient } from './helpers/mx-rig.ts';

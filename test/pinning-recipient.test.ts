@@ -4,8 +4,8 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Pind, startPind } from '../pinning/pind/server.ts';
-import type { PinProviderConfig } from '../pinning/provider-config.ts';
 import { createRecipientPinner } from '../pinning/recipient.ts';
+import type { PinProviderConfig } from '../src/contracts/pin-provider.ts';
 import { PinProviderError } from '../src/contracts/pinner.ts';
 import { computeCid } from '../src/mail/cid.ts';
 import { type HostedPinDouble, startHostedPinDouble } from './doubles/hosted-pin-double.ts';

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { Keypair, PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getPostoffice, POSTOFFICE_SIZE } from '../chain/client/index.ts';
-import { LOADER_ID, PROGRAM_ACCOUNT_SIZE, PROGRAMDATA_METADATA_SIZE } from '../chain/program/host/loader.ts';
+import { LOADER_ID, PROGRAM_ACCOUNT_SIZE, PROGRAMDATA_METADATA_SIZE } from '../chain/client/loader.ts';
 import { buildSbfProgram } from '../chain/program/tools/build.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';
 import { keyFile, MAIL_CHUNKS, MAIL_SO_BYTES, sealpost, sealpostKilled } from './helpers/program-cli.ts';

@@ -14,7 +14,7 @@ import {
   LOADER_ID,
   programDataAddress,
   rentExemptLamports,
-} from '../chain/program/host/loader.ts';
+} from '../chain/client/loader.ts';
 import { createRuntime, type RunResult, type Runtime } from '../chain/program/host/runtime.ts';
 import { buildSbfProgram } from '../chain/program/tools/build.ts';
 import { linkSbf } from '../chain/program/tools/elf-link.ts';

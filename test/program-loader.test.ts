@@ -1,4 +1,4 @@
-// The BPF Upgradeable Loader builders (chain/program/host/loader.ts) against the
+// The BPF Upgradeable Loader builders (chain/client/loader.ts) against the
 // real loader in litesvm: Write chunk size at the transaction limit, resuming a
 // partly written buffer, Upgrade, SetAuthority, Close, ExtendProgram, and a
 // genesis-style deploy to a program id without its key.
@@ -24,7 +24,7 @@ import {
   upgrade,
   write,
   writeChunks,
-} from '../chain/program/host/loader.ts';
+} from '../chain/client/loader.ts';
 import { createRuntime, type Runtime } from '../chain/program/host/runtime.ts';
 import { buildSbfProgram } from '../chain/program/tools/build.ts';
 

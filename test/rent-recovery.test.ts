@@ -31,7 +31,7 @@ import { readChainRetention } from '../pinning/pind/retention.ts';
 import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { createRedis } from '../src/core/redis/client.ts';
 import { MessagesRepo, type StoredMessage } from '../src/core/store/index.ts';
-import { MemoryIndexState } from '../src/edge/api/program-index.ts';
+import { MemoryIndexState } from '../src/core/store/program-index.ts';
 import { openSealed, walletEncryptionKeypair } from '../src/mail/seal/index.ts';
 import { waitForChainTime } from './helpers/devnet.ts';
 import { RIG_DOMAIN, type ServeRig, startServeRig } from './helpers/serve-rig.ts';

@@ -25,12 +25,12 @@ import { dkimPublicKeyFromPem, dkimRecord, generateDkimKey } from '../src/core/k
 import { AccountsRepo, openStore, type Store } from '../src/core/store/index.ts';
 import { OutboundLedger } from '../src/core/store/outbound-ledger.ts';
 import { type CertificatePair, createSelfSignedCert } from '../src/core/tls/self-signed.ts';
-import { ChainView } from '../src/edge/mx/chain-view.ts';
 import type { ErrorLimits } from '../src/edge/mx/error-limit.ts';
 import type { AuthBackoff } from '../src/edge/submission/password-auth.ts';
 import { SendRate, type SendRateLimits } from '../src/edge/submission/send-rate.ts';
 import { type SubmissionServer, startSubmission } from '../src/edge/submission/server.ts';
 import type { SubmitDeps } from '../src/edge/submission/submit.ts';
+import { ChainView } from '../src/mail/chain-view.ts';
 import { createDkimSigner } from '../src/mail/dkim-sign.ts';
 import { setMailPassword } from '../src/mail/reader-keys/mail-password.ts';
 import { startTestChain, type TestChain } from './helpers/devnet.ts';

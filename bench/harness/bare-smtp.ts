@@ -8,7 +8,7 @@
 // under that load; Sealpost's MX does its durable work on top.
 //
 // With `durable`, each message also goes through Sealpost's own acceptance
-// step (src/edge/mx/accept.ts, the MX's code) before its 250: its bytes into
+// step (delivery/intake/accept.ts, the MX's code) before its 250: its bytes into
 // the spool with the group commit's segment fdatasync and directory fsync,
 // and its delivery job added to Redis with BullMQ. Nothing else of the MX
 // runs (no recipient lookup, no sender checks, no message checks, no trace,
@@ -29,9 +29,9 @@ import { FlowProducer } from 'bullmq';
 import { pino } from 'pino';
 import { SMTPServer } from 'smtp-server';
 import { DELIVERY_ATTEMPTS } from '../../delivery/backoff.ts';
+import { acceptMessage } from '../../delivery/intake/accept.ts';
 import { BlobStore } from '../../src/core/blobs/blob-store.ts';
 import { newMessageId } from '../../src/core/log.ts';
-import { acceptMessage } from '../../src/edge/mx/accept.ts';
 import type { SmtpReply } from '../../src/mail/smtp-error.ts';
 import { edgeRedis } from '../../src/run/serve/redis-connections.ts';
 

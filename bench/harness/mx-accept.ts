@@ -20,7 +20,7 @@
 // each message and answering 250 with nothing durable (./bare-smtp.ts).
 // Its note also gives the durable floor: the same library with Sealpost's
 // own acceptance step behind each 250 (the spool group commit and the BullMQ
-// job in Redis, src/edge/mx/accept.ts) and nothing else of the MX, so the gap
+// job in Redis, delivery/intake/accept.ts) and nothing else of the MX, so the gap
 // from the library to Sealpost splits into the durable step and the MX's
 // own checks.
 import { mkdtempSync, rmSync } from 'node:fs';

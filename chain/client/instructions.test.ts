@@ -1,6 +1,5 @@
 import { Keypair, PublicKey, SystemProgram, type TransactionInstruction } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { programDataAddress } from '../program/host/loader.ts';
 import type { Layout } from './accounts/layout.ts';
 import { ZERO_KEY } from './bytes.ts';
 import { blake3Text, fromHash, replyToHash } from './hash.ts';
@@ -41,6 +40,7 @@ import {
   updatePostofficeInstruction,
   withdrawFeesInstruction,
 } from './instructions.ts';
+import { programDataAddress } from './loader.ts';
 import {
   aliasAddress,
   beaconAddress,

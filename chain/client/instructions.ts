@@ -5,10 +5,10 @@
 // account lists and signer/writable flags of docs/protocol.md. Builders derive
 // every PDA themselves from named parameters.
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
-import { programDataAddress } from '../program/host/loader.ts';
 import { type Key, toPublicKey, ZERO_KEY } from './bytes.ts';
 import { normalizeAlias, normalizeDomain } from './hash.ts';
 import { instruction, ZERO_HASH } from './ix-helpers.ts';
+import { programDataAddress } from './loader.ts';
 import {
   aliasAddress,
   domainAddress,

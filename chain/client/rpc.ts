@@ -216,3 +216,6 @@ export async function readAccountsSince(
   }
   return out;
 }
+
+/** How often a client polls for a new slot or status: about one slot (400 ms). */
+export const SLOT_POLL_MS = 400;

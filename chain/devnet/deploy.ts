@@ -20,7 +20,7 @@ import {
   LOADER_ID,
   upgrade,
   writeChunks,
-} from '../program/host/loader.ts';
+} from '../client/loader.ts';
 import type { AccountState, Address } from './account-store.ts';
 import type { ProcessOptions, ProcessOutcome, ProgramImage } from './bank-types.ts';
 import { type Ed25519Signer, signerFromSeed } from './ed25519.ts';

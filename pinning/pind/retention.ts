@@ -7,7 +7,7 @@
 //
 // The chain is read without getProgramAccounts (providers refuse or price it
 // for a program whose every message is an account): a ProgramIndex
-// (src/edge/api/program-index.ts) follows the program's signatures since the last
+// (src/core/store/program-index.ts) follows the program's signatures since the last
 // gc, decodes each transaction's SendMail and CreatePinLease instructions,
 // and keeps only the Emails and PinLeases of CIDs pinned here, read with
 // getMultipleAccounts. It lives in a JSON file in the data directory, so a
@@ -25,7 +25,7 @@ import {
   type IndexState,
   ProgramIndex,
   type SyncStats,
-} from '../../src/edge/api/program-index.ts';
+} from '../../src/core/store/program-index.ts';
 import type { PindStore } from './store.ts';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

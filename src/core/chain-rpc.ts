@@ -27,6 +27,7 @@ import {
 } from '@solana/web3.js';
 import { type PriorityFeePolicy, priceBudget } from '../../chain/client/compute-budget.ts';
 import { REBROADCAST_MS, resendSigned, sendSigned } from '../../chain/client/rebroadcast.ts';
+import { SLOT_POLL_MS } from '../../chain/client/rpc.ts';
 import { httpFetch } from './net/http-fetch.ts';
 import { type RpcLog, rpcDisciplinedFetch } from './net/rpc-discipline.ts';
 
@@ -59,7 +60,7 @@ export function createConnection(
 }
 
 /** The status poll interval: about one slot. */
-export const SLOT_POLL_MS = 400;
+export { SLOT_POLL_MS };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { FlowProducer, type Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { acceptMessage } from '../../delivery/intake/accept.ts';
 import {
   type InboundWorkerOptions,
   type InboundWorkers,
@@ -26,7 +27,6 @@ import { BlobStore } from '../../src/core/blobs/blob-store.ts';
 import type { IpfsConfig } from '../../src/core/config/types.ts';
 import { newMessageId } from '../../src/core/log.ts';
 import { AccountsRepo, MessagesRepo, openStore, type Store } from '../../src/core/store/index.ts';
-import { acceptMessage } from '../../src/edge/mx/accept.ts';
 import type { TestChain } from './devnet.ts';
 import type { MailChain } from './mail-chain.ts';
 import { LogLines } from './mx-rig.ts';

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Keypair } from '@solana/web3.js';
 import { afterEach } from 'vitest';
-import { MAX_WRITE_CHUNK } from '../../chain/program/host/loader.ts';
+import { MAX_WRITE_CHUNK } from '../../chain/client/loader.ts';
 import { writeKeypairFile } from '../../src/core/keys/keypair-file.ts';
 
 const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'sealpost.js');

@@ -68,6 +68,7 @@ import {
   updatePostofficeInstruction,
   withdrawFeesInstruction,
 } from '../../chain/client/instructions.ts';
+import { LOADER_ID, programDataAddress } from '../../chain/client/loader.ts';
 import {
   aliasAddress,
   aliasBidAddress,
@@ -91,7 +92,6 @@ import {
   reputationAddress,
 } from '../../chain/client/pda.ts';
 import { DEFAULT_PROGRAM_ID } from '../../chain/client/program-id.ts';
-import { LOADER_ID, programDataAddress } from '../../chain/program/host/loader.ts';
 import { b3Marker, CHUNK_SIZE, computeCid, importUnixfs } from '../../src/mail/cid.ts';
 import { sealMessage, walletEncryptionKeypair } from '../../src/mail/seal/index.ts';
 

@@ -12,10 +12,10 @@
 // when it is someone else's.
 import { createHash } from 'node:crypto';
 import { type Connection, Keypair, type PublicKey } from '@solana/web3.js';
-import { SLOT_POLL_MS } from '../../../src/core/chain-rpc.ts';
 import type { PriorityFeePolicy } from '../../client/compute-budget.ts';
 import { getPostoffice } from '../../client/index.ts';
-import { programDataAddress, write } from '../host/loader.ts';
+import { programDataAddress, write } from '../../client/loader.ts';
+import { SLOT_POLL_MS } from '../../client/rpc.ts';
 import {
   DeployError,
   type OnChainProgram,

@@ -10,7 +10,7 @@ import {
   elfLength,
   LOADER_ID,
   PROGRAMDATA_METADATA_SIZE,
-} from '../host/loader.ts';
+} from '../../client/loader.ts';
 
 /** A refusal or failure meant for the operator as is. */
 export class DeployError extends Error {

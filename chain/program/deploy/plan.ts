@@ -29,7 +29,7 @@ import {
   PROGRAMDATA_METADATA_SIZE,
   upgrade,
   write,
-} from '../host/loader.ts';
+} from '../../client/loader.ts';
 import type { BufferState, OnChainProgram } from './onchain.ts';
 import type { InitPlan } from './postoffice.ts';
 import { DEFAULT_DEPLOY_PRIORITY_FEE, type TxSpec, withBudget } from './sender.ts';

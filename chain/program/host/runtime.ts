@@ -11,7 +11,7 @@ import type {
   LiteSvm as InnerSvm,
   TransactionMetadata,
 } from 'litesvm/dist/internal.js';
-import { createBuffer, deployWithMaxDataLen, programDataAddress, writeChunks } from './loader.ts';
+import { createBuffer, deployWithMaxDataLen, programDataAddress, writeChunks } from '../../client/loader.ts';
 
 export interface RunError {
   /** The runtime's TransactionError, as it prints it (e.g. `InstructionError(0, Custom(6))`). */

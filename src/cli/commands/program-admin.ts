@@ -9,6 +9,7 @@ import {
   POSTOFFICE_SIZE,
   postofficeAddress,
 } from '../../../chain/client/index.ts';
+import { setAuthority } from '../../../chain/client/loader.ts';
 import { DeployError, readProgram } from '../../../chain/program/deploy/onchain.ts';
 import {
   DEFAULT_STAMP_FEE,
@@ -19,7 +20,6 @@ import {
   readPostoffice,
 } from '../../../chain/program/deploy/postoffice.ts';
 import { sendAll, type TxSpec } from '../../../chain/program/deploy/sender.ts';
-import { setAuthority } from '../../../chain/program/host/loader.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { addPriorityFeeOptions, priorityPolicyOf, usePriorityFee } from '../priority-fee.ts';
 import { runTx } from './mailbox-tx.ts';

@@ -9,6 +9,13 @@
 import { type Connection, type Keypair, PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Command } from 'commander';
+import {
+  BUFFER_METADATA_SIZE,
+  close,
+  decodeLoaderState,
+  LOADER_ID,
+  PROGRAMDATA_METADATA_SIZE,
+} from '../../../chain/client/loader.ts';
 import { DeployError, readAccount, sha256Hex } from '../../../chain/program/deploy/onchain.ts';
 import { sol } from '../../../chain/program/deploy/plan.ts';
 import {
@@ -17,13 +24,6 @@ import {
   readPostoffice,
 } from '../../../chain/program/deploy/postoffice.ts';
 import { sendAll } from '../../../chain/program/deploy/sender.ts';
-import {
-  BUFFER_METADATA_SIZE,
-  close,
-  decodeLoaderState,
-  LOADER_ID,
-  PROGRAMDATA_METADATA_SIZE,
-} from '../../../chain/program/host/loader.ts';
 import { CliError, EXIT_USAGE } from '../common.ts';
 import { addPriorityFeeOptions, type PriorityFeeOptions, priorityPolicyOf } from '../priority-fee.ts';
 import {

@@ -9,7 +9,7 @@
 // directory fsynced, so a crash leaves either the whole blob or nothing.
 // Spool writes leave the directory fsync to the caller, so that one fsync of
 // `spool/` covers every name made before it (the MX's group commit,
-// src/edge/mx/group-commit.ts). A small message is not written on its own: the
+// delivery/intake/group-commit.ts). A small message is not written on its own: the
 // messages committed together are written into one segment file with one
 // fdatasync, and each gets its own hard link to it as `spool/<id>`; its key
 // then names its bytes in the file, `spool/<id>@<offset>+<length>`. Deleting

@@ -29,7 +29,7 @@ export interface SpoolRecipient {
   form: 'wallet' | 'alias' | 'postmaster';
 }
 
-/** What the delivery jobs of one message are rebuilt from (src/edge/mx/accept.ts deliverFlows). */
+/** What the delivery jobs of one message are rebuilt from (delivery/intake/accept.ts deliverFlows). */
 export interface SpoolManifest {
   v: 1;
   msgid: string;

@@ -204,7 +204,7 @@ export interface TlsrptPendingTable {
   detail: string | null;
 }
 
-/** One program index's position (migration 0010-program-index; src/edge/api/program-index.ts). */
+/** One program index's position (migration 0010-program-index; src/core/store/program-index.ts). */
 export interface ProgramIndexStateTable {
   /** e.g. `market:<program id>`. */
   index_id: string;

@@ -1,7 +1,7 @@
 // The gateway's off-chain index of the marketplace (reference: "marketplace
 // and alias listings need the gateway's off-chain index"): every open
 // listing, its high bid, and every pending alias escrow, read from a
-// ProgramIndex (src/edge/api/program-index.ts: the program's signatures since the
+// ProgramIndex (src/core/store/program-index.ts: the program's signatures since the
 // last sync, their transactions, and getMultipleAccounts of the accounts they
 // wrote; no getProgramAccounts, docs/operations.md "Chain reads without
 // getProgramAccounts") and kept as one snapshot. A snapshot older than
@@ -40,8 +40,8 @@ import {
 } from '../../../chain/client/instruction-data.ts';
 import { minimumBid } from '../../../chain/client/market-instructions.ts';
 import { aliasAddress, domainAddress } from '../../../chain/client/pda.ts';
+import { type IndexState, ProgramIndex, StoreIndexState } from '../../core/store/program-index.ts';
 import type { Database } from '../../core/store/types.ts';
-import { type IndexState, ProgramIndex, StoreIndexState } from './program-index.ts';
 
 export interface ListingRow {
   /** The listing account. */

@@ -3,7 +3,7 @@
 // of the domains it is the authority of, and the reclaims that would make it
 // a domain's authority. Each with the chain time its window ends. The domains
 // and the incoming reclaims come from the API's program index (synced by the
-// caller; src/edge/api/program-index.ts), the rest from getAccountInfo and
+// caller; src/core/store/program-index.ts), the rest from getAccountInfo and
 // getMultipleAccounts: no getProgramAccounts.
 
 import type { Connection, PublicKey } from '@solana/web3.js';
@@ -23,7 +23,7 @@ import {
   pendingReclaimAddress,
 } from '../../../chain/client/pda.ts';
 import { timelockEndsAt } from '../../../chain/client/timelock-instructions.ts';
-import type { ProgramIndex } from './program-index.ts';
+import type { ProgramIndex } from '../../core/store/program-index.ts';
 
 export interface TimelockRow {
   kind: 'mailbox_close' | 'domain_deactivation' | 'domain_reclaim';

@@ -4,23 +4,33 @@
 // has the message on disk and its jobs in Redis.
 import { readFileSync } from 'node:fs';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
+import {
+  type AcceptDeps,
+  acceptMessage,
+  ClientGoneError,
+  StorageFailedReply,
+} from '../../../delivery/intake/accept.ts';
 import { type CostGuard, type Reservation, senderLabel } from '../../core/limits/cost-guard.ts';
 import { ipBucketKey } from '../../core/limits/redis-keys.ts';
 import type { WindowLimiter } from '../../core/limits/window.ts';
 import type { Logger } from '../../core/log.ts';
 import { newMessageId, withContext } from '../../core/log.ts';
 import type { SmtpMetrics, SmtpPhase } from '../../core/metrics/types.ts';
+import type { ChainView } from '../../mail/chain-view.ts';
+import {
+  postageGate,
+  type RecipientPolicy,
+  type ResolvedRecipient,
+  resolveRecipient,
+} from '../../mail/recipients.ts';
 import { replies, SmtpReply, toSmtpReply } from '../../mail/smtp-error.ts';
 import { type DnsblChecker, withListings } from '../../mail/spam/dnsbl.ts';
 import type { SpamFact, SpamFilter } from '../../mail/spam/filter.ts';
 import { noAuthResults } from '../../mail/trace.ts';
-import { type AcceptDeps, acceptMessage, ClientGoneError, StorageFailedReply } from './accept.ts';
-import type { ChainView } from './chain-view.ts';
 import { refuseDsnParams } from './dsn-params.ts';
 import { type ErrorLimits, NO_ERROR_LIMITS, SessionErrors } from './error-limit.ts';
 import { closeSmtp, listenSmtp, replaceSmtpCertificate } from './listen.ts';
 import { checkedChunks } from './message-checks.ts';
-import { postageGate, type RecipientPolicy, type ResolvedRecipient, resolveRecipient } from './recipients.ts';
 import type { ReverseNameLookup } from './reverse-name.ts';
 import type { SenderAuth, SenderEvaluation, SpfOutcome } from './sender-auth.ts';
 import { SessionClock } from './session-limits.ts';

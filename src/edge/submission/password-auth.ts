@@ -9,10 +9,10 @@
 import type { Redis } from 'ioredis';
 import { isBase58Key } from '../../../chain/client/index.ts';
 import { DEFAULT_LOGIN_BACKOFF, type LoginBackoff, LoginFailures } from '../../core/limits/login-failures.ts';
+import type { ChainView } from '../../mail/chain-view.ts';
 import { type MailPasswordDeps, verifyMailPassword } from '../../mail/reader-keys/mail-password.ts';
+import type { RecipientPolicy } from '../../mail/recipients.ts';
 import { SmtpReply } from '../../mail/smtp-error.ts';
-import type { ChainView } from '../mx/chain-view.ts';
-import type { RecipientPolicy } from '../mx/recipients.ts';
 import { walletOfLocalAddress } from './sender.ts';
 
 /** Back-off of failed AUTH attempts; the same shape as the IMAP/POP3 login's. */

@@ -1,13 +1,13 @@
 // Recipients of a submission: a local address must name a mailbox on chain
 // and pass the postage gate toward it (answered now, not bounced later); any
 // other address goes to the outbound spooler and only has to look like one.
-import type { ChainView } from '../mx/chain-view.ts';
+import type { ChainView } from '../../mail/chain-view.ts';
 import {
   postageGate,
   type RecipientPolicy,
   type ResolvedRecipient,
   resolveRecipient,
-} from '../mx/recipients.ts';
+} from '../../mail/recipients.ts';
 import { splitAddress } from './sender.ts';
 import { type PostageHold, SubmitError } from './submit-error.ts';
 

@@ -4,8 +4,8 @@
 // configured postmaster wallet). A peer Sealpost server owns the domains its
 // client certificate names, never this server's local domains.
 import { isBase58Key, isNormalizedAlias } from '../../../chain/client/index.ts';
-import type { ChainView } from '../mx/chain-view.ts';
-import type { RecipientPolicy } from '../mx/recipients.ts';
+import type { ChainView } from '../../mail/chain-view.ts';
+import type { RecipientPolicy } from '../../mail/recipients.ts';
 
 export type Submitter =
   | { kind: 'account'; wallet: string }

@@ -17,18 +17,19 @@
 //   7. only then, for an account, the Sent copy is stored (sent-copy.ts); a
 //      failure there is logged and never fails or repeats the send.
 // A failure before step 7 leaves nothing queued and no blob behind.
+
+import { type AcceptDeps, acceptMessage } from '../../../delivery/intake/accept.ts';
 import type { OutboundJobData } from '../../contracts/inbound-jobs.ts';
 import type { CostGuard, Reservation } from '../../core/limits/cost-guard.ts';
 import type { Logger } from '../../core/log.ts';
 import { newMessageId } from '../../core/log.ts';
 import type { OutboundLedger } from '../../core/store/outbound-ledger.ts';
+import type { ChainView } from '../../mail/chain-view.ts';
 import type { DkimSigner } from '../../mail/dkim-sign.ts';
+import type { RecipientPolicy } from '../../mail/recipients.ts';
 import { SmtpReply } from '../../mail/smtp-error.ts';
 import type { SpamFilter } from '../../mail/spam/filter.ts';
-import { type AcceptDeps, acceptMessage } from '../mx/accept.ts';
-import type { ChainView } from '../mx/chain-view.ts';
 import { MessageChecker } from '../mx/message-checks.ts';
-import type { RecipientPolicy } from '../mx/recipients.ts';
 import { type HeaderFacts, headerFacts, submissionHeaders } from './headers.ts';
 import { type DsnRequest, prepareOutbound, removeBlobs } from './outbound.ts';
 import { lookup, planRecipients, type RecipientPlan } from './recipients.ts';

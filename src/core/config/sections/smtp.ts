@@ -136,7 +136,7 @@ export const smtpSchema = z
       description:
         'The wait, in milliseconds, of each command after the soft limit (Postfix `smtpd_error_sleep_time`). `0`: no wait.',
     }),
-    // The chain view's cache (src/edge/mx/chain-view.ts, docs/inbound.md "Chain lookups").
+    // The chain view's cache (src/mail/chain-view.ts, docs/inbound.md "Chain lookups").
     chain_cache_secs: nonNegativeInt().default(30).meta({
       description:
         'How long the MX (and submission, the spooler\'s local deliveries, IMAP/POP3 logins) reuses a chain answer that lets mail through: an existing mailbox of one of `local_domains` without default postage, a frombox that allowlists the sender (required postage 0). A stale one only delays a refusal: SendMail re-checks every rule and the message is bounced. `0`: read the chain for every lookup. See docs/inbound.md "Chain lookups".',

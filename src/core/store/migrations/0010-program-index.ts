@@ -1,4 +1,4 @@
-// Tenth schema: the persisted program index (src/edge/api/program-index.ts,
+// Tenth schema: the persisted program index (src/core/store/program-index.ts,
 // docs/operations.md "Chain reads without getProgramAccounts"). One cursor
 // row per index (the newest program signature it has applied, and a version
 // bumped by every commit so processes sharing the store notice each other's

@@ -18,12 +18,12 @@ import { FolderError, FoldersRepo, specialUseOf } from '../../../core/store/fold
 import { INBOX, type Mailbox, MessagesRepo, type StoredMessage } from '../../../core/store/messages-repo.ts';
 import type { Store } from '../../../core/store/open-store.ts';
 import type { Database } from '../../../core/store/types.ts';
+import { ChainView } from '../../../mail/chain-view.ts';
 import { readerPublicKeys } from '../../../mail/reader-keys/reader-keys.ts';
 import { sealMessage, walletEncryptionPublicKey, wrapContentKey } from '../../../mail/seal/index.ts';
 import { spamLearnerFromConfig } from '../../../mail/spam/from-config.ts';
 import { type LearnKind, learnKindOf, type SpamLearner } from '../../../mail/spam/learn.ts';
 import { createCopyReleaser } from '../../imap/mail/release.ts';
-import { ChainView } from '../../mx/chain-view.ts';
 import { type ServeParts, submitDepsFromConfig } from '../../submission/from-config.ts';
 import { type SubmitInput, type SubmitResult, submitMessage } from '../../submission/submit.ts';
 import { SubmitError, type SubmitErrorCode } from '../../submission/submit-error.ts';

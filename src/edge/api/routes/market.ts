@@ -2,7 +2,7 @@
 // (docs/api.md "Marketplace index"): public reads of the open listings, and
 // the token wallet's own offers, bids and pending timelocks. Everything is
 // read from chain state (src/edge/api/market-index.ts, src/edge/api/wallet-timelocks.ts)
-// through one program index (src/edge/api/program-index.ts), kept in the store when
+// through one program index (src/core/store/program-index.ts), kept in the store when
 // `db` is given; the API writes nothing on chain: the webmail signs every
 // marketplace transaction with the wallet's key.
 // A route plugin: `sealpost serve` passes `marketRoutes(deps)` to the API.

@@ -1,14 +1,14 @@
 // PUT/GET/DELETE /v1/account/pin-provider, to the letter of the reference:
-// the body is validated by pinning/provider-config.ts (its messages are the
+// the body is validated by src/contracts/pin-provider.ts (its messages are the
 // binding 400 texts; unknown kind → 422), credentials are sealed under the
 // credential key with only the kind in the clear, and GET never returns
 // credentials. Writes need a step-up proof (checked by the request guard
 // before anything else, so every answer here comes after verification).
 import type { FastifyInstance } from 'fastify';
-import { PIN_PROVIDER_PURPOSE } from '../../../../delivery/provider-credentials.ts';
-import { parsePinProvider } from '../../../../pinning/provider-config.ts';
+import { parsePinProvider } from '../../../contracts/pin-provider.ts';
 import { credentialAad } from '../../../core/crypto/credential-seal.ts';
 import { AccountNotFoundError } from '../../../core/store/accounts-repo.ts';
+import { PIN_PROVIDER_PURPOSE } from '../../../mail/provider-credentials.ts';
 import type { ApiContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { PIN_PROVIDER_STATUS_SCHEMA } from '../schemas.ts';

@@ -7,9 +7,9 @@
 // jobs. A WAIT that times out (`wait_timeout_ms`) still answers 250 — the
 // jobs are on the master and the spool holds the message, which the spool
 // reconcile re-queues if a failover loses them — and is counted and logged.
-import type { RedisConfig } from '../../core/config/types.ts';
-import type { MetricsRegistry } from '../../core/limits/metrics.ts';
-import type { Logger } from '../../core/log.ts';
+import type { RedisConfig } from '../../src/core/config/types.ts';
+import type { MetricsRegistry } from '../../src/core/limits/metrics.ts';
+import type { Logger } from '../../src/core/log.ts';
 
 export interface Replication {
   /** Replicas that must acknowledge a batch's MULTI before its 250s. */

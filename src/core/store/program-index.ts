@@ -30,7 +30,7 @@ import bs58 from 'bs58';
 import type { Kysely } from 'kysely';
 import { type Key, toPublicKey } from '../../../chain/client/bytes.ts';
 import { decodeInstruction, type MailInstruction } from '../../../chain/client/instruction-data.ts';
-import type { Database } from '../../core/store/types.ts';
+import type { Database } from './types.ts';
 
 /** getMultipleAccounts takes at most this many keys (Agave's limit). */
 export const MULTIPLE_ACCOUNTS_MAX = 100;

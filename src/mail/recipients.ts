@@ -1,7 +1,7 @@
 // RCPT TO: which wallet an address names, and whether the postage gate lets
 // this sender reach it. Returns results; the SMTP edge turns them into replies.
-import { fromHash, isBase58Key, isNormalizedAlias, type Mailbox } from '../../../chain/client/index.ts';
-import { hasNoDomain, relayDomainOf } from '../../../chain/client/relay.ts';
+import { fromHash, isBase58Key, isNormalizedAlias, type Mailbox } from '../../chain/client/index.ts';
+import { hasNoDomain, relayDomainOf } from '../../chain/client/relay.ts';
 import type { ChainView } from './chain-view.ts';
 
 export type AddressForm = 'wallet' | 'alias' | 'postmaster';

@@ -14,20 +14,20 @@
 // (delivery/reconcile.ts, with deliverFlows below: the same ids, the same data).
 
 import type { FlowJob, FlowProducer } from 'bullmq';
-import { DELIVERY_BACKOFF } from '../../../delivery/backoff.ts';
 import {
   type DeliverJobData,
   type Envelope,
   QUEUE_DELIVER,
   QUEUE_SPOOL,
   type SpoolJobData,
-} from '../../contracts/inbound-jobs.ts';
-import { type BlobStore, BlobTooLargeError, type SpoolDraft } from '../../core/blobs/blob-store.ts';
-import type { SpoolManifest } from '../../core/blobs/spool-manifest.ts';
-import { replies, SmtpReply } from '../../mail/smtp-error.ts';
-import type { MxTrace } from '../../mail/trace.ts';
+} from '../../src/contracts/inbound-jobs.ts';
+import { type BlobStore, BlobTooLargeError, type SpoolDraft } from '../../src/core/blobs/blob-store.ts';
+import type { SpoolManifest } from '../../src/core/blobs/spool-manifest.ts';
+import type { ResolvedRecipient } from '../../src/mail/recipients.ts';
+import { replies, SmtpReply } from '../../src/mail/smtp-error.ts';
+import type { MxTrace } from '../../src/mail/trace.ts';
+import { DELIVERY_BACKOFF } from '../backoff.ts';
 import { GroupCommit, GroupCommitError } from './group-commit.ts';
-import type { ResolvedRecipient } from './recipients.ts';
 import type { Replication } from './replication.ts';
 
 export interface AcceptInput {

@@ -34,10 +34,10 @@ import {
   normalizeDomain,
   type PendingMailboxClose,
   pendingCloseAddress,
-} from '../../../chain/client/index.ts';
-import { hasNoDomain, relayDomainOf } from '../../../chain/client/relay.ts';
-import { readAccounts } from '../../../chain/client/rpc.ts';
-import type { SmtpConfig } from '../../core/config/types.ts';
+} from '../../chain/client/index.ts';
+import { hasNoDomain, relayDomainOf } from '../../chain/client/relay.ts';
+import { readAccounts } from '../../chain/client/rpc.ts';
+import type { SmtpConfig } from '../core/config/types.ts';
 
 /** How long an answer that lets mail through is reused, by default. */
 export const CHAIN_CACHE_MS = 30_000;

@@ -26,8 +26,8 @@
 // is not added twice): one bad flow does not cost the others their 250.
 
 import type { FlowJob, FlowProducer, IRedisClient } from 'bullmq';
-import type { BlobStore, SpoolDraft } from '../../core/blobs/blob-store.ts';
-import type { SpoolManifest } from '../../core/blobs/spool-manifest.ts';
+import type { BlobStore, SpoolDraft } from '../../src/core/blobs/blob-store.ts';
+import type { SpoolManifest } from '../../src/core/blobs/spool-manifest.ts';
 import type { Replication } from './replication.ts';
 
 /** Which durable step failed: the spool write and fsyncs, or the queueing in Redis. */

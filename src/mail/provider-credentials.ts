@@ -1,8 +1,8 @@
 // The recipient's pin provider as the pipeline reads it: the store keeps the
 // kind in the clear and the JSON object sealed under the credential key with
 // associated data binding it to this purpose and wallet.
-import { type PinProviderConfig, parsePinProvider } from '../pinning/provider-config.ts';
-import { credentialAad, openCredential, sealCredential } from '../src/core/crypto/credential-seal.ts';
+import { type PinProviderConfig, parsePinProvider } from '../contracts/pin-provider.ts';
+import { credentialAad, openCredential, sealCredential } from '../core/crypto/credential-seal.ts';
 
 export const PIN_PROVIDER_PURPOSE = 'pin-provider';
 
