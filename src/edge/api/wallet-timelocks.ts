@@ -23,27 +23,10 @@ import {
   pendingReclaimAddress,
 } from '../../../chain/client/pda.ts';
 import { timelockEndsAt } from '../../../chain/client/timelock-instructions.ts';
+import type { TimelockRow } from '../../contracts/api-responses.ts';
 import type { ProgramIndex } from '../../core/store/program-index.ts';
 
-export interface TimelockRow {
-  kind: 'mailbox_close' | 'domain_deactivation' | 'domain_reclaim';
-  /** The pending record's account. */
-  address: string;
-  /** mailbox_close: the wallet; otherwise the MailDomain account. */
-  subject: string;
-  /** The domain's name (domain kinds), else null. */
-  domain: string | null;
-  requested_at: number;
-  /** Chain seconds from which it can be completed. */
-  ends_at: number;
-  /** The window is over at `chain_time`: it can be completed now. */
-  can_complete: boolean;
-  /** domain_reclaim: the authority it installs and the delegate that paid for it. */
-  new_authority?: string;
-  payer?: string;
-  /** How this wallet is involved: the mailbox owner, the domain's authority, or the reclaim's new authority. */
-  role: 'owner' | 'authority' | 'new_authority';
-}
+export type { TimelockRow };
 
 const MAIL_DOMAIN_TAG = 6;
 

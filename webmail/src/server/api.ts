@@ -77,12 +77,12 @@ export type PinProviderBody =
   | { kind: 's3_bucket'; access_key: string; secret_key: string; bucket: string; endpoint?: string }
   | { kind: 'remote'; endpoint?: string; auth_token?: string };
 
-// The market and timelock rows are the server's own types (type-only imports: nothing of the server is bundled).
+// The market and timelock rows are the API's response types (src/contracts; type-only, nothing is bundled).
 import type {
   ListingRow as MarketListing,
   EscrowRow as MarketOffer,
-} from '../../../src/edge/api/market-index.ts';
-import type { TimelockRow } from '../../../src/edge/api/wallet-timelocks.ts';
+  TimelockRow,
+} from '../../../src/contracts/api-responses.ts';
 
 export type { MarketListing, MarketOffer, TimelockRow };
 
