@@ -109,7 +109,9 @@ describe('the import directions', () => {
 
   it('the chain client and the schema run in a browser: no node: modules', () => {
     const browser = files.filter(
-      (f) => f.startsWith('chain/client/') || (f.startsWith('chain/protocol/') && !f.startsWith('chain/protocol/gen/')),
+      (f) =>
+        f.startsWith('chain/client/') ||
+        (f.startsWith('chain/protocol/') && !f.startsWith('chain/protocol/gen/')),
     );
     expect(browser.length).toBeGreaterThan(20);
     const nodeOnly = browser.flatMap((f) =>
