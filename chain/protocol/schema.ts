@@ -28,6 +28,8 @@ export interface FieldSpec {
 export interface ArgSpec {
   readonly type: FieldType;
   readonly doc?: string;
+  /** A u8 above this does not decode (InvalidInstruction). */
+  readonly max?: number;
 }
 
 /** One entry of an instruction's account list, in order. */
@@ -68,6 +70,8 @@ export interface AccountSpec {
 
 export interface InstructionSpec {
   readonly tag: number;
+  /** The C handler in chain/program/src/ix/ when several instructions share one (default: the snake-case name). */
+  readonly handler?: string;
   readonly args: Readonly<Record<string, ArgSpec>>;
   readonly accounts: readonly AccountMetaSpec[];
 }
@@ -730,6 +734,7 @@ export const INSTRUCTIONS = {
   },
   AddStamps: {
     tag: 11,
+    handler: 'purchase_stamps',
     args: {
       fromHash: x('hash'),
       stamps: x('u64'),
@@ -745,6 +750,7 @@ export const INSTRUCTIONS = {
   },
   BuyStamps: {
     tag: 12,
+    handler: 'purchase_stamps',
     args: {
       stamps: x('u64'),
       maxPriceLamports: x({ option: 'u64' }),
@@ -759,6 +765,7 @@ export const INSTRUCTIONS = {
   },
   TopUpStamps: {
     tag: 13,
+    handler: 'purchase_stamps',
     args: {
       stamps: x('u64'),
       maxPriceLamports: x({ option: 'u64' }),
@@ -938,7 +945,7 @@ export const INSTRUCTIONS = {
   ListAlias: {
     tag: 34,
     args: {
-      mode: x('u8', '0/1'),
+      mode: { type: 'u8', doc: '0/1', max: 1 },
       priceLamports: x('u64'),
       expiresAt: x('i64'),
       antisnipeWindowSecs: x('i64'),

@@ -35,6 +35,7 @@
 
 /* Error codes, account layouts, limits, instruction tags, seed prefixes. */
 #include "generated/interface.h"
+#include "generated/args.h"
 
 #define OK 0ULL
 
@@ -101,6 +102,9 @@ static u64 parse(Ctx *c, u8 *input) {
   return decode(c, data, len);
 }
 
+/* The tag → handler switch, generated from the schema. */
+#include "generated/dispatch.h"
+
 u64 entrypoint(u8 *input);
 
 u64 entrypoint(u8 *input) {
@@ -109,97 +113,9 @@ u64 entrypoint(u8 *input) {
   __asm__("" : "+r"(heap));
   Ctx *c = (Ctx *)heap;
   TRY(parse(c, input));
-  const char *name = IX_NAMES[c->a.tag];
+  const char *name = IX_NAMES[c->tag];
   u64 name_len = 0;
   while (name[name_len]) name_len++;
   sol_log_(name, name_len);
-  switch (c->a.tag) {
-  case IX_INIT_POSTOFFICE:
-    return init_postoffice(c);
-  case IX_CREATE_MAILBOX:
-    return create_mailbox(c);
-  case IX_SET_MAILBOX_FLAGS:
-    return set_mailbox_flags(c);
-  case IX_PUBLISH_KEY:
-    return publish_key(c);
-  case IX_REMOVE_KEY:
-    return remove_key(c);
-  case IX_CREATE_DOMAIN:
-    return create_domain(c);
-  case IX_SEND_MAIL:
-    return send_mail(c);
-  case IX_DELETE_MAIL:
-    return delete_mail(c);
-  case IX_CREATE_ALIAS:
-    return create_alias(c);
-  case IX_CREATE_FROMBOX:
-    return create_frombox(c);
-  case IX_UPDATE_FROMBOX:
-    return update_frombox(c);
-  case IX_ADD_STAMPS:
-  case IX_BUY_STAMPS:
-  case IX_TOP_UP_STAMPS:
-    return purchase_stamps(c);
-  case IX_RECLAIM_FROMBOX_STAMPS:
-    return reclaim_frombox_stamps(c);
-  case IX_CREATE_PIN_LEASE:
-    return create_pin_lease(c);
-  case IX_CLOSE_PIN_LEASE:
-    return close_pin_lease(c);
-  case IX_PUBLISH_BEACON:
-    return publish_beacon(c);
-  case IX_CLOSE_BEACON:
-    return close_beacon(c);
-  case IX_LIST_ALIAS:
-  case IX_BID_ALIAS:
-  case IX_BUY_ALIAS:
-  case IX_SETTLE_AUCTION:
-  case IX_CANCEL_LISTING:
-  case IX_OFFER_ALIAS:
-  case IX_ACCEPT_ALIAS:
-  case IX_RECLAIM_ALIAS:
-  case IX_LIST_DOMAIN:
-  case IX_BUY_DOMAIN:
-  case IX_CANCEL_DOMAIN_LISTING:
-    return market(c);
-  /* timelocks */
-  case IX_REQUEST_MAILBOX_CLOSE:
-    return request_mailbox_close(c);
-  case IX_CANCEL_MAILBOX_CLOSE:
-    return cancel_mailbox_close(c);
-  case IX_CLOSE_MAILBOX:
-    return close_mailbox(c);
-  case IX_REQUEST_DEACTIVATION:
-    return request_deactivation(c);
-  case IX_CANCEL_DEACTIVATION:
-    return cancel_deactivation(c);
-  case IX_REQUEST_RECLAIM:
-    return request_reclaim(c);
-  case IX_CANCEL_RECLAIM:
-    return cancel_reclaim(c);
-  case IX_SETTLE_DOMAIN_TIMELOCK:
-    return settle_domain_timelock(c);
-  case IX_ATTEST_SENDER:
-    return attest_sender(c);
-  case IX_REVOKE_ATTESTATION:
-    return revoke_attestation(c);
-  case IX_SET_RECIPIENT_RULE:
-    return set_recipient_rule(c);
-  case IX_CLOSE_RECIPIENT_RULE:
-    return close_recipient_rule(c);
-  case IX_CLAIM_BOUNTY:
-    return claim_bounty(c);
-  case IX_SET_MAILBOX_DOMAIN:
-    return set_mailbox_domain(c);
-  case IX_UPDATE_POSTOFFICE:
-    return update_postoffice(c);
-  case IX_WITHDRAW_FEES:
-    return withdraw_fees(c);
-  case IX_PROPOSE_ADMIN:
-    return propose_admin(c);
-  case IX_ACCEPT_ADMIN:
-    return accept_admin(c);
-  default:
-    return E_INVALID_INSTRUCTION;
-  }
+  return dispatch(c);
 }

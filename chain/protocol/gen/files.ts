@@ -2,7 +2,7 @@
 // should hold: the C header (whole file), docs/protocol.md (its generated
 // tables only) and the IDL (whole file).
 import { fileURLToPath } from 'node:url';
-import { renderHeader } from './render-c.ts';
+import { renderArgsHeader, renderDecodeHeader, renderDispatchHeader, renderHeader } from './render-c.ts';
 import { rewriteProtocolDocs } from './render-docs.ts';
 import { renderIdlJson } from './render-idl.ts';
 
@@ -36,6 +36,9 @@ export function generatedFiles(read: (path: string) => string | null): Generated
   });
   return [
     file('chain/program/src/generated/interface.h', whole(renderHeader())),
+    file('chain/program/src/generated/args.h', whole(renderArgsHeader())),
+    file('chain/program/src/generated/decode.h', whole(renderDecodeHeader())),
+    file('chain/program/src/generated/dispatch.h', whole(renderDispatchHeader())),
     file('chain/protocol/idl.json', whole(renderIdlJson())),
     file('docs/protocol.md', (before) => {
       if (before === null) return { after: '', detail: 'missing', problems: ['docs/protocol.md is missing'] };

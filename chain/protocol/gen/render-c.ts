@@ -134,3 +134,111 @@ export function renderHeader(): string {
   out.push('', '#endif', '');
   return out.join('\n');
 }
+
+/** `sendMail` → `send_mail`. */
+const lowerSnake = (camel: string): string => upperSnake(camel).toLowerCase();
+
+/** The C name of an instruction's argument struct: `SendMail` → `SendMailArgs`. */
+export const argsStructName = (kind: string): string => `${kind}Args`;
+
+function argFields(name: string, t: FieldType): string[] {
+  const field = lowerSnake(name);
+  if (typeof t === 'object' && 'option' in t) return [`u8 has_${field};`, ...argFields(name, t.option)];
+  if (t === 'string') return [`const u8 *${field};`, `u64 ${field}_len;`];
+  if (typeof t === 'object' || t === 'key' || t === 'hash') return [`const u8 *${field};`];
+  if (t === 'i64') return [`i64 ${field};`];
+  if (t === 'u64') return [`u64 ${field};`];
+  return [`u8 ${field};`];
+}
+
+function readExpr(t: FieldType): string {
+  if (typeof t === 'object' && 'bytes' in t) return `take(r, ${t.bytes})`;
+  switch (t) {
+    case 'key':
+    case 'hash':
+      return 'rd_key(r)';
+    case 'u64':
+      return 'rd_u64(r)';
+    case 'i64':
+      return '(i64)rd_u64(r)';
+    case 'bool':
+      return 'rd_flag(r)';
+    case 'u8':
+      return 'rd_u8(r)';
+    default:
+      throw new Error(`no reader for ${JSON.stringify(t)}`);
+  }
+}
+
+function decodeLines(target: string, name: string, t: FieldType, max?: number): string[] {
+  const field = `${target}.${lowerSnake(name)}`;
+  if (max !== undefined) return [`${field} = rd_u8_max(r, ${max});`];
+  if (typeof t === 'object' && 'option' in t) {
+    const has = `${target}.has_${lowerSnake(name)}`;
+    const none = t.option === 'key' || t.option === 'hash' ? 'NULL' : '0';
+    return [`${has} = rd_flag(r);`, `${field} = ${has} ? ${readExpr(t.option)} : ${none};`];
+  }
+  if (t === 'string') return [`${field} = rd_str(r, &${field}_len);`];
+  return [`${field} = ${readExpr(t)};`];
+}
+
+const withArgs = (): [string, InstructionSpecLike][] =>
+  (Object.entries(INSTRUCTIONS) as [string, InstructionSpecLike][]).filter(
+    ([, s]) => Object.keys(s.args).length > 0,
+  );
+
+type InstructionSpecLike = { tag: number; args: Readonly<Record<string, { type: FieldType; max?: number }>> };
+
+/** generated/args.h: one typed struct per instruction with arguments, and their union. */
+export function renderArgsHeader(): string {
+  const out = [
+    `/* ${GENERATED_NOTE} */`,
+    "/* Each instruction's decoded arguments, typed and named as docs/protocol.md lists them. */",
+    '#ifndef SEALPOST_ARGS_H',
+    '#define SEALPOST_ARGS_H',
+    '',
+  ];
+  for (const [kind, spec] of withArgs()) {
+    out.push('typedef struct {');
+    for (const [name, arg] of Object.entries(spec.args))
+      for (const f of argFields(name, arg.type)) out.push(`  ${f}`);
+    out.push(`} ${argsStructName(kind)};`, '');
+  }
+  out.push('/* The arguments of the instruction being run: the member named after it. */', 'typedef union {');
+  for (const [kind] of withArgs()) out.push(`  ${argsStructName(kind)} ${lowerSnake(kind)};`);
+  out.push('} IxArgs;', '', '#endif', '');
+  return out.join('\n');
+}
+
+/** generated/decode.h: the argument decoder (after the readers of core/decode.c). */
+export function renderDecodeHeader(): string {
+  const out = [
+    `/* ${GENERATED_NOTE} */`,
+    "/* Reads instruction `tag`'s arguments into `a`; the caller refuses short, bad or trailing data. */",
+    'static void decode_args(u8 tag, Reader *r, IxArgs *a) {',
+    '  switch (tag) {',
+  ];
+  for (const [kind, spec] of withArgs()) {
+    out.push(`  case IX_${upperSnake(kind)}:`);
+    for (const [name, arg] of Object.entries(spec.args))
+      for (const l of decodeLines(`a->${lowerSnake(kind)}`, name, arg.type, arg.max)) out.push(`    ${l}`);
+    out.push('    break;');
+  }
+  out.push('  default: /* no arguments */', '    break;', '  }', '}', '');
+  return out.join('\n');
+}
+
+/** generated/dispatch.h: the instruction tag → handler switch (after every handler). */
+export function renderDispatchHeader(): string {
+  const out = [
+    `/* ${GENERATED_NOTE} */`,
+    '/* Runs the decoded instruction: each tag calls its handler in ix/. */',
+    'static u64 dispatch(Ctx *c) {',
+    '  switch (c->tag) {',
+  ];
+  for (const [kind, spec] of Object.entries(INSTRUCTIONS) as [string, { handler?: string }][]) {
+    out.push(`  case IX_${upperSnake(kind)}:`, `    return ${spec.handler ?? lowerSnake(kind)}(c);`);
+  }
+  out.push('  default:', '    return E_INVALID_INSTRUCTION;', '  }', '}', '');
+  return out.join('\n');
+}

@@ -17,29 +17,12 @@ typedef struct {
   u8 executable;
 } Acc;
 
-/* Decoded arguments; field use per instruction is noted at each decoder. */
-typedef struct {
-  u8 tag;
-  const u8 *k1;
-  const u8 *k2;
-  const u8 *k3;
-  u64 u1;
-  u64 u2;
-  const u8 *str;
-  u64 str_len;
-  u8 has_bool;
-  u8 bool_val;
-  u8 has_u64;
-  u64 u64_val;
-  /* UpdatePostoffice's further options */
-  u8 has_u64b;
-  u64 u64b_val;
-  u8 has_k1;
-  u8 has_k2;
-} Args;
-
 /* Amounts of one purchase, worked out before anything moves. */
 typedef struct {
+  /* the order: stamps asked for and the buyer's price ceiling per stamp */
+  u64 ordered;
+  u8 has_ceiling;
+  u64 ceiling;
   u64 postage;
   u64 held;
   u64 fees;
@@ -70,7 +53,8 @@ typedef struct {
   u64 n;
   const u8 *program_id;
   Acc *system;
-  Args a;
+  u8 tag;   /* the instruction */
+  IxArgs a; /* its arguments (generated/args.h): the member named after it */
   SolClock clock;
   u8 have_clock;
   /* PDA seeds under construction; seeds[nseeds] is the bump when signing */

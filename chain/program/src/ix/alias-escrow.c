@@ -4,16 +4,16 @@
 static u64 offer_alias(Ctx *c) {
   ACCOUNTS(c, 4);
   Acc *holder = &c->acc[0], *al = &c->acc[1], *es = &c->acc[2];
-  const Args *a = &c->a;
+  const OfferAliasArgs *a = &c->a.offer_alias;
   TRY(need_signer(holder, 1));
   TRY(need_writable(al));
   TRY(need_writable(es));
   TRY(need_system(c, &c->acc[3]));
   TRY(require_alias(c, al));
   TRY(check_alias_owner(c, al, holder->key));
-  if (is_zero32(a->k1) || eq32(a->k1, holder->key)) return E_INVALID_ARGUMENT;
+  if (is_zero32(a->recipient) || eq32(a->recipient, holder->key)) return E_INVALID_ARGUMENT;
   i64 t = now(c);
-  if ((i64)a->u2 <= t) return E_ESCROW_EXPIRED;
+  if (a->expires_at <= t) return E_ESCROW_EXPIRED;
   seeds_escrow(c, al->key);
   TRY(pda_find(c, es->key));
   if (!is_absent(es)) return E_ALREADY_EXISTS;
@@ -25,10 +25,10 @@ static u64 offer_alias(Ctx *c) {
   d[0] = TAG_ALIAS_ESCROW;
   cp32(d + ES_ALIAS, al->key);
   cp32(d + ES_HOLDER, holder->key);
-  cp32(d + ES_RECIPIENT, a->k1);
-  wr64(d + ES_FEE, a->u1);
+  cp32(d + ES_RECIPIENT, a->recipient);
+  wr64(d + ES_FEE, a->fee_lamports);
   wr64(d + ES_OFFERED_AT, (u64)t);
-  wr64(d + ES_EXPIRES_AT, a->u2);
+  wr64(d + ES_EXPIRES_AT, (u64)a->expires_at);
   d[ES_BUMP] = bump;
   cp32(al->data + AL_OWNER, es->key);
   return OK;

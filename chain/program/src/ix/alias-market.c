@@ -30,33 +30,6 @@ static void seeds_bid(Ctx *c, const u8 *listing, const u8 *bidder) {
   seeds_add(c, bidder, 32);
 }
 
-/* ListAlias: u8 mode (0/1) -> bool_val, u1 price/reserve, u2 expires_at, u64_val antisnipe secs.
- * BidAlias: u1 amount. OfferAlias: k1 recipient, u1 fee, u2 expires_at.
- * ListDomain: u1 price, u2 expires_at, k1 buyer (zero key = anyone). */
-static void market_decode(Args *a, Reader *r) {
-  switch (a->tag) {
-  case IX_LIST_ALIAS:
-    a->bool_val = rd_flag(r);
-    a->u1 = rd_u64(r);
-    a->u2 = rd_u64(r);
-    a->u64_val = rd_u64(r);
-    break;
-  case IX_BID_ALIAS:
-    a->u1 = rd_u64(r);
-    break;
-  case IX_LIST_DOMAIN:
-    a->u1 = rd_u64(r);
-    a->u2 = rd_u64(r);
-    a->k1 = rd_key(r);
-    break;
-  default: /* IX_OFFER_ALIAS */
-    a->k1 = rd_key(r);
-    a->u1 = rd_u64(r);
-    a->u2 = rd_u64(r);
-    break;
-  }
-}
-
 /* An Alias read by address, checked against its stored bump. */
 static u64 require_alias(Ctx *c, const Acc *al) {
   TRY(require_kind(c, al, TAG_ALIAS));
@@ -108,7 +81,7 @@ static void release_alias(Acc *al, const u8 *to, int sold) {
 static u64 list_alias(Ctx *c) {
   ACCOUNTS(c, 4);
   Acc *holder = &c->acc[0], *al = &c->acc[1], *ls = &c->acc[2];
-  const Args *a = &c->a;
+  const ListAliasArgs *a = &c->a.list_alias;
   TRY(need_signer(holder, 1));
   TRY(need_writable(al));
   TRY(need_writable(ls));
@@ -116,9 +89,9 @@ static u64 list_alias(Ctx *c) {
   TRY(require_alias(c, al));
   TRY(check_alias_owner(c, al, holder->key));
   i64 t = now(c);
-  i64 ends = (i64)a->u2, window = (i64)a->u64_val;
-  if (a->u1 == 0) return E_INVALID_ARGUMENT;
-  if (a->bool_val == 0) {
+  i64 ends = a->expires_at, window = a->antisnipe_window_secs;
+  if (a->price_lamports == 0) return E_INVALID_ARGUMENT;
+  if (a->mode == 0) {
     if (ends != 0 || window != 0) return E_INVALID_ARGUMENT;
   } else if (ends <= t || ends - t > AUCTION_MAX || window < 0 || window > ANTISNIPE_MAX) {
     return E_INVALID_ARGUMENT;
@@ -134,10 +107,10 @@ static u64 list_alias(Ctx *c) {
   d[0] = TAG_ALIAS_LISTING;
   cp32(d + LS_ALIAS, al->key);
   cp32(d + LS_HOLDER, holder->key);
-  wr64(d + LS_PRICE, a->u1);
+  wr64(d + LS_PRICE, a->price_lamports);
   wr64(d + LS_CREATED_AT, (u64)t);
   wr64(d + LS_EXPIRES_AT, (u64)ends);
-  d[LS_MODE] = a->bool_val;
+  d[LS_MODE] = a->mode;
   wr64(d + LS_ANTISNIPE, (u64)window);
   wr64(d + LS_HIGH_BID, 0);
   memset(d + LS_HIGH_BIDDER, 0, 32);
@@ -153,7 +126,7 @@ static u64 list_alias(Ctx *c) {
 static u64 bid_alias(Ctx *c) {
   if (c->n != 4 && c->n != 6) return E_INVALID_INSTRUCTION;
   Acc *bidder = &c->acc[0], *ls = &c->acc[1], *bid = &c->acc[2];
-  const Args *a = &c->a;
+  const BidAliasArgs *a = &c->a.bid_alias;
   TRY(need_signer(bidder, 1));
   TRY(need_writable(ls));
   TRY(need_writable(bid));
@@ -173,7 +146,7 @@ static u64 bid_alias(Ctx *c) {
     u64 inc = high / BID_INCREMENT_DIVISOR;
     TRY(add(high, inc > MIN_BID_INCREMENT ? inc : MIN_BID_INCREMENT, &min));
   }
-  if (a->u1 < min) return E_BID_TOO_LOW;
+  if (a->amount_lamports < min) return E_BID_TOO_LOW;
   seeds_bid(c, ls->key, bidder->key);
   TRY(expect_pda(c, bid, TAG_ALIAS_BID, BD_BUMP));
   u8 bump = c->bump;
@@ -181,8 +154,8 @@ static u64 bid_alias(Ctx *c) {
   TRY(read_kind(c, bid, TAG_ALIAS_BID, &present));
   /* Only the high bidder has a bid account (outbid ones are closed), so presence follows `raise`. */
   if (present != raise) return raise ? E_NOT_FOUND : E_ALREADY_EXISTS;
-  u64 pay = a->u1 - high;
-  if (!raise) TRY(add(rent(ALIAS_BID_SIZE), a->u1, &pay));
+  u64 pay = a->amount_lamports - high;
+  if (!raise) TRY(add(rent(ALIAS_BID_SIZE), a->amount_lamports, &pay));
   Acc *prev = &c->acc[4], *prev_wallet = &c->acc[5];
   if (refund) {
     TRY(need_writable(prev));
@@ -217,10 +190,10 @@ static u64 bid_alias(Ctx *c) {
     cp32(bid->data + BD_BIDDER, bidder->key);
     bid->data[BD_BUMP] = bump;
   }
-  wr64(bid->data + BD_AMOUNT, a->u1);
+  wr64(bid->data + BD_AMOUNT, a->amount_lamports);
   wr64(bid->data + BD_BID_AT, (u64)t);
   if (refund) close_account(prev, prev_wallet);
-  wr64(d + LS_HIGH_BID, a->u1);
+  wr64(d + LS_HIGH_BID, a->amount_lamports);
   cp32(d + LS_HIGH_BIDDER, bidder->key);
   wr64(d + LS_EXPIRES_AT, (u64)ends);
   return OK;

@@ -26,7 +26,7 @@ static void seeds_recipient_rule(Ctx *c, const u8 *owner) {
 static u64 attest_sender(Ctx *c) {
   ACCOUNTS(c, 5);
   Acc *authority = &c->acc[0], *payer = &c->acc[1], *dom = &c->acc[2], *att = &c->acc[3];
-  const Args *a = &c->a;
+  const AttestSenderArgs *a = &c->a.attest_sender;
   TRY(need_signer(authority, 0));
   TRY(need_signer(payer, 1));
   TRY(need_writable(att));
@@ -34,8 +34,8 @@ static u64 attest_sender(Ctx *c) {
   TRY(require_domain(c, dom));
   if (!eq32(dom->data + MD_AUTHORITY, authority->key)) return E_NOT_DOMAIN_AUTHORITY;
   if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
-  if (is_zero32(a->k1)) return E_INVALID_ARGUMENT;
-  seeds_attestation(c, dom->key, a->k1);
+  if (is_zero32(a->wallet)) return E_INVALID_ARGUMENT;
+  seeds_attestation(c, dom->key, a->wallet);
   TRY(pda_find(c, att->key));
   if (!is_absent(att)) return E_ALREADY_EXISTS;
   u64 lamports = rent(ATTESTATION_SIZE);
@@ -45,7 +45,7 @@ static u64 attest_sender(Ctx *c) {
   u8 *d = att->data;
   d[0] = TAG_ATTESTATION;
   cp32(d + SA_DOMAIN, dom->key);
-  cp32(d + SA_WALLET, a->k1);
+  cp32(d + SA_WALLET, a->wallet);
   cp32(d + SA_AUTHORITY, authority->key);
   cp32(d + SA_RENT_PAYER, payer->key);
   wr64(d + SA_ATTESTED_AT, (u64)now(c));
@@ -81,12 +81,12 @@ static u64 revoke_attestation(Ctx *c) {
 static u64 set_recipient_rule(Ctx *c) {
   ACCOUNTS(c, 4);
   Acc *owner = &c->acc[0], *mb = &c->acc[1], *rule = &c->acc[2];
-  const Args *a = &c->a;
+  const SetRecipientRuleArgs *a = &c->a.set_recipient_rule;
   TRY(need_signer(owner, 1));
   TRY(need_writable(rule));
   TRY(need_system(c, &c->acc[3]));
   TRY(require_own_mailbox(c, mb, owner->key));
-  if (a->u1 == 0) return E_INVALID_ARGUMENT;
+  if (a->min_reputation_lamports == 0) return E_INVALID_ARGUMENT;
   seeds_recipient_rule(c, owner->key);
   TRY(expect_pda(c, rule, TAG_RECIPIENT_RULE, RR_BUMP));
   u8 bump = c->bump;
@@ -100,8 +100,8 @@ static u64 set_recipient_rule(Ctx *c) {
   u8 *d = rule->data;
   d[0] = TAG_RECIPIENT_RULE;
   cp32(d + RR_OWNER, owner->key);
-  wr64(d + RR_MIN_REPUTATION, a->u1);
-  wr64(d + RR_POSTAGE, a->u2);
+  wr64(d + RR_MIN_REPUTATION, a->min_reputation_lamports);
+  wr64(d + RR_POSTAGE, a->postage_lamports);
   d[RR_BUMP] = bump;
   return OK;
 }

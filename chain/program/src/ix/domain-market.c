@@ -42,7 +42,7 @@ static u64 no_pending(Ctx *c, const Acc *p, const char *prefix, u64 len, const u
 static u64 list_domain(Ctx *c) {
   ACCOUNTS(c, 6);
   Acc *holder = &c->acc[0], *dom = &c->acc[1], *ls = &c->acc[2];
-  const Args *a = &c->a;
+  const ListDomainArgs *a = &c->a.list_domain;
   TRY(need_signer(holder, 1));
   TRY(need_writable(dom));
   TRY(need_writable(ls));
@@ -52,9 +52,9 @@ static u64 list_domain(Ctx *c) {
   if (!eq32(dom->data + MD_AUTHORITY, holder->key)) return domain_listed(c, dom) ? E_DOMAIN_LOCKED : E_UNAUTHORIZED;
   TRY(NO_PENDING(c, &c->acc[3], SEED_PENDING_DEACTIVATION, dom->key));
   TRY(NO_PENDING(c, &c->acc[4], SEED_PENDING_RECLAIM, dom->key));
-  if (eq32(a->k1, holder->key)) return E_INVALID_ARGUMENT;
-  if (a->u1 == 0 && is_zero32(a->k1)) return E_INVALID_ARGUMENT;
-  i64 t = now(c), ends = (i64)a->u2;
+  if (eq32(a->buyer, holder->key)) return E_INVALID_ARGUMENT;
+  if (a->price_lamports == 0 && is_zero32(a->buyer)) return E_INVALID_ARGUMENT;
+  i64 t = now(c), ends = a->expires_at;
   if (ends <= t) return E_LISTING_EXPIRED;
   if ((u64)(ends - t) > DOMAIN_LISTING_MAX) return E_INVALID_ARGUMENT;
   seeds_domain_listing(c, dom->key);
@@ -68,8 +68,8 @@ static u64 list_domain(Ctx *c) {
   d[0] = TAG_DOMAIN_LISTING;
   cp32(d + DL_DOMAIN, dom->key);
   cp32(d + DL_HOLDER, holder->key);
-  cp32(d + DL_BUYER, a->k1);
-  wr64(d + DL_PRICE, a->u1);
+  cp32(d + DL_BUYER, a->buyer);
+  wr64(d + DL_PRICE, a->price_lamports);
   wr64(d + DL_CREATED_AT, (u64)t);
   wr64(d + DL_EXPIRES_AT, (u64)ends);
   d[DL_BUMP] = bump;
@@ -137,33 +137,4 @@ static u64 cancel_domain_listing(Ctx *c) {
   close_account(ls, holder);
   cp32(dom->data + MD_AUTHORITY, holder->key);
   return OK;
-}
-
-static u64 market(Ctx *c) {
-  switch (c->a.tag) {
-  case IX_LIST_DOMAIN:
-    return list_domain(c);
-  case IX_BUY_DOMAIN:
-    return buy_domain(c);
-  case IX_CANCEL_DOMAIN_LISTING:
-    return cancel_domain_listing(c);
-  case IX_LIST_ALIAS:
-    return list_alias(c);
-  case IX_BID_ALIAS:
-    return bid_alias(c);
-  case IX_BUY_ALIAS:
-    return buy_alias(c);
-  case IX_SETTLE_AUCTION:
-    return settle_auction(c);
-  case IX_CANCEL_LISTING:
-    return cancel_listing(c);
-  case IX_OFFER_ALIAS:
-    return offer_alias(c);
-  case IX_ACCEPT_ALIAS:
-    return accept_alias(c);
-  case IX_RECLAIM_ALIAS:
-    return reclaim_alias(c);
-  default:
-    return E_INVALID_INSTRUCTION;
-  }
 }

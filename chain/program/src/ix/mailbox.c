@@ -16,8 +16,8 @@ static u64 check_joined_domain(Ctx *c, const Acc *dom, const u8 *domain) {
 }
 
 static u64 create_mailbox(Ctx *c) {
-  const Args *a = &c->a;
-  int with_domain = !is_zero32(a->k1);
+  const CreateMailboxArgs *a = &c->a.create_mailbox;
+  int with_domain = !is_zero32(a->domain);
   ACCOUNTS(c, with_domain ? 5 : 4);
   Acc *payer = &c->acc[0], *owner = &c->acc[1], *mb = &c->acc[2];
   TRY(need_signer(payer, 1));
@@ -28,7 +28,7 @@ static u64 create_mailbox(Ctx *c) {
   TRY(pda_find(c, mb->key));
   u8 bump = c->bump;
   if (!is_absent(mb)) return E_ALREADY_EXISTS;
-  if (with_domain) TRY(check_joined_domain(c, &c->acc[4], a->k1));
+  if (with_domain) TRY(check_joined_domain(c, &c->acc[4], a->domain));
   u64 lamports = rent(MAILBOX_SIZE);
   TRY(check_payer(payer, lamports, 0));
   seeds_mailbox(c, owner->key);
@@ -38,8 +38,8 @@ static u64 create_mailbox(Ctx *c) {
   d[0] = TAG_MAILBOX;
   cp32(d + MB_OWNER, owner->key);
   wr64(d + MB_MAIL_COUNT, 0);
-  wr64(d + MB_DEFAULT_POSTAGE, a->u1);
-  cp32(d + MB_DOMAIN, a->k1);
+  wr64(d + MB_DEFAULT_POSTAGE, a->default_postage);
+  cp32(d + MB_DOMAIN, a->domain);
   d[MB_NO_IPFS] = 0;
   d[MB_BUMP] = bump;
   return OK;
@@ -48,13 +48,13 @@ static u64 create_mailbox(Ctx *c) {
 static u64 set_mailbox_flags(Ctx *c) {
   ACCOUNTS(c, 2);
   Acc *owner = &c->acc[0], *mb = &c->acc[1];
-  const Args *a = &c->a;
+  const SetMailboxFlagsArgs *a = &c->a.set_mailbox_flags;
   TRY(need_signer(owner, 0));
   TRY(need_writable(mb));
   TRY(require_mailbox(c, mb));
   if (!eq32(mb->data + MB_OWNER, owner->key)) return E_UNAUTHORIZED;
-  if (a->has_bool) mb->data[MB_NO_IPFS] = a->bool_val;
-  if (a->has_u64) wr64(mb->data + MB_DEFAULT_POSTAGE, a->u64_val);
+  if (a->has_no_ipfs) mb->data[MB_NO_IPFS] = a->no_ipfs;
+  if (a->has_default_postage) wr64(mb->data + MB_DEFAULT_POSTAGE, a->default_postage);
   return OK;
 }
 
@@ -64,30 +64,30 @@ static u64 set_mailbox_flags(Ctx *c) {
  * key): from then on only that domain's authority relays mail into it.
  */
 static u64 set_mailbox_domain(Ctx *c) {
-  const Args *a = &c->a;
-  int with_domain = !is_zero32(a->k1);
+  const SetMailboxDomainArgs *a = &c->a.set_mailbox_domain;
+  int with_domain = !is_zero32(a->domain);
   ACCOUNTS(c, with_domain ? 3 : 2);
   Acc *owner = &c->acc[0], *mb = &c->acc[1];
   TRY(need_signer(owner, 0));
   TRY(need_writable(mb));
   TRY(require_mailbox(c, mb));
   if (!eq32(mb->data + MB_OWNER, owner->key)) return E_UNAUTHORIZED;
-  if (with_domain) TRY(check_joined_domain(c, &c->acc[2], a->k1));
-  cp32(mb->data + MB_DOMAIN, a->k1);
+  if (with_domain) TRY(check_joined_domain(c, &c->acc[2], a->domain));
+  cp32(mb->data + MB_DOMAIN, a->domain);
   return OK;
 }
 
 static u64 publish_key(Ctx *c) {
   ACCOUNTS(c, 4);
   Acc *owner = &c->acc[0], *mb = &c->acc[1], *key = &c->acc[2];
-  const Args *a = &c->a;
+  const PublishKeyArgs *a = &c->a.publish_key;
   TRY(need_signer(owner, 1));
   TRY(need_writable(key));
   TRY(need_system(c, &c->acc[3]));
   TRY(require_own_mailbox(c, mb, owner->key));
   seeds_mailbox_key(c, owner->key);
   TRY(expect_pda(c, key, TAG_MAILBOX_KEY, MK_BUMP));
-  if (is_zero32(a->k1)) return E_INVALID_ARGUMENT;
+  if (is_zero32(a->pub_key)) return E_INVALID_ARGUMENT;
   int present;
   TRY(read_kind(c, key, TAG_MAILBOX_KEY, &present));
   if (!present) {
@@ -98,7 +98,7 @@ static u64 publish_key(Ctx *c) {
   u8 *d = key->data;
   d[0] = TAG_MAILBOX_KEY;
   cp32(d + MK_OWNER, owner->key);
-  cp32(d + MK_PUB_KEY, a->k1);
+  cp32(d + MK_PUB_KEY, a->pub_key);
   d[MK_BUMP] = c->bump;
   return OK;
 }
@@ -119,13 +119,13 @@ static u64 remove_key(Ctx *c) {
 static u64 create_alias(Ctx *c) {
   ACCOUNTS(c, 4);
   Acc *owner = &c->acc[0], *mb = &c->acc[1], *alias = &c->acc[2];
-  const Args *a = &c->a;
+  const CreateAliasArgs *a = &c->a.create_alias;
   TRY(need_signer(owner, 1));
   TRY(need_writable(alias));
   TRY(need_system(c, &c->acc[3]));
   TRY(require_own_mailbox(c, mb, owner->key));
-  if (!alias_ok(a->str, a->str_len)) return E_INVALID_ARGUMENT;
-  blake3(a->str, a->str_len, c->hash, &c->b3);
+  if (!alias_ok(a->name, a->name_len)) return E_INVALID_ARGUMENT;
+  blake3(a->name, a->name_len, c->hash, &c->b3);
   seeds_alias(c, c->hash);
   TRY(pda_find(c, alias->key));
   if (!is_absent(alias)) return E_ALREADY_EXISTS;

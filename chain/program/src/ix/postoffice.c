@@ -50,14 +50,14 @@ static u64 init_postoffice(Ctx *c) {
   TRY(check_payer(admin, lamports, 0));
   TRY(create_pda(c, admin, po, POSTOFFICE_SIZE, lamports));
   u8 *d = po->data;
-  const Args *a = &c->a;
+  const InitPostofficeArgs *a = &c->a.init_postoffice;
   d[0] = TAG_POSTOFFICE;
   cp32(d + PO_ADMIN, admin->key);
-  cp32(d + PO_ROOT_KSK, a->k1);
-  cp32(d + PO_DELEGATE, a->k2);
-  cp32(d + PO_COMMITMENT, a->k3);
-  wr64(d + PO_STAMP_FEE, a->u1);
-  wr64(d + PO_SURCHARGE, a->u2);
+  cp32(d + PO_ROOT_KSK, a->root_ksk);
+  cp32(d + PO_DELEGATE, a->delegate_address);
+  cp32(d + PO_COMMITMENT, a->commitment_root);
+  wr64(d + PO_STAMP_FEE, a->stamp_fee_lamports);
+  wr64(d + PO_SURCHARGE, a->settlement_surcharge_lamports);
   wr64(d + PO_FEES_COLLECTED, 0);
   memset(d + PO_PENDING_ADMIN, 0, 32);
   d[PO_BUMP] = c->bump;
@@ -81,14 +81,14 @@ static u64 require_admin(Ctx *c, const Acc *admin, const Acc *po) {
 static u64 update_postoffice(Ctx *c) {
   ACCOUNTS(c, 2);
   Acc *admin = &c->acc[0], *po = &c->acc[1];
-  const Args *a = &c->a;
+  const UpdatePostofficeArgs *a = &c->a.update_postoffice;
   TRY(require_admin(c, admin, po));
-  if (a->has_k1 && is_zero32(a->k1)) return E_INVALID_ARGUMENT;
+  if (a->has_delegate_address && is_zero32(a->delegate_address)) return E_INVALID_ARGUMENT;
   u8 *d = po->data;
-  if (a->has_u64) wr64(d + PO_STAMP_FEE, a->u64_val);
-  if (a->has_u64b) wr64(d + PO_SURCHARGE, a->u64b_val);
-  if (a->has_k1) cp32(d + PO_DELEGATE, a->k1);
-  if (a->has_k2) cp32(d + PO_ROOT_KSK, a->k2);
+  if (a->has_stamp_fee_lamports) wr64(d + PO_STAMP_FEE, a->stamp_fee_lamports);
+  if (a->has_settlement_surcharge_lamports) wr64(d + PO_SURCHARGE, a->settlement_surcharge_lamports);
+  if (a->has_delegate_address) cp32(d + PO_DELEGATE, a->delegate_address);
+  if (a->has_root_ksk) cp32(d + PO_ROOT_KSK, a->root_ksk);
   return OK;
 }
 
@@ -100,7 +100,7 @@ static u64 update_postoffice(Ctx *c) {
 static u64 withdraw_fees(Ctx *c) {
   ACCOUNTS(c, 3);
   Acc *admin = &c->acc[0], *po = &c->acc[1], *to = &c->acc[2];
-  u64 amount = c->a.u1;
+  u64 amount = c->a.withdraw_fees.amount_lamports;
   TRY(require_admin(c, admin, po));
   TRY(need_writable(to));
   if (eq32(to->key, po->key)) return E_INVALID_ACCOUNT;
@@ -123,8 +123,8 @@ static u64 propose_admin(Ctx *c) {
   ACCOUNTS(c, 2);
   Acc *admin = &c->acc[0], *po = &c->acc[1];
   TRY(require_admin(c, admin, po));
-  if (eq32(c->a.k1, admin->key)) return E_INVALID_ARGUMENT;
-  cp32(po->data + PO_PENDING_ADMIN, c->a.k1);
+  if (eq32(c->a.propose_admin.new_admin, admin->key)) return E_INVALID_ARGUMENT;
+  cp32(po->data + PO_PENDING_ADMIN, c->a.propose_admin.new_admin);
   return OK;
 }
 
@@ -145,29 +145,29 @@ static u64 accept_admin(Ctx *c) {
 static u64 create_domain(Ctx *c) {
   ACCOUNTS(c, 4);
   Acc *delegate = &c->acc[0], *po = &c->acc[1], *dom = &c->acc[2];
-  const Args *a = &c->a;
+  const CreateDomainArgs *a = &c->a.create_domain;
   TRY(need_signer(delegate, 1));
   TRY(need_writable(dom));
   TRY(need_system(c, &c->acc[3]));
   TRY(require_postoffice(c, po));
   if (!eq32(po->data + PO_DELEGATE, delegate->key)) return E_UNAUTHORIZED;
-  if (!domain_ok(a->str, a->str_len)) return E_INVALID_ARGUMENT;
-  blake3(a->str, a->str_len, c->hash, &c->b3);
+  if (!domain_ok(a->domain, a->domain_len)) return E_INVALID_ARGUMENT;
+  blake3(a->domain, a->domain_len, c->hash, &c->b3);
   seeds_domain(c, c->hash);
   TRY(pda_find(c, dom->key));
   if (!is_absent(dom)) return E_ALREADY_EXISTS;
-  u64 size = DOMAIN_FIXED + 4 + a->str_len;
+  u64 size = DOMAIN_FIXED + 4 + a->domain_len;
   u64 lamports = rent(size);
   TRY(check_payer(delegate, lamports, 0));
   TRY(create_pda(c, delegate, dom, size, lamports));
   u8 *d = dom->data;
   d[0] = TAG_MAIL_DOMAIN;
   d[MD_IS_ACTIVE] = 1;
-  cp32(d + MD_AUTHORITY, a->k1);
+  cp32(d + MD_AUTHORITY, a->authority);
   cp32(d + MD_RENT_PAYER, delegate->key);
   cp32(d + MD_NAME_HASH, c->hash);
   d[MD_BUMP] = c->bump;
-  wr32(d + MD_DOMAIN, (u32)a->str_len);
-  memcpy(d + MD_DOMAIN + 4, a->str, a->str_len);
+  wr32(d + MD_DOMAIN, (u32)a->domain_len);
+  memcpy(d + MD_DOMAIN + 4, a->domain, a->domain_len);
   return OK;
 }

@@ -11,39 +11,39 @@
 static u64 create_pin_lease(Ctx *c) {
   ACCOUNTS(c, 4);
   Acc *holder = &c->acc[0], *op = &c->acc[1], *lease = &c->acc[2];
-  const Args *a = &c->a;
+  const CreatePinLeaseArgs *a = &c->a.create_pin_lease;
   TRY(need_signer(holder, 1));
   TRY(need_writable(op));
   TRY(need_writable(lease));
   TRY(need_system(c, &c->acc[3]));
-  if (is_zero32(a->k1)) return E_INVALID_ARGUMENT;
+  if (is_zero32(a->cid_hash)) return E_INVALID_ARGUMENT;
   /*
    * The fee must leave the holder for good: not to itself, and not to a
    * program-derived address (the lease's own, the holder's beacon...) whose
    * lamports a close could hand back. A wallet is an ed25519 point; no PDA is.
    */
-  if (a->u2 == 0 || eq32(op->key, holder->key) || !on_curve(op->key)) return E_LEASE_UNPAID;
+  if (a->fee_lamports == 0 || eq32(op->key, holder->key) || !on_curve(op->key)) return E_LEASE_UNPAID;
   if (!is_zero32(op->owner) || *op->len != 0) return E_INVALID_ACCOUNT;
   i64 t = now(c);
-  if ((i64)a->u1 <= t) return E_LEASE_EXPIRED;
-  seeds_pin_lease(c, a->k1, holder->key);
+  if (a->expires_at <= t) return E_LEASE_EXPIRED;
+  seeds_pin_lease(c, a->cid_hash, holder->key);
   TRY(pda_find(c, lease->key));
   if (!is_absent(lease)) return E_ALREADY_EXISTS;
   u64 lamports = rent(PIN_LEASE_SIZE), total;
-  TRY(add(lamports, a->u2, &total));
+  TRY(add(lamports, a->fee_lamports, &total));
   TRY(check_payer(holder, total, 0));
-  TRY(check_credit(op, a->u2));
+  TRY(check_credit(op, a->fee_lamports));
   u8 bump = c->bump;
   TRY(create_pda(c, holder, lease, PIN_LEASE_SIZE, lamports));
-  TRY(cpi_transfer(c, holder, op, a->u2));
+  TRY(cpi_transfer(c, holder, op, a->fee_lamports));
   u8 *d = lease->data;
   d[0] = TAG_PIN_LEASE;
-  cp32(d + PL_CID_HASH, a->k1);
+  cp32(d + PL_CID_HASH, a->cid_hash);
   cp32(d + PL_HOLDER, holder->key);
   cp32(d + PL_OPERATOR, op->key);
   wr64(d + PL_CREATED_AT, (u64)t);
-  wr64(d + PL_EXPIRES_AT, a->u1);
-  wr64(d + PL_FEE, a->u2);
+  wr64(d + PL_EXPIRES_AT, (u64)a->expires_at);
+  wr64(d + PL_FEE, a->fee_lamports);
   d[PL_BUMP] = bump;
   return OK;
 }
@@ -77,11 +77,11 @@ static int beacon_cid_ok(const u8 *s, u64 n) {
 static u64 publish_beacon(Ctx *c) {
   ACCOUNTS(c, 3);
   Acc *owner = &c->acc[0], *bc = &c->acc[1];
-  const Args *a = &c->a;
+  const PublishBeaconArgs *a = &c->a.publish_beacon;
   TRY(need_signer(owner, 1));
   TRY(need_writable(bc));
   TRY(need_system(c, &c->acc[2]));
-  if (!beacon_cid_ok(a->str, a->str_len)) return E_INVALID_ARGUMENT;
+  if (!beacon_cid_ok(a->detail_cid, a->detail_cid_len)) return E_INVALID_ARGUMENT;
   seeds_beacon(c, owner->key);
   TRY(expect_pda(c, bc, TAG_BEACON, BC_BUMP));
   u8 bump = c->bump;
@@ -98,11 +98,11 @@ static u64 publish_beacon(Ctx *c) {
     wr64(d + BC_CREATED_AT, (u64)t);
   }
   d[BC_BUMP] = bump;
-  wr64(d + BC_TAGS, a->u1);
+  wr64(d + BC_TAGS, a->tags);
   wr64(d + BC_UPDATED_AT, (u64)t);
-  d[BC_CID_LEN] = (u8)a->str_len;
+  d[BC_CID_LEN] = (u8)a->detail_cid_len;
   memset(d + BC_CID, 0, BEACON_CID_MAX);
-  memcpy(d + BC_CID, a->str, a->str_len);
+  memcpy(d + BC_CID, a->detail_cid, a->detail_cid_len);
   return OK;
 }
 

@@ -14,18 +14,18 @@ static u64 send_extras_pay(Ctx *c, Acc *sender, Acc *wallet);
  * and a mailbox without a domain takes no relayed mail.
  */
 static u64 check_sender(Ctx *c, const Acc *sender, const Acc *mb) {
-  const Args *a = &c->a;
+  const SendMailArgs *a = &c->a.send_mail;
   if (c->sx.relayed) {
     const Acc *dom = &c->acc[7];
     TRY(require_domain(c, dom));
     if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
     if (!eq32(dom->data + MD_AUTHORITY, sender->key)) return E_UNAUTHORIZED;
     if (!eq32(mb->data + MB_DOMAIN, dom->key)) return E_RELAY_NOT_ALLOWED;
-    if (a->u1 > 0) return E_BOUNTY_NOT_ALLOWED;
+    if (a->bounty_lamports > 0) return E_BOUNTY_NOT_ALLOWED;
     return OK;
   }
   wallet_hash(c, sender->key);
-  return eq32(c->hash, a->k1) ? OK : E_FROM_HASH_MISMATCH;
+  return eq32(c->hash, a->from_hash) ? OK : E_FROM_HASH_MISMATCH;
 }
 
 /*
@@ -35,12 +35,12 @@ static u64 check_sender(Ctx *c, const Acc *sender, const Acc *mb) {
 static u64 check_send_frombox(Ctx *c, const Acc *fb, const u8 *recipient, int *present) {
   TRY(read_kind(c, fb, TAG_FROMBOX, present));
   if (*present) {
-    if (!eq32(fb->data + FB_FROM_HASH, c->a.k1) || !eq32(fb->data + FB_RECIPIENT, recipient))
+    if (!eq32(fb->data + FB_FROM_HASH, c->a.send_mail.from_hash) || !eq32(fb->data + FB_RECIPIENT, recipient))
       return E_INVALID_PDA;
     seeds_frombox(c, fb->data + FB_FROM_HASH, recipient);
     return pda_with_bump(c, fb->data[FB_BUMP], fb->key) ? OK : E_INVALID_PDA;
   }
-  seeds_frombox(c, c->a.k1, recipient);
+  seeds_frombox(c, c->a.send_mail.from_hash, recipient);
   return pda_find(c, fb->key);
 }
 
@@ -48,7 +48,7 @@ static u64 send_mail(Ctx *c) {
   if (c->n < 7 || c->n > 9) return E_INVALID_INSTRUCTION;
   Acc *sender = &c->acc[0], *mb = &c->acc[1], *em = &c->acc[2], *fb = &c->acc[3];
   Acc *wallet = &c->acc[4], *po = &c->acc[5];
-  const Args *a = &c->a;
+  const SendMailArgs *a = &c->a.send_mail;
   TRY(need_signer(sender, 1));
   TRY(need_writable(mb));
   TRY(need_writable(em));
@@ -61,11 +61,11 @@ static u64 send_mail(Ctx *c) {
   TRY(require_postoffice(c, po));
   TRY(send_extras(c, sender, recipient));
   TRY(check_sender(c, sender, mb));
-  TRY(check_cid(a->str, a->str_len, mb->data[MB_NO_IPFS]));
+  TRY(check_cid(a->cid, a->cid_len, mb->data[MB_NO_IPFS]));
   i64 t = now(c);
-  if (a->u1 > 0) {
-    if ((i64)a->u2 <= t) return E_BOUNTY_EXPIRED;
-  } else if (a->u2 != 0) {
+  if (a->bounty_lamports > 0) {
+    if (a->expires_at <= t) return E_BOUNTY_EXPIRED;
+  } else if (a->expires_at != 0) {
     return E_INVALID_ARGUMENT;
   }
   u64 index = rd64(mb->data + MB_MAIL_COUNT);
@@ -101,9 +101,9 @@ static u64 send_mail(Ctx *c) {
     TRY(check_credit(wallet, share));
   }
   c->sx.credited = stamp ? share : (free_send ? 0 : c->sx.rule_postage);
-  u64 size = EMAIL_FIXED + 4 + a->str_len;
+  u64 size = EMAIL_FIXED + 4 + a->cid_len;
   u64 lamports, next_count, total;
-  TRY(add(rent(size), a->u1, &lamports));
+  TRY(add(rent(size), a->bounty_lamports, &lamports));
   TRY(send_extras_cost(c, wallet, lamports, &total));
   TRY(check_payer(sender, total, surcharge));
   TRY(add(index, 1, &next_count));
@@ -127,16 +127,16 @@ static u64 send_mail(Ctx *c) {
   d[0] = TAG_EMAIL;
   cp32(d + EM_RECIPIENT, recipient);
   cp32(d + EM_SENDER, sender->key);
-  cp32(d + EM_FROM_HASH, a->k1);
+  cp32(d + EM_FROM_HASH, a->from_hash);
   memcpy(d + EM_INDEX, mb->data + MB_MAIL_COUNT, 8);
   wr64(d + EM_EPOCH, (u64)t);
-  wr64(d + EM_BOUNTY, a->u1);
-  wr64(d + EM_EXPIRES_AT, a->u2);
-  cp32(d + EM_REPLY_TO, a->k2);
+  wr64(d + EM_BOUNTY, a->bounty_lamports);
+  wr64(d + EM_EXPIRES_AT, (u64)a->expires_at);
+  cp32(d + EM_REPLY_TO, a->reply_to_hash);
   cp32(d + EM_RENT_PAYER, sender->key);
   d[EM_BUMP] = email_bump;
-  wr32(d + EM_CID, (u32)a->str_len);
-  memcpy(d + EM_CID + 4, a->str, a->str_len);
+  wr32(d + EM_CID, (u32)a->cid_len);
+  memcpy(d + EM_CID + 4, a->cid, a->cid_len);
   wr64(mb->data + MB_MAIL_COUNT, next_count);
   return send_extras_pay(c, sender, wallet);
 }

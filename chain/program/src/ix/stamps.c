@@ -5,12 +5,12 @@
 static u64 create_frombox(Ctx *c) {
   ACCOUNTS(c, 4);
   Acc *owner = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2];
-  const Args *a = &c->a;
+  const CreateFromboxArgs *a = &c->a.create_frombox;
   TRY(need_signer(owner, 1));
   TRY(need_writable(fb));
   TRY(need_system(c, &c->acc[3]));
   TRY(require_own_mailbox(c, mb, owner->key));
-  seeds_frombox(c, a->k1, owner->key);
+  seeds_frombox(c, a->from_hash, owner->key);
   TRY(pda_find(c, fb->key));
   if (!is_absent(fb)) return E_ALREADY_EXISTS;
   u64 lamports = rent(FROMBOX_SIZE);
@@ -18,9 +18,9 @@ static u64 create_frombox(Ctx *c) {
   TRY(create_pda(c, owner, fb, FROMBOX_SIZE, lamports));
   u8 *d = fb->data;
   d[0] = TAG_FROMBOX;
-  cp32(d + FB_FROM_HASH, a->k1);
+  cp32(d + FB_FROM_HASH, a->from_hash);
   cp32(d + FB_RECIPIENT, owner->key);
-  wr64(d + FB_REQUIRED, a->u1);
+  wr64(d + FB_REQUIRED, a->required_postage);
   wr64(d + FB_STAMPS, 0);
   wr64(d + FB_ESCROW, 0);
   d[FB_WALLET] = 0;
@@ -34,10 +34,10 @@ static u64 update_frombox(Ctx *c) {
   TRY(need_signer(owner, 0));
   TRY(need_writable(fb));
   TRY(require_own_mailbox(c, mb, owner->key));
-  seeds_frombox(c, c->a.k1, owner->key);
+  seeds_frombox(c, c->a.update_frombox.from_hash, owner->key);
   TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
   TRY(require_kind(c, fb, TAG_FROMBOX));
-  wr64(fb->data + FB_REQUIRED, c->a.u1);
+  wr64(fb->data + FB_REQUIRED, c->a.update_frombox.required_postage);
   return OK;
 }
 
@@ -49,7 +49,6 @@ static u64 update_frombox(Ctx *c) {
  * reprice nor the admin's fee change can land first and charge more.
  */
 static u64 price(Ctx *c, const Acc *mb, const Acc *po, const Acc *fb, int present) {
-  const Args *a = &c->a;
   Purchase *p = &c->purchase;
   const Acc *buyer = &c->acc[0];
   p->postage = present ? rd64(fb->data + FB_REQUIRED) : rd64(mb->data + MB_DEFAULT_POSTAGE);
@@ -58,8 +57,8 @@ static u64 price(Ctx *c, const Acc *mb, const Acc *po, const Acc *fb, int presen
   u64 each;
   TRY(add(p->postage, surcharge, &each));
   TRY(add(each, fee, &each));
-  if (a->has_u64 && each > a->u64_val) return E_PRICE_ABOVE_CEILING;
-  u64 n = a->u1;
+  if (p->has_ceiling && each > p->ceiling) return E_PRICE_ABOVE_CEILING;
+  u64 n = p->ordered;
   if (n == 0 && !own) return E_INVALID_ARGUMENT;
   u64 escrow, surcharges;
   TRY(mul(p->postage, n, &escrow));
@@ -74,7 +73,20 @@ static u64 price(Ctx *c, const Acc *mb, const Acc *po, const Acc *fb, int presen
 static u64 purchase_stamps(Ctx *c) {
   ACCOUNTS(c, 5);
   Acc *buyer = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2], *po = &c->acc[3];
-  const Args *a = &c->a;
+  u8 tag = c->tag;
+  /* AddStamps names the frombox by its hash; BuyStamps and TopUpStamps (one layout) by the buyer's own. */
+  const AddStampsArgs *add_args = &c->a.add_stamps;
+  Purchase *order = &c->purchase;
+  if (tag == IX_ADD_STAMPS) {
+    order->ordered = add_args->stamps;
+    order->has_ceiling = add_args->has_max_price_lamports;
+    order->ceiling = add_args->max_price_lamports;
+  } else {
+    const BuyStampsArgs *own = tag == IX_BUY_STAMPS ? &c->a.buy_stamps : (const BuyStampsArgs *)(const void *)&c->a.top_up_stamps;
+    order->ordered = own->stamps;
+    order->has_ceiling = own->has_max_price_lamports;
+    order->ceiling = own->max_price_lamports;
+  }
   TRY(need_signer(buyer, 1));
   TRY(need_writable(fb));
   TRY(need_writable(po));
@@ -82,18 +94,18 @@ static u64 purchase_stamps(Ctx *c) {
   TRY(require_mailbox(c, mb));
   TRY(require_postoffice(c, po));
   const u8 *recipient = mb->data + MB_OWNER;
-  const u8 *from_hash = a->k1;
+  const u8 *from_hash = tag == IX_ADD_STAMPS ? add_args->from_hash : NULL;
   /* Stamps the sender wallet buys for itself (BuyStamps, TopUpStamps, or AddStamps on its own hash). */
   wallet_hash(c, buyer->key);
-  int own_stamps = a->tag != IX_ADD_STAMPS || eq32(c->hash, a->k1);
-  if (a->tag != IX_ADD_STAMPS) from_hash = c->hash;
+  int own_stamps = tag != IX_ADD_STAMPS || eq32(c->hash, add_args->from_hash);
+  if (tag != IX_ADD_STAMPS) from_hash = c->hash;
   seeds_frombox(c, from_hash, recipient);
   TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
   u8 bump = c->bump;
   int present;
   TRY(read_kind(c, fb, TAG_FROMBOX, &present));
-  if (a->tag == IX_BUY_STAMPS && present) return E_ALREADY_EXISTS;
-  if (a->tag != IX_BUY_STAMPS && !present) return E_NOT_FOUND;
+  if (tag == IX_BUY_STAMPS && present) return E_ALREADY_EXISTS;
+  if (tag != IX_BUY_STAMPS && !present) return E_NOT_FOUND;
   TRY(price(c, mb, po, fb, present));
   Purchase p = c->purchase;
   u64 into_frombox = p.held;
