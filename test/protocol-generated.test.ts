@@ -33,6 +33,7 @@ describe('the generated protocol files', () => {
   it('are what the schema renders (run `npm run gen:protocol` when this fails)', () => {
     const files = generatedFiles(read);
     expect(files.map((f) => f.name).sort()).toEqual([
+      'chain/program/src/generated/accounts.h',
       'chain/program/src/generated/args.h',
       'chain/program/src/generated/decode.h',
       'chain/program/src/generated/dispatch.h',

@@ -1,14 +1,17 @@
 // The Sealpost mail program (docs/protocol.md): accounts, seeds, the
 // instructions and their rules, for the SBPFv0 runtime. One translation unit,
-// built by `npm run build:program`: this file includes the interface the
-// schema generates (generated/interface.h, from chain/protocol/schema.ts),
-// the shared state and helpers (core/), then one file per instruction family
-// (ix/), and ends with the entrypoint.
+// built by `npm run build:program`: this file includes what the schema
+// (chain/protocol/schema.ts) generates under generated/ (layouts, tags, seeds
+// and errors; each instruction's typed arguments and their decoder; its named
+// accounts and their binder; the dispatch table), the shared state and
+// helpers (core/), one file per instruction family (ix/), and ends with the
+// entrypoint.
 //
-// Shape of every instruction: decode the data completely (InvalidInstruction
-// on anything short, unknown, non-canonical or trailing), check the account
-// list, then every rule of docs/protocol.md "Rules", all before the first
-// write; then the System-program CPIs (account creation
+// Shape of every instruction: decode the data completely into its typed
+// arguments (InvalidInstruction on anything short, unknown, non-canonical or
+// trailing); bind its accounts by name, checking their count, signers,
+// writability and the System program as the schema lists them; then every
+// rule of docs/protocol.md "Rules", all before the first write; then the System-program CPIs (account creation
 // and payments from signers), then direct lamport moves out of accounts the
 // program owns and the data writes. A failure returns a custom error and the
 // runtime discards the whole transaction.
@@ -55,6 +58,7 @@ static u64 rent(u64 size) { return (128 + size) * 6960; }
 #include "core/lamports.c"
 #include "core/text.c"
 #include "core/decode.c"
+#include "generated/accounts.h"
 #include "ix/postoffice.c"
 #include "ix/mailbox.c"
 #include "ix/send.c"

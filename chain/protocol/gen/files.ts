@@ -2,7 +2,13 @@
 // should hold: the C header (whole file), docs/protocol.md (its generated
 // tables only) and the IDL (whole file).
 import { fileURLToPath } from 'node:url';
-import { renderArgsHeader, renderDecodeHeader, renderDispatchHeader, renderHeader } from './render-c.ts';
+import {
+  renderAccountsHeader,
+  renderArgsHeader,
+  renderDecodeHeader,
+  renderDispatchHeader,
+  renderHeader,
+} from './render-c.ts';
 import { rewriteProtocolDocs } from './render-docs.ts';
 import { renderIdlJson } from './render-idl.ts';
 
@@ -36,6 +42,7 @@ export function generatedFiles(read: (path: string) => string | null): Generated
   });
   return [
     file('chain/program/src/generated/interface.h', whole(renderHeader())),
+    file('chain/program/src/generated/accounts.h', whole(renderAccountsHeader())),
     file('chain/program/src/generated/args.h', whole(renderArgsHeader())),
     file('chain/program/src/generated/decode.h', whole(renderDecodeHeader())),
     file('chain/program/src/generated/dispatch.h', whole(renderDispatchHeader())),

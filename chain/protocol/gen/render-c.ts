@@ -242,3 +242,50 @@ export function renderDispatchHeader(): string {
   out.push('  default:', '    return E_INVALID_INSTRUCTION;', '  }', '}', '');
   return out.join('\n');
 }
+
+/** The C name of an instruction's named-accounts struct: `SendMail` → `SendMailAccounts`. */
+export const accountsStructName = (kind: string): string => `${kind}Accounts`;
+
+type AccountListLike = { name: string; signer: boolean; writable: boolean; when?: string }[];
+
+/**
+ * generated/accounts.h: per instruction, its fixed accounts by name and the
+ * binder that checks the count and every flag the schema gives, in list order
+ * (after core/accounts.c's checks). Conditional trailing accounts stay the
+ * handler's: the binder only bounds how many there may be.
+ */
+export function renderAccountsHeader(): string {
+  const out = [
+    `/* ${GENERATED_NOTE} */`,
+    "/* Each instruction's accounts by name, and the binder that checks their count, signers, writability and the System program. */",
+    '',
+  ];
+  for (const [kind, spec] of Object.entries(INSTRUCTIONS) as [string, { accounts: AccountListLike }][]) {
+    const fixed = spec.accounts.filter((a) => a.when === undefined);
+    const optional = spec.accounts.length - fixed.length;
+    const fn = lowerSnake(kind);
+    out.push('typedef struct {');
+    for (const a of fixed) out.push(`  Acc *${lowerSnake(a.name)};`);
+    if (optional > 0)
+      out.push(
+        `  u64 more; /* conditional trailing accounts given (0..${optional}), from acc[${fixed.length}] */`,
+      );
+    out.push(`} ${accountsStructName(kind)};`, '');
+    out.push(`static u64 bind_${fn}(Ctx *c, ${accountsStructName(kind)} *k) {`);
+    out.push(
+      optional > 0
+        ? `  if (c->n < ${fixed.length} || c->n > ${spec.accounts.length}) return E_INVALID_INSTRUCTION;`
+        : `  if (c->n != ${fixed.length}) return E_INVALID_INSTRUCTION;`,
+    );
+    for (const [i, a] of fixed.entries()) out.push(`  k->${lowerSnake(a.name)} = &c->acc[${i}];`);
+    if (optional > 0) out.push(`  k->more = c->n - ${fixed.length};`);
+    for (const a of fixed) {
+      const field = `k->${lowerSnake(a.name)}`;
+      if (a.name === 'systemProgram') out.push(`  TRY(need_system(c, ${field}));`);
+      else if (a.signer) out.push(`  TRY(need_signer(${field}, ${a.writable ? 1 : 0}));`);
+      else if (a.writable) out.push(`  TRY(need_writable(${field}));`);
+    }
+    out.push('  return OK;', '}', '');
+  }
+  return out.join('\n');
+}

@@ -2,13 +2,10 @@
 
 /* OfferAlias: holder (s,w), alias (w), escrow (w), System. */
 static u64 offer_alias(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *holder = &c->acc[0], *al = &c->acc[1], *es = &c->acc[2];
+  OfferAliasAccounts k;
+  TRY(bind_offer_alias(c, &k));
+  Acc *holder = k.holder, *al = k.alias, *es = k.alias_escrow;
   const OfferAliasArgs *a = &c->a.offer_alias;
-  TRY(need_signer(holder, 1));
-  TRY(need_writable(al));
-  TRY(need_writable(es));
-  TRY(need_system(c, &c->acc[3]));
   TRY(require_alias(c, al));
   TRY(check_alias_owner(c, al, holder->key));
   if (is_zero32(a->recipient) || eq32(a->recipient, holder->key)) return E_INVALID_ARGUMENT;
@@ -36,13 +33,9 @@ static u64 offer_alias(Ctx *c) {
 
 /* AcceptAlias: recipient (s,w), escrow (w), alias (w), holder (w), System; before expiry. */
 static u64 accept_alias(Ctx *c) {
-  ACCOUNTS(c, 5);
-  Acc *recipient = &c->acc[0], *es = &c->acc[1], *al = &c->acc[2], *holder = &c->acc[3];
-  TRY(need_signer(recipient, 1));
-  TRY(need_writable(es));
-  TRY(need_writable(al));
-  TRY(need_writable(holder));
-  TRY(need_system(c, &c->acc[4]));
+  AcceptAliasAccounts k;
+  TRY(bind_accept_alias(c, &k));
+  Acc *recipient = k.recipient, *es = k.alias_escrow, *al = k.alias, *holder = k.holder;
   TRY(require_alias_record(c, es, TAG_ALIAS_ESCROW));
   TRY(check_custody(c, es, al, holder, ES_HOLDER));
   if (!eq32(es->data + ES_RECIPIENT, recipient->key)) return E_UNAUTHORIZED;
@@ -59,12 +52,9 @@ static u64 accept_alias(Ctx *c) {
 
 /* ReclaimAlias: signer (s), escrow (w), alias (w), holder (w); the holder any time, anyone after expiry. */
 static u64 reclaim_alias(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *signer = &c->acc[0], *es = &c->acc[1], *al = &c->acc[2], *holder = &c->acc[3];
-  TRY(need_signer(signer, 0));
-  TRY(need_writable(es));
-  TRY(need_writable(al));
-  TRY(need_writable(holder));
+  ReclaimAliasAccounts k;
+  TRY(bind_reclaim_alias(c, &k));
+  Acc *signer = k.signer, *es = k.alias_escrow, *al = k.alias, *holder = k.holder;
   TRY(require_alias_record(c, es, TAG_ALIAS_ESCROW));
   TRY(check_custody(c, es, al, holder, ES_HOLDER));
   if (!eq32(signer->key, holder->key) && now(c) < (i64)rd64(es->data + ES_EXPIRES_AT))

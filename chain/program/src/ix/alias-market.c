@@ -79,13 +79,10 @@ static void release_alias(Acc *al, const u8 *to, int sold) {
 }
 
 static u64 list_alias(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *holder = &c->acc[0], *al = &c->acc[1], *ls = &c->acc[2];
+  ListAliasAccounts k;
+  TRY(bind_list_alias(c, &k));
+  Acc *holder = k.holder, *al = k.alias, *ls = k.alias_listing;
   const ListAliasArgs *a = &c->a.list_alias;
-  TRY(need_signer(holder, 1));
-  TRY(need_writable(al));
-  TRY(need_writable(ls));
-  TRY(need_system(c, &c->acc[3]));
   TRY(require_alias(c, al));
   TRY(check_alias_owner(c, al, holder->key));
   i64 t = now(c);
@@ -125,12 +122,10 @@ static u64 list_alias(Ctx *c) {
  */
 static u64 bid_alias(Ctx *c) {
   if (c->n != 4 && c->n != 6) return E_INVALID_INSTRUCTION;
-  Acc *bidder = &c->acc[0], *ls = &c->acc[1], *bid = &c->acc[2];
+  BidAliasAccounts k;
+  TRY(bind_bid_alias(c, &k));
+  Acc *bidder = k.bidder, *ls = k.alias_listing, *bid = k.alias_bid;
   const BidAliasArgs *a = &c->a.bid_alias;
-  TRY(need_signer(bidder, 1));
-  TRY(need_writable(ls));
-  TRY(need_writable(bid));
-  TRY(need_system(c, &c->acc[3]));
   TRY(require_alias_record(c, ls, TAG_ALIAS_LISTING));
   u8 *d = ls->data;
   if (d[LS_MODE] != 1) return E_WRONG_LISTING_MODE;
@@ -201,13 +196,9 @@ static u64 bid_alias(Ctx *c) {
 
 /* BuyAlias: buyer (s,w), listing (w), alias (w), holder (w), System. Fixed price only. */
 static u64 buy_alias(Ctx *c) {
-  ACCOUNTS(c, 5);
-  Acc *buyer = &c->acc[0], *ls = &c->acc[1], *al = &c->acc[2], *holder = &c->acc[3];
-  TRY(need_signer(buyer, 1));
-  TRY(need_writable(ls));
-  TRY(need_writable(al));
-  TRY(need_writable(holder));
-  TRY(need_system(c, &c->acc[4]));
+  BuyAliasAccounts k;
+  TRY(bind_buy_alias(c, &k));
+  Acc *buyer = k.buyer, *ls = k.alias_listing, *al = k.alias, *holder = k.holder;
   TRY(require_alias_record(c, ls, TAG_ALIAS_LISTING));
   TRY(check_custody(c, ls, al, holder, LS_HOLDER));
   if (ls->data[LS_MODE] != 0) return E_WRONG_LISTING_MODE;
@@ -228,10 +219,9 @@ static u64 buy_alias(Ctx *c) {
  */
 static u64 settle_auction(Ctx *c) {
   if (c->n != 3 && c->n != 5) return E_INVALID_INSTRUCTION;
-  Acc *ls = &c->acc[0], *al = &c->acc[1], *holder = &c->acc[2];
-  TRY(need_writable(ls));
-  TRY(need_writable(al));
-  TRY(need_writable(holder));
+  SettleAuctionAccounts k;
+  TRY(bind_settle_auction(c, &k));
+  Acc *ls = k.alias_listing, *al = k.alias, *holder = k.holder;
   TRY(require_alias_record(c, ls, TAG_ALIAS_LISTING));
   TRY(check_custody(c, ls, al, holder, LS_HOLDER));
   u8 *d = ls->data;
@@ -265,11 +255,9 @@ static u64 settle_auction(Ctx *c) {
 
 /* CancelListing: holder (s,w), listing (w), alias (w); only while nobody has bid. */
 static u64 cancel_listing(Ctx *c) {
-  ACCOUNTS(c, 3);
-  Acc *holder = &c->acc[0], *ls = &c->acc[1], *al = &c->acc[2];
-  TRY(need_signer(holder, 1));
-  TRY(need_writable(ls));
-  TRY(need_writable(al));
+  CancelListingAccounts k;
+  TRY(bind_cancel_listing(c, &k));
+  Acc *holder = k.holder, *ls = k.alias_listing, *al = k.alias;
   TRY(require_alias_record(c, ls, TAG_ALIAS_LISTING));
   if (!eq32(ls->data + LS_HOLDER, holder->key)) return E_UNAUTHORIZED;
   TRY(check_custody(c, ls, al, holder, LS_HOLDER));

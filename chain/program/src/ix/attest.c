@@ -24,13 +24,10 @@ static void seeds_recipient_rule(Ctx *c, const u8 *owner) {
  * an inactive domain attests nobody. One record per (domain, wallet).
  */
 static u64 attest_sender(Ctx *c) {
-  ACCOUNTS(c, 5);
-  Acc *authority = &c->acc[0], *payer = &c->acc[1], *dom = &c->acc[2], *att = &c->acc[3];
+  AttestSenderAccounts k;
+  TRY(bind_attest_sender(c, &k));
+  Acc *authority = k.authority, *payer = k.payer, *dom = k.mail_domain, *att = k.attestation;
   const AttestSenderArgs *a = &c->a.attest_sender;
-  TRY(need_signer(authority, 0));
-  TRY(need_signer(payer, 1));
-  TRY(need_writable(att));
-  TRY(need_system(c, &c->acc[4]));
   TRY(require_domain(c, dom));
   if (!eq32(dom->data + MD_AUTHORITY, authority->key)) return E_NOT_DOMAIN_AUTHORITY;
   if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
@@ -58,11 +55,9 @@ static u64 attest_sender(Ctx *c) {
  * itself, closes the record; its rent goes back to the rent payer.
  */
 static u64 revoke_attestation(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *signer = &c->acc[0], *att = &c->acc[1], *payer = &c->acc[2], *dom = &c->acc[3];
-  TRY(need_signer(signer, 0));
-  TRY(need_writable(att));
-  TRY(need_writable(payer));
+  RevokeAttestationAccounts k;
+  TRY(bind_revoke_attestation(c, &k));
+  Acc *signer = k.signer, *att = k.attestation, *payer = k.rent_payer, *dom = k.mail_domain;
   TRY(require_kind(c, att, TAG_ATTESTATION));
   seeds_attestation(c, att->data + SA_DOMAIN, att->data + SA_WALLET);
   if (!pda_with_bump(c, att->data[SA_BUMP], att->key)) return E_INVALID_PDA;
@@ -79,12 +74,10 @@ static u64 revoke_attestation(Ctx *c) {
 
 /* SetRecipientRule: creates or replaces the owner's rule (a Mailbox is needed). */
 static u64 set_recipient_rule(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *owner = &c->acc[0], *mb = &c->acc[1], *rule = &c->acc[2];
+  SetRecipientRuleAccounts k;
+  TRY(bind_set_recipient_rule(c, &k));
+  Acc *owner = k.owner, *mb = k.mailbox, *rule = k.recipient_rule;
   const SetRecipientRuleArgs *a = &c->a.set_recipient_rule;
-  TRY(need_signer(owner, 1));
-  TRY(need_writable(rule));
-  TRY(need_system(c, &c->acc[3]));
   TRY(require_own_mailbox(c, mb, owner->key));
   if (a->min_reputation_lamports == 0) return E_INVALID_ARGUMENT;
   seeds_recipient_rule(c, owner->key);
@@ -108,10 +101,9 @@ static u64 set_recipient_rule(Ctx *c) {
 
 /* CloseRecipientRule: the owner's own rule; its rent back to the owner. */
 static u64 close_recipient_rule(Ctx *c) {
-  ACCOUNTS(c, 2);
-  Acc *owner = &c->acc[0], *rule = &c->acc[1];
-  TRY(need_signer(owner, 1));
-  TRY(need_writable(rule));
+  CloseRecipientRuleAccounts k;
+  TRY(bind_close_recipient_rule(c, &k));
+  Acc *owner = k.owner, *rule = k.recipient_rule;
   seeds_recipient_rule(c, owner->key);
   TRY(expect_pda(c, rule, TAG_RECIPIENT_RULE, RR_BUMP));
   TRY(require_kind(c, rule, TAG_RECIPIENT_RULE));

@@ -40,18 +40,15 @@ static u64 no_pending(Ctx *c, const Acc *p, const char *prefix, u64 len, const u
  * pending_deactivation, pending_reclaim, System.
  */
 static u64 list_domain(Ctx *c) {
-  ACCOUNTS(c, 6);
-  Acc *holder = &c->acc[0], *dom = &c->acc[1], *ls = &c->acc[2];
+  ListDomainAccounts k;
+  TRY(bind_list_domain(c, &k));
+  Acc *holder = k.holder, *dom = k.mail_domain, *ls = k.domain_listing;
   const ListDomainArgs *a = &c->a.list_domain;
-  TRY(need_signer(holder, 1));
-  TRY(need_writable(dom));
-  TRY(need_writable(ls));
-  TRY(need_system(c, &c->acc[5]));
   TRY(require_domain(c, dom));
   if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
   if (!eq32(dom->data + MD_AUTHORITY, holder->key)) return domain_listed(c, dom) ? E_DOMAIN_LOCKED : E_UNAUTHORIZED;
-  TRY(NO_PENDING(c, &c->acc[3], SEED_PENDING_DEACTIVATION, dom->key));
-  TRY(NO_PENDING(c, &c->acc[4], SEED_PENDING_RECLAIM, dom->key));
+  TRY(NO_PENDING(c, k.pending_deactivation, SEED_PENDING_DEACTIVATION, dom->key));
+  TRY(NO_PENDING(c, k.pending_reclaim, SEED_PENDING_RECLAIM, dom->key));
   if (eq32(a->buyer, holder->key)) return E_INVALID_ARGUMENT;
   if (a->price_lamports == 0 && is_zero32(a->buyer)) return E_INVALID_ARGUMENT;
   i64 t = now(c), ends = a->expires_at;
@@ -94,20 +91,16 @@ static u64 check_domain_custody(Ctx *c, const Acc *ls, const Acc *dom, const Acc
 
 /* BuyDomain: buyer (s,w), mail_domain (w), domain_listing (w), holder (w), pending_reclaim, System. */
 static u64 buy_domain(Ctx *c) {
-  ACCOUNTS(c, 6);
-  Acc *buyer = &c->acc[0], *dom = &c->acc[1], *ls = &c->acc[2], *holder = &c->acc[3];
-  TRY(need_signer(buyer, 1));
-  TRY(need_writable(dom));
-  TRY(need_writable(ls));
-  TRY(need_writable(holder));
-  TRY(need_system(c, &c->acc[5]));
+  BuyDomainAccounts k;
+  TRY(bind_buy_domain(c, &k));
+  Acc *buyer = k.buyer, *dom = k.mail_domain, *ls = k.domain_listing, *holder = k.holder;
   TRY(check_domain_custody(c, ls, dom, holder));
   if (eq32(buyer->key, holder->key)) return E_OWN_LISTING;
   const u8 *named = ls->data + DL_BUYER;
   if (!is_zero32(named) && !eq32(named, buyer->key)) return E_UNAUTHORIZED;
   if (now(c) >= (i64)rd64(ls->data + DL_EXPIRES_AT)) return E_LISTING_EXPIRED;
   if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
-  TRY(NO_PENDING(c, &c->acc[4], SEED_PENDING_RECLAIM, dom->key));
+  TRY(NO_PENDING(c, k.pending_reclaim, SEED_PENDING_RECLAIM, dom->key));
   u64 price = rd64(ls->data + DL_PRICE), credit;
   TRY(add(price, *ls->lamports, &credit));
   TRY(check_payer(buyer, price, 0));
@@ -124,12 +117,9 @@ static u64 buy_domain(Ctx *c) {
  * and the listing's rent go back to the holder.
  */
 static u64 cancel_domain_listing(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *signer = &c->acc[0], *dom = &c->acc[1], *ls = &c->acc[2], *holder = &c->acc[3];
-  TRY(need_signer(signer, 0));
-  TRY(need_writable(dom));
-  TRY(need_writable(ls));
-  TRY(need_writable(holder));
+  CancelDomainListingAccounts k;
+  TRY(bind_cancel_domain_listing(c, &k));
+  Acc *signer = k.signer, *dom = k.mail_domain, *ls = k.domain_listing, *holder = k.holder;
   TRY(check_domain_custody(c, ls, dom, holder));
   if (!eq32(signer->key, holder->key) && now(c) < (i64)rd64(ls->data + DL_EXPIRES_AT))
     return E_LISTING_NOT_EXPIRED;

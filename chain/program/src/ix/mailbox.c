@@ -19,11 +19,9 @@ static u64 create_mailbox(Ctx *c) {
   const CreateMailboxArgs *a = &c->a.create_mailbox;
   int with_domain = !is_zero32(a->domain);
   ACCOUNTS(c, with_domain ? 5 : 4);
-  Acc *payer = &c->acc[0], *owner = &c->acc[1], *mb = &c->acc[2];
-  TRY(need_signer(payer, 1));
-  TRY(need_signer(owner, 0));
-  TRY(need_writable(mb));
-  TRY(need_system(c, &c->acc[3]));
+  CreateMailboxAccounts k;
+  TRY(bind_create_mailbox(c, &k));
+  Acc *payer = k.payer, *owner = k.owner, *mb = k.mailbox;
   seeds_mailbox(c, owner->key);
   TRY(pda_find(c, mb->key));
   u8 bump = c->bump;
@@ -46,11 +44,10 @@ static u64 create_mailbox(Ctx *c) {
 }
 
 static u64 set_mailbox_flags(Ctx *c) {
-  ACCOUNTS(c, 2);
-  Acc *owner = &c->acc[0], *mb = &c->acc[1];
+  SetMailboxFlagsAccounts k;
+  TRY(bind_set_mailbox_flags(c, &k));
+  Acc *owner = k.owner, *mb = k.mailbox;
   const SetMailboxFlagsArgs *a = &c->a.set_mailbox_flags;
-  TRY(need_signer(owner, 0));
-  TRY(need_writable(mb));
   TRY(require_mailbox(c, mb));
   if (!eq32(mb->data + MB_OWNER, owner->key)) return E_UNAUTHORIZED;
   if (a->has_no_ipfs) mb->data[MB_NO_IPFS] = a->no_ipfs;
@@ -67,9 +64,9 @@ static u64 set_mailbox_domain(Ctx *c) {
   const SetMailboxDomainArgs *a = &c->a.set_mailbox_domain;
   int with_domain = !is_zero32(a->domain);
   ACCOUNTS(c, with_domain ? 3 : 2);
-  Acc *owner = &c->acc[0], *mb = &c->acc[1];
-  TRY(need_signer(owner, 0));
-  TRY(need_writable(mb));
+  SetMailboxDomainAccounts k;
+  TRY(bind_set_mailbox_domain(c, &k));
+  Acc *owner = k.owner, *mb = k.mailbox;
   TRY(require_mailbox(c, mb));
   if (!eq32(mb->data + MB_OWNER, owner->key)) return E_UNAUTHORIZED;
   if (with_domain) TRY(check_joined_domain(c, &c->acc[2], a->domain));
@@ -78,12 +75,10 @@ static u64 set_mailbox_domain(Ctx *c) {
 }
 
 static u64 publish_key(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *owner = &c->acc[0], *mb = &c->acc[1], *key = &c->acc[2];
+  PublishKeyAccounts k;
+  TRY(bind_publish_key(c, &k));
+  Acc *owner = k.owner, *mb = k.mailbox, *key = k.mailbox_key;
   const PublishKeyArgs *a = &c->a.publish_key;
-  TRY(need_signer(owner, 1));
-  TRY(need_writable(key));
-  TRY(need_system(c, &c->acc[3]));
   TRY(require_own_mailbox(c, mb, owner->key));
   seeds_mailbox_key(c, owner->key);
   TRY(expect_pda(c, key, TAG_MAILBOX_KEY, MK_BUMP));
@@ -104,10 +99,9 @@ static u64 publish_key(Ctx *c) {
 }
 
 static u64 remove_key(Ctx *c) {
-  ACCOUNTS(c, 2);
-  Acc *owner = &c->acc[0], *key = &c->acc[1];
-  TRY(need_signer(owner, 1));
-  TRY(need_writable(key));
+  RemoveKeyAccounts k;
+  TRY(bind_remove_key(c, &k));
+  Acc *owner = k.owner, *key = k.mailbox_key;
   seeds_mailbox_key(c, owner->key);
   TRY(expect_pda(c, key, TAG_MAILBOX_KEY, MK_BUMP));
   TRY(require_kind(c, key, TAG_MAILBOX_KEY));
@@ -117,12 +111,10 @@ static u64 remove_key(Ctx *c) {
 }
 
 static u64 create_alias(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *owner = &c->acc[0], *mb = &c->acc[1], *alias = &c->acc[2];
+  CreateAliasAccounts k;
+  TRY(bind_create_alias(c, &k));
+  Acc *owner = k.owner, *mb = k.mailbox, *alias = k.alias;
   const CreateAliasArgs *a = &c->a.create_alias;
-  TRY(need_signer(owner, 1));
-  TRY(need_writable(alias));
-  TRY(need_system(c, &c->acc[3]));
   TRY(require_own_mailbox(c, mb, owner->key));
   if (!alias_ok(a->name, a->name_len)) return E_INVALID_ARGUMENT;
   blake3(a->name, a->name_len, c->hash, &c->b3);

@@ -37,12 +37,10 @@ static u64 need_upgrade_authority(Ctx *c, const Acc *pd, const Acc *signer) {
  * admin itself). Once; nobody but the deployer can be first.
  */
 static u64 init_postoffice(Ctx *c) {
-  ACCOUNTS(c, 5);
-  Acc *admin = &c->acc[0], *po = &c->acc[1];
-  TRY(need_signer(admin, 1));
-  TRY(need_writable(po));
-  TRY(need_system(c, &c->acc[2]));
-  TRY(need_upgrade_authority(c, &c->acc[3], &c->acc[4]));
+  InitPostofficeAccounts k;
+  TRY(bind_init_postoffice(c, &k));
+  Acc *admin = k.admin, *po = k.postoffice;
+  TRY(need_upgrade_authority(c, k.program_data, k.upgrade_authority));
   seeds_postoffice(c);
   TRY(pda_find(c, po->key));
   if (!is_absent(po)) return E_ALREADY_EXISTS;
@@ -79,8 +77,9 @@ static u64 require_admin(Ctx *c, const Acc *admin, const Acc *po) {
  * their postage and surcharge are held in their frombox.
  */
 static u64 update_postoffice(Ctx *c) {
-  ACCOUNTS(c, 2);
-  Acc *admin = &c->acc[0], *po = &c->acc[1];
+  UpdatePostofficeAccounts k;
+  TRY(bind_update_postoffice(c, &k));
+  Acc *admin = k.admin, *po = k.postoffice;
   const UpdatePostofficeArgs *a = &c->a.update_postoffice;
   TRY(require_admin(c, admin, po));
   if (a->has_delegate_address && is_zero32(a->delegate_address)) return E_INVALID_ARGUMENT;
@@ -98,11 +97,11 @@ static u64 update_postoffice(Ctx *c) {
  * never goes below its rent-exempt minimum.
  */
 static u64 withdraw_fees(Ctx *c) {
-  ACCOUNTS(c, 3);
-  Acc *admin = &c->acc[0], *po = &c->acc[1], *to = &c->acc[2];
+  WithdrawFeesAccounts k;
+  TRY(bind_withdraw_fees(c, &k));
+  Acc *admin = k.admin, *po = k.postoffice, *to = k.to;
   u64 amount = c->a.withdraw_fees.amount_lamports;
   TRY(require_admin(c, admin, po));
-  TRY(need_writable(to));
   if (eq32(to->key, po->key)) return E_INVALID_ACCOUNT;
   if (amount == 0) return E_INVALID_ARGUMENT;
   u64 collected = rd64(po->data + PO_FEES_COLLECTED);
@@ -120,8 +119,9 @@ static u64 withdraw_fees(Ctx *c) {
  * moves only when that key signs, so a mistyped address never locks it.
  */
 static u64 propose_admin(Ctx *c) {
-  ACCOUNTS(c, 2);
-  Acc *admin = &c->acc[0], *po = &c->acc[1];
+  ProposeAdminAccounts k;
+  TRY(bind_propose_admin(c, &k));
+  Acc *admin = k.admin, *po = k.postoffice;
   TRY(require_admin(c, admin, po));
   if (eq32(c->a.propose_admin.new_admin, admin->key)) return E_INVALID_ARGUMENT;
   cp32(po->data + PO_PENDING_ADMIN, c->a.propose_admin.new_admin);
@@ -130,10 +130,9 @@ static u64 propose_admin(Ctx *c) {
 
 /* AcceptAdmin: the proposed admin (s), postoffice (w): it becomes admin, the proposal is cleared. */
 static u64 accept_admin(Ctx *c) {
-  ACCOUNTS(c, 2);
-  Acc *next = &c->acc[0], *po = &c->acc[1];
-  TRY(need_signer(next, 0));
-  TRY(need_writable(po));
+  AcceptAdminAccounts k;
+  TRY(bind_accept_admin(c, &k));
+  Acc *next = k.new_admin, *po = k.postoffice;
   TRY(require_postoffice(c, po));
   const u8 *pending = po->data + PO_PENDING_ADMIN;
   if (is_zero32(pending) || !eq32(pending, next->key)) return E_UNAUTHORIZED;
@@ -143,12 +142,10 @@ static u64 accept_admin(Ctx *c) {
 }
 
 static u64 create_domain(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *delegate = &c->acc[0], *po = &c->acc[1], *dom = &c->acc[2];
+  CreateDomainAccounts k;
+  TRY(bind_create_domain(c, &k));
+  Acc *delegate = k.delegate, *po = k.postoffice, *dom = k.mail_domain;
   const CreateDomainArgs *a = &c->a.create_domain;
-  TRY(need_signer(delegate, 1));
-  TRY(need_writable(dom));
-  TRY(need_system(c, &c->acc[3]));
   TRY(require_postoffice(c, po));
   if (!eq32(po->data + PO_DELEGATE, delegate->key)) return E_UNAUTHORIZED;
   if (!domain_ok(a->domain, a->domain_len)) return E_INVALID_ARGUMENT;

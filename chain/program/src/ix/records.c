@@ -9,13 +9,10 @@
  * paying (LeaseUnpaid); a term already over is LeaseExpired.
  */
 static u64 create_pin_lease(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *holder = &c->acc[0], *op = &c->acc[1], *lease = &c->acc[2];
+  CreatePinLeaseAccounts k;
+  TRY(bind_create_pin_lease(c, &k));
+  Acc *holder = k.holder, *op = k.operator, *lease = k.pin_lease;
   const CreatePinLeaseArgs *a = &c->a.create_pin_lease;
-  TRY(need_signer(holder, 1));
-  TRY(need_writable(op));
-  TRY(need_writable(lease));
-  TRY(need_system(c, &c->acc[3]));
   if (is_zero32(a->cid_hash)) return E_INVALID_ARGUMENT;
   /*
    * The fee must leave the holder for good: not to itself, and not to a
@@ -50,10 +47,9 @@ static u64 create_pin_lease(Ctx *c) {
 
 /* ClosePinLease: the holder only; all the lease's lamports back to the holder. */
 static u64 close_pin_lease(Ctx *c) {
-  ACCOUNTS(c, 2);
-  Acc *holder = &c->acc[0], *lease = &c->acc[1];
-  TRY(need_signer(holder, 1));
-  TRY(need_writable(lease));
+  ClosePinLeaseAccounts k;
+  TRY(bind_close_pin_lease(c, &k));
+  Acc *holder = k.holder, *lease = k.pin_lease;
   TRY(require_kind(c, lease, TAG_PIN_LEASE));
   if (!eq32(lease->data + PL_HOLDER, holder->key)) return E_UNAUTHORIZED;
   seeds_pin_lease(c, lease->data + PL_CID_HASH, holder->key);
@@ -75,12 +71,10 @@ static int beacon_cid_ok(const u8 *s, u64 n) {
 
 /* PublishBeacon: creates the owner's beacon or replaces its tags and CID. */
 static u64 publish_beacon(Ctx *c) {
-  ACCOUNTS(c, 3);
-  Acc *owner = &c->acc[0], *bc = &c->acc[1];
+  PublishBeaconAccounts k;
+  TRY(bind_publish_beacon(c, &k));
+  Acc *owner = k.owner, *bc = k.beacon;
   const PublishBeaconArgs *a = &c->a.publish_beacon;
-  TRY(need_signer(owner, 1));
-  TRY(need_writable(bc));
-  TRY(need_system(c, &c->acc[2]));
   if (!beacon_cid_ok(a->detail_cid, a->detail_cid_len)) return E_INVALID_ARGUMENT;
   seeds_beacon(c, owner->key);
   TRY(expect_pda(c, bc, TAG_BEACON, BC_BUMP));
@@ -108,10 +102,9 @@ static u64 publish_beacon(Ctx *c) {
 
 /* CloseBeacon: the owner's own beacon; its rent back to the owner. */
 static u64 close_beacon(Ctx *c) {
-  ACCOUNTS(c, 2);
-  Acc *owner = &c->acc[0], *bc = &c->acc[1];
-  TRY(need_signer(owner, 1));
-  TRY(need_writable(bc));
+  CloseBeaconAccounts k;
+  TRY(bind_close_beacon(c, &k));
+  Acc *owner = k.owner, *bc = k.beacon;
   seeds_beacon(c, owner->key);
   TRY(expect_pda(c, bc, TAG_BEACON, BC_BUMP));
   TRY(require_kind(c, bc, TAG_BEACON));

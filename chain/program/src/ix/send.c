@@ -46,15 +46,11 @@ static u64 check_send_frombox(Ctx *c, const Acc *fb, const u8 *recipient, int *p
 
 static u64 send_mail(Ctx *c) {
   if (c->n < 7 || c->n > 9) return E_INVALID_INSTRUCTION;
-  Acc *sender = &c->acc[0], *mb = &c->acc[1], *em = &c->acc[2], *fb = &c->acc[3];
-  Acc *wallet = &c->acc[4], *po = &c->acc[5];
+  SendMailAccounts k;
+  TRY(bind_send_mail(c, &k));
+  Acc *sender = k.sender, *mb = k.mailbox, *em = k.email, *fb = k.frombox;
+  Acc *wallet = k.recipient_wallet, *po = k.postoffice;
   const SendMailArgs *a = &c->a.send_mail;
-  TRY(need_signer(sender, 1));
-  TRY(need_writable(mb));
-  TRY(need_writable(em));
-  TRY(need_writable(fb));
-  TRY(need_writable(wallet));
-  TRY(need_system(c, &c->acc[6]));
   TRY(require_mailbox(c, mb));
   const u8 *recipient = mb->data + MB_OWNER;
   if (!eq32(wallet->key, recipient)) return E_INVALID_ACCOUNT;
@@ -142,11 +138,9 @@ static u64 send_mail(Ctx *c) {
 }
 
 static u64 delete_mail(Ctx *c) {
-  ACCOUNTS(c, 3);
-  Acc *signer = &c->acc[0], *em = &c->acc[1], *payer = &c->acc[2];
-  TRY(need_signer(signer, 0));
-  TRY(need_writable(em));
-  TRY(need_writable(payer));
+  DeleteMailAccounts k;
+  TRY(bind_delete_mail(c, &k));
+  Acc *signer = k.signer, *em = k.email, *payer = k.rent_payer;
   TRY(require_email(c, em));
   int by_recipient = eq32(em->data + EM_RECIPIENT, signer->key);
   if (!by_recipient && !eq32(em->data + EM_SENDER, signer->key)) return E_UNAUTHORIZED;
@@ -160,10 +154,9 @@ static u64 delete_mail(Ctx *c) {
 }
 
 static u64 claim_bounty(Ctx *c) {
-  ACCOUNTS(c, 2);
-  Acc *recipient = &c->acc[0], *em = &c->acc[1];
-  TRY(need_signer(recipient, 1));
-  TRY(need_writable(em));
+  ClaimBountyAccounts k;
+  TRY(bind_claim_bounty(c, &k));
+  Acc *recipient = k.recipient, *em = k.email;
   TRY(require_email(c, em));
   if (!eq32(em->data + EM_RECIPIENT, recipient->key)) return E_UNAUTHORIZED;
   u64 bounty = rd64(em->data + EM_BOUNTY);

@@ -3,12 +3,10 @@
 /* ---- fromboxes and stamps --------------------------------------------------- */
 
 static u64 create_frombox(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *owner = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2];
+  CreateFromboxAccounts k;
+  TRY(bind_create_frombox(c, &k));
+  Acc *owner = k.owner, *mb = k.mailbox, *fb = k.frombox;
   const CreateFromboxArgs *a = &c->a.create_frombox;
-  TRY(need_signer(owner, 1));
-  TRY(need_writable(fb));
-  TRY(need_system(c, &c->acc[3]));
   TRY(require_own_mailbox(c, mb, owner->key));
   seeds_frombox(c, a->from_hash, owner->key);
   TRY(pda_find(c, fb->key));
@@ -29,10 +27,9 @@ static u64 create_frombox(Ctx *c) {
 }
 
 static u64 update_frombox(Ctx *c) {
-  ACCOUNTS(c, 3);
-  Acc *owner = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2];
-  TRY(need_signer(owner, 0));
-  TRY(need_writable(fb));
+  UpdateFromboxAccounts k;
+  TRY(bind_update_frombox(c, &k));
+  Acc *owner = k.owner, *mb = k.mailbox, *fb = k.frombox;
   TRY(require_own_mailbox(c, mb, owner->key));
   seeds_frombox(c, c->a.update_frombox.from_hash, owner->key);
   TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
@@ -71,8 +68,9 @@ static u64 price(Ctx *c, const Acc *mb, const Acc *po, const Acc *fb, int presen
 }
 
 static u64 purchase_stamps(Ctx *c) {
-  ACCOUNTS(c, 5);
-  Acc *buyer = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2], *po = &c->acc[3];
+  BuyStampsAccounts k;
+  TRY(bind_buy_stamps(c, &k));
+  Acc *buyer = k.buyer, *mb = k.mailbox, *fb = k.frombox, *po = k.postoffice;
   u8 tag = c->tag;
   /* AddStamps names the frombox by its hash; BuyStamps and TopUpStamps (one layout) by the buyer's own. */
   const AddStampsArgs *add_args = &c->a.add_stamps;
@@ -87,10 +85,6 @@ static u64 purchase_stamps(Ctx *c) {
     order->has_ceiling = own->has_max_price_lamports;
     order->ceiling = own->max_price_lamports;
   }
-  TRY(need_signer(buyer, 1));
-  TRY(need_writable(fb));
-  TRY(need_writable(po));
-  TRY(need_system(c, &c->acc[4]));
   TRY(require_mailbox(c, mb));
   TRY(require_postoffice(c, po));
   const u8 *recipient = mb->data + MB_OWNER;
@@ -139,10 +133,9 @@ static u64 purchase_stamps(Ctx *c) {
 }
 
 static u64 reclaim_frombox_stamps(Ctx *c) {
-  ACCOUNTS(c, 3);
-  Acc *sender = &c->acc[0], *mb = &c->acc[1], *fb = &c->acc[2];
-  TRY(need_signer(sender, 1));
-  TRY(need_writable(fb));
+  ReclaimFromboxStampsAccounts k;
+  TRY(bind_reclaim_frombox_stamps(c, &k));
+  Acc *sender = k.sender, *mb = k.mailbox, *fb = k.frombox;
   TRY(require_mailbox(c, mb));
   wallet_hash(c, sender->key);
   seeds_frombox(c, c->hash, mb->data + MB_OWNER);

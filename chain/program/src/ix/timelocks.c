@@ -37,11 +37,9 @@ static u64 require_pending(Ctx *c, const Acc *p, u8 tag) {
 
 /* RequestMailboxClose: the owner of a mailbox starts its close window. */
 static u64 request_mailbox_close(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *owner = &c->acc[0], *mb = &c->acc[1], *pc = &c->acc[2];
-  TRY(need_signer(owner, 1));
-  TRY(need_writable(pc));
-  TRY(need_system(c, &c->acc[3]));
+  RequestMailboxCloseAccounts k;
+  TRY(bind_request_mailbox_close(c, &k));
+  Acc *owner = k.owner, *mb = k.mailbox, *pc = k.pending_close;
   TRY(require_own_mailbox(c, mb, owner->key));
   SEEDS_PENDING(c, SEED_PENDING_CLOSE, owner->key);
   TRY(create_pending(c, owner, pc, PENDING_CLOSE_SIZE));
@@ -62,10 +60,9 @@ static u64 require_own_pending_close(Ctx *c, const Acc *pc, const Acc *owner) {
 
 /* CancelMailboxClose: the owner, at any time before CloseMailbox; the record's rent back to the owner. */
 static u64 cancel_mailbox_close(Ctx *c) {
-  ACCOUNTS(c, 2);
-  Acc *owner = &c->acc[0], *pc = &c->acc[1];
-  TRY(need_signer(owner, 1));
-  TRY(need_writable(pc));
+  CancelMailboxCloseAccounts k;
+  TRY(bind_cancel_mailbox_close(c, &k));
+  Acc *owner = k.owner, *pc = k.pending_close;
   TRY(require_own_pending_close(c, pc, owner));
   TRY(check_credit(owner, *pc->lamports));
   close_account(pc, owner);
@@ -74,11 +71,9 @@ static u64 cancel_mailbox_close(Ctx *c) {
 
 /* CloseMailbox: after the window, the Mailbox and the pending record close; both rents go to the owner. */
 static u64 close_mailbox(Ctx *c) {
-  ACCOUNTS(c, 3);
-  Acc *owner = &c->acc[0], *mb = &c->acc[1], *pc = &c->acc[2];
-  TRY(need_signer(owner, 1));
-  TRY(need_writable(mb));
-  TRY(need_writable(pc));
+  CloseMailboxAccounts k;
+  TRY(bind_close_mailbox(c, &k));
+  Acc *owner = k.owner, *mb = k.mailbox, *pc = k.pending_close;
   TRY(require_own_pending_close(c, pc, owner));
   TRY(require_own_mailbox(c, mb, owner->key));
   TRY(window_elapsed(c, pc->data + PC_REQUESTED_AT, MAILBOX_CLOSE_WINDOW));
@@ -97,11 +92,9 @@ static u64 require_authority(const Acc *dom, const Acc *signer) {
 
 /* RequestDeactivation: the authority of an active domain starts its notice window. */
 static u64 request_deactivation(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *auth = &c->acc[0], *dom = &c->acc[1], *pd = &c->acc[2];
-  TRY(need_signer(auth, 1));
-  TRY(need_writable(pd));
-  TRY(need_system(c, &c->acc[3]));
+  RequestDeactivationAccounts k;
+  TRY(bind_request_deactivation(c, &k));
+  Acc *auth = k.authority, *dom = k.mail_domain, *pd = k.pending_deactivation;
   TRY(require_domain(c, dom));
   if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
   TRY(require_authority(dom, auth));
@@ -123,10 +116,9 @@ static u64 require_domain_pending(Ctx *c, const Acc *dom, const Acc *p, u8 tag) 
 
 /* CancelDeactivation: the domain's current authority, until the deactivation is settled; rent to it. */
 static u64 cancel_deactivation(Ctx *c) {
-  ACCOUNTS(c, 3);
-  Acc *auth = &c->acc[0], *dom = &c->acc[1], *pd = &c->acc[2];
-  TRY(need_signer(auth, 1));
-  TRY(need_writable(pd));
+  CancelDeactivationAccounts k;
+  TRY(bind_cancel_deactivation(c, &k));
+  Acc *auth = k.authority, *dom = k.mail_domain, *pd = k.pending_deactivation;
   TRY(require_domain(c, dom));
   TRY(require_domain_pending(c, dom, pd, TAG_PENDING_DEACTIVATION));
   TRY(require_authority(dom, auth));
@@ -140,12 +132,9 @@ static u64 cancel_deactivation(Ctx *c) {
  * checked the DNSSEC proof off chain) names a new authority, which co-signs.
  */
 static u64 request_reclaim(Ctx *c) {
-  ACCOUNTS(c, 6);
-  Acc *delegate = &c->acc[0], *next = &c->acc[1], *po = &c->acc[2], *dom = &c->acc[3], *pr = &c->acc[4];
-  TRY(need_signer(delegate, 1));
-  TRY(need_signer(next, 0));
-  TRY(need_writable(pr));
-  TRY(need_system(c, &c->acc[5]));
+  RequestReclaimAccounts k;
+  TRY(bind_request_reclaim(c, &k));
+  Acc *delegate = k.delegate, *next = k.new_authority, *po = k.postoffice, *dom = k.mail_domain, *pr = k.pending_reclaim;
   TRY(require_postoffice(c, po));
   if (!eq32(po->data + PO_DELEGATE, delegate->key)) return E_UNAUTHORIZED;
   TRY(require_domain(c, dom));
@@ -166,11 +155,9 @@ static u64 request_reclaim(Ctx *c) {
 
 /* CancelReclaim: the current authority (or the payer withdrawing), until settled; rent to the payer. */
 static u64 cancel_reclaim(Ctx *c) {
-  ACCOUNTS(c, 4);
-  Acc *signer = &c->acc[0], *dom = &c->acc[1], *pr = &c->acc[2], *payer = &c->acc[3];
-  TRY(need_signer(signer, 0));
-  TRY(need_writable(pr));
-  TRY(need_writable(payer));
+  CancelReclaimAccounts k;
+  TRY(bind_cancel_reclaim(c, &k));
+  Acc *signer = k.signer, *dom = k.mail_domain, *pr = k.pending_reclaim, *payer = k.payer;
   TRY(require_domain(c, dom));
   TRY(require_domain_pending(c, dom, pr, TAG_PENDING_RECLAIM));
   if (!eq32(dom->data + MD_AUTHORITY, signer->key) && !eq32(pr->data + PR_PAYER, signer->key))
@@ -188,11 +175,9 @@ static u64 cancel_reclaim(Ctx *c) {
  * (rent to the reclaim's payer).
  */
 static u64 settle_domain_timelock(Ctx *c) {
-  ACCOUNTS(c, 3);
-  Acc *dom = &c->acc[0], *p = &c->acc[1], *to = &c->acc[2];
-  TRY(need_writable(dom));
-  TRY(need_writable(p));
-  TRY(need_writable(to));
+  SettleDomainTimelockAccounts k;
+  TRY(bind_settle_domain_timelock(c, &k));
+  Acc *dom = k.mail_domain, *p = k.pending, *to = k.rent_to;
   TRY(require_domain(c, dom));
   if (is_absent(p)) return E_NOT_FOUND;
   if (!eq32(p->owner, c->program_id) || *p->len < 1) return E_INVALID_ACCOUNT;
