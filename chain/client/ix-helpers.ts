@@ -8,7 +8,7 @@ import { type AccountMetaSpec, INSTRUCTIONS, type InstructionKind } from '../pro
 import type { InstructionData } from '../protocol/types.ts';
 import type { Input } from './accounts/layout.ts';
 import { type Key, toPublicKey } from './bytes.ts';
-import { encodeInstruction, encodeInstructionOf } from './instruction-data.ts';
+import { encodeInstructionOf } from './instruction-data.ts';
 
 export const ZERO_HASH = new Uint8Array(32);
 
@@ -68,27 +68,4 @@ export function schemaMeta<K extends InstructionKind>(
   const a = (INSTRUCTIONS[kind].accounts as readonly AccountMetaSpec[]).find((m) => m.name === name);
   if (a === undefined) throw new TypeError(`${kind} has no ${name} account`);
   return metaOf(a, key);
-}
-
-// The positional helpers, kept for cancelReclaimInstruction (timelock-instructions.ts),
-// whose signer is also writable when it is the payer, which the schema's list does not say.
-function meta(key: Key, isSigner: boolean, isWritable: boolean): AccountMeta {
-  return { pubkey: toPublicKey(key), isSigner, isWritable };
-}
-
-export const signerW = (k: Key) => meta(k, true, true);
-export const signer = (k: Key) => meta(k, true, false);
-export const writable = (k: Key) => meta(k, false, true);
-export const readonly = (k: Key) => meta(k, false, false);
-
-export function ix(
-  programId: Key,
-  keys: AccountMeta[],
-  data: import('./instruction-data.ts').MailInstruction,
-): TransactionInstruction {
-  return new TransactionInstruction({
-    programId: toPublicKey(programId),
-    keys,
-    data: Buffer.from(encodeInstruction(data)),
-  });
 }

@@ -3,9 +3,9 @@
 // pending record that can be completed only after its window and cancelled
 // until then. The windows are the program's constants, repeated here.
 import type { TransactionInstruction } from '@solana/web3.js';
-import { type Key, toPublicKey } from './bytes.ts';
+import type { Key } from './bytes.ts';
 import { normalizeDomain } from './hash.ts';
-import { instruction, ix, readonly, signer, signerW, writable } from './ix-helpers.ts';
+import { instruction } from './ix-helpers.ts';
 import {
   domainAddress,
   mailboxAddress,
@@ -129,16 +129,15 @@ export type CancelReclaimParams = DomainRef & {
 
 export function cancelReclaimInstruction(p: CancelReclaimParams): TransactionInstruction {
   const mailDomain = domainAccount(p.programId, p);
-  // Positional, not instruction(): the signer is also writable when it is the payer,
-  // where the schema lists it as a signer only.
-  const same = toPublicKey(p.signer).equals(toPublicKey(p.payer));
-  const keys = [
-    same ? signerW(p.signer) : signer(p.signer),
-    readonly(mailDomain),
-    writable(pendingReclaimAddress(p.programId, mailDomain)[0]),
-    writable(p.payer),
-  ];
-  return ix(p.programId, keys, { kind: 'CancelReclaim' });
+  // A payer withdrawing its own reclaim is both the signer and the payer: the
+  // transaction's message merges the two entries into one signing, writable key.
+  const accounts = {
+    signer: p.signer,
+    mailDomain,
+    pendingReclaim: pendingReclaimAddress(p.programId, mailDomain)[0],
+    payer: p.payer,
+  };
+  return instruction(p.programId, 'CancelReclaim', accounts, {});
 }
 
 export type SettleDomainTimelockParams = DomainRef & {

@@ -246,7 +246,7 @@ export function renderDispatchHeader(): string {
 /** The C name of an instruction's named-accounts struct: `SendMail` → `SendMailAccounts`. */
 export const accountsStructName = (kind: string): string => `${kind}Accounts`;
 
-type AccountListLike = { name: string; signer: boolean; writable: boolean; when?: string }[];
+type AccountListLike = readonly { name: string; signer: boolean; writable: boolean; when?: string }[];
 
 /**
  * generated/accounts.h: per instruction, its fixed accounts by name and the
