@@ -107,7 +107,7 @@ describe('bin/sealpost.js from dist/', () => {
   }, 60_000);
 
   it('runs the edited sources through tsx when dist/ is stale, and dist/ again once rebuilt', async () => {
-    const source = join(pkg, 'src', 'cli', 'commands', 'config.ts');
+    const source = join(pkg, 'src', 'cli', 'commands', 'operate', 'config.ts');
     writeFileSync(
       source,
       readFileSync(source, 'utf8').replace(

@@ -16,7 +16,7 @@ import {
   priorityPolicyOf,
   usePriorityFee,
 } from '../priority-fee.ts';
-import { addressOption, connect, RPC_FLAGS, RPC_MONIKER_HELP, rpcOption } from './program-common.ts';
+import { addressOption, connect, RPC_FLAGS, RPC_MONIKER_HELP, rpcOption } from './operate/program-common.ts';
 
 export interface ChainOpts extends PriorityFeeOptions {
   config?: string;

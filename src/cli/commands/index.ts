@@ -1,7 +1,8 @@
 // Every subcommand module, in the order `sealpost --help` lists them, loaded
-// on demand: a command's module pulls in its whole stack (web3.js, the AWS
+// on demand, grouped by audience (run/: the processes; operate/: an operator's
+// tools; holder/: a wallet holder's): a command's module pulls in its whole stack (web3.js, the AWS
 // SDK, fastify, …), so `sealpost mailbox sign-text` must not pay for
-// `sealpost serve`. To add a command: create ./<name>.ts exporting
+// `sealpost serve`. To add a command: create ./<audience>/<name>.ts exporting
 // register(program), and add its loader and the command names it registers.
 import type { Command } from 'commander';
 import { type HelpLine, helpStubModule } from '../help-table.ts';
@@ -17,26 +18,26 @@ interface CommandEntry {
 }
 
 export const commandEntries: CommandEntry[] = [
-  { names: ['dev'], load: () => import('./dev.ts') },
-  { names: ['serve', 'worker'], load: () => import('./serve.ts') },
-  { names: ['reload'], load: () => import('./reload.ts') },
-  { names: ['devnet'], load: () => import('./devnet.ts') },
-  { names: ['pind'], load: () => import('./pind.ts') },
-  { names: ['domaind'], load: () => import('./domaind.ts') },
-  { names: ['dns-records'], load: () => import('./dns-records.ts') },
-  { names: ['keygen'], load: () => import('./keygen.ts') },
-  { names: ['mailbox'], load: () => import('./mailbox.ts') },
-  { names: ['account'], load: () => import('./account.ts') },
-  { names: ['admin'], load: () => import('./admin.ts') },
-  { names: ['queue'], load: () => import('./queue.ts') },
-  { names: ['spooler'], load: () => import('./spooler.ts') },
-  { names: ['blobs'], load: () => import('./blobs.ts') },
-  { names: ['config'], load: () => import('./config.ts') },
-  { names: ['program'], load: () => import('./program.ts') },
-  { names: ['beacon'], load: () => import('./beacon.ts') },
-  { names: ['market'], load: () => import('./market.ts') },
-  { names: ['timelock'], load: () => import('./timelock.ts') },
-  { names: ['attest', 'reputation'], load: () => import('./attest.ts') },
+  { names: ['dev'], load: () => import('./run/dev.ts') },
+  { names: ['serve', 'worker'], load: () => import('./run/serve.ts') },
+  { names: ['reload'], load: () => import('./run/reload.ts') },
+  { names: ['devnet'], load: () => import('./run/devnet.ts') },
+  { names: ['pind'], load: () => import('./run/pind.ts') },
+  { names: ['domaind'], load: () => import('./run/domaind.ts') },
+  { names: ['dns-records'], load: () => import('./operate/dns-records.ts') },
+  { names: ['keygen'], load: () => import('./operate/keygen.ts') },
+  { names: ['mailbox'], load: () => import('./holder/mailbox.ts') },
+  { names: ['account'], load: () => import('./operate/account.ts') },
+  { names: ['admin'], load: () => import('./operate/admin.ts') },
+  { names: ['queue'], load: () => import('./operate/queue.ts') },
+  { names: ['spooler'], load: () => import('./operate/spooler.ts') },
+  { names: ['blobs'], load: () => import('./operate/blobs.ts') },
+  { names: ['config'], load: () => import('./operate/config.ts') },
+  { names: ['program'], load: () => import('./operate/program.ts') },
+  { names: ['beacon'], load: () => import('./holder/beacon.ts') },
+  { names: ['market'], load: () => import('./holder/market.ts') },
+  { names: ['timelock'], load: () => import('./holder/timelock.ts') },
+  { names: ['attest', 'reputation'], load: () => import('./holder/attest.ts') },
 ];
 
 /**
