@@ -51,7 +51,7 @@ COPY --from=webmail /app/webmail/dist ./webmail/dist
 COPY --from=webmail /app/dist ./dist
 # A new named volume takes the owner and mode of the directory it is mounted
 # on, so every directory docker-compose.yml mounts a volume at exists here,
-# owned by the sealpost user (test/ops-compose.test.ts checks the list):
+# owned by the sealpost user (test/e2e/ops-compose.test.ts checks the list):
 # data (spool, blobs; devnet's ledger in its own service), pind's store, keys.
 # No VOLUME: the compose file names every volume, and a VOLUME would give each
 # service that does not mount one there a new anonymous volume at every up.

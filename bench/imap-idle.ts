@@ -35,7 +35,7 @@ import { mailChangeChannel } from '../src/core/limits/redis-keys.ts';
 import { AccountsRepo, openStore } from '../src/core/store/index.ts';
 import { ensureSelfSignedFiles } from '../src/core/tls/self-signed.ts';
 import { setMailPassword } from '../src/mail/reader-keys/mail-password.ts';
-import { dropSchema } from '../test/helpers/postgres.ts';
+import { dropSchema } from '../test/support/postgres.ts';
 import { Proc } from './drill/procs.ts';
 import { canListen, freePort } from './harness/net.ts';
 import { SmtpLoad } from './harness/smtp-load.ts';

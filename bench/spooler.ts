@@ -37,7 +37,7 @@ import { BlobStore } from '../src/core/blobs/blob-store.ts';
 import { DEFAULT_RETRY_SCHEDULE_SECS } from '../src/core/config/sections/spooler.ts';
 import type { SpoolerConfig } from '../src/core/config/types.ts';
 import { createLogger, newMessageId } from '../src/core/log.ts';
-import { startDnsDouble } from '../test/doubles/dns-server.ts';
+import { startDnsDouble } from '../test/support/doubles/dns-server.ts';
 import { postfixCmd, postfixUnavailable, runPostfix, type Sink, startSink } from './spooler-peers.ts';
 
 const { values: args } = parseArgs({

@@ -17,7 +17,7 @@ import { gzipSync } from 'node:zlib';
 import nodemailer from 'nodemailer';
 import { listInbox } from '../chain/client/index.ts';
 import { DEV_DOMAIN } from '../src/run/dev/dev-stack.ts';
-import { launchChromium, startWebmailStack } from '../test/webmail-stack.ts';
+import { launchChromium, startWebmailStack } from '../test/support/webmail-stack.ts';
 
 const { values } = parseArgs({
   options: { messages: { type: 'string', default: '20' }, runs: { type: 'string', default: '5' } },

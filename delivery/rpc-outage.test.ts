@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { RpcUnavailableError, rpcUnavailableIn } from '../src/core/net/rpc-discipline.ts';
-import { LogLines } from '../test/helpers/mx-rig.ts';
+import { LogLines } from '../test/support/mx-rig.ts';
 import { RPC_BACKOFF_MAX_MS, RPC_BACKOFF_MS, RpcOutage } from './rpc-outage.ts';
 
 const unavailable = (retryAt?: number) =>

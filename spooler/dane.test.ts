@@ -1,7 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CertificatePair } from '../src/core/tls/self-signed.ts';
-import { expiredLeaf, type Leaf, leafFrom, selfSigned, testCa } from '../test/helpers/test-pki.ts';
+import { expiredLeaf, type Leaf, leafFrom, selfSigned, testCa } from '../test/support/test-pki.ts';
 import { isUsableTlsa, type TlsaRecord, tlsaToString, verifyDane } from './dane.ts';
 
 const der = (pem: string) => new X509Certificate(pem).raw;

@@ -2,7 +2,7 @@
 // - The tests spawn bin/sealpost.js, which runs the JavaScript build in dist/
 //   only when it matches the sources (else tsx, a second or more per spawn).
 //   Build it once here when it does not.
-// - Every private rspamd of the run (test/helpers/rspamd.ts, `sealpost dev`
+// - Every private rspamd of the run (test/support/rspamd.ts, `sealpost dev`
 //   stacks) shares one Hyperscan cache, filled here by one start: otherwise
 //   each instance compiles the same databases again (about 12 s of CPU each,
 //   several at once on two cores). Removed when the run ends.

@@ -23,7 +23,7 @@ import {
   startDevnet,
 } from '../../chain/devnet/server.ts';
 import type { Keypair } from '../../src/core/keys/keypair-file.ts';
-import { dropSchema } from '../../test/helpers/postgres.ts';
+import { dropSchema } from '../../test/support/postgres.ts';
 import { canListen, freePort } from '../harness/net.ts';
 import {
   dropRedisPrefix,
@@ -47,7 +47,7 @@ export interface DrillStackOptions {
   redisUrl?: string;
   /**
    * `[redis]` keys written instead of `url` (e.g. `sentinels` and `name`,
-   * test/helpers/redis-sentinel.ts); `redisUrl` is then only where close()
+   * test/support/redis-sentinel.ts); `redisUrl` is then only where close()
    * drops the prefix.
    */
   redisToml?: string;

@@ -1,11 +1,11 @@
 // The read helpers against accounts the real program wrote (the SBF binary in
-// litesvm, test/program-world.ts), served through the two Connection methods
+// litesvm, test/support/program-world.ts), served through the two Connection methods
 // they use.
 
 import { Buffer } from 'node:buffer';
 import type { AccountInfo, Connection, PublicKey } from '@solana/web3.js';
 import { describe, expect, it } from 'vitest';
-import { expectOk, FEE, SURCHARGE, World } from '../../test/program-world.ts';
+import { expectOk, FEE, SURCHARGE, World } from '../../test/support/program-world.ts';
 import {
   fetchStampQuote,
   getDomain,

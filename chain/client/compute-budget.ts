@@ -35,7 +35,7 @@ export const COMPUTE_BUDGET_TX_BYTES = 32 + 8 + 12;
  * measured by chain/program/host/compute-units.ts `measureComputeUnits` on the
  * committed binary (`npm run bench:program` prints the same rows): the
  * larger of the runs: 3 and runs: 12 maxima. Keys are the measurement's row
- * names. test/compute-budget.test.ts re-measures and fails when a row is
+ * names. test/chain/compute-budget.test.ts re-measures and fails when a row is
  * missing here or measures above its figure, so this cannot go stale silently:
  * after a program change, re-run the bench and update the figures.
  */
@@ -148,7 +148,7 @@ const LOADER_WRITE_CU = 2_370;
 /**
  * DeployWithMaxDataLen / Upgrade / ExtendProgram: measured 2,370-2,670 CU in
  * litesvm for the mail program (the loader and its System CPI);
- * test/compute-budget.test.ts checks Write, deploy and upgrade against these.
+ * test/chain/compute-budget.test.ts checks Write, deploy and upgrade against these.
  */
 const LOADER_DEPLOY_CU = 10_000;
 const LOADER_OTHER_CU = 10_000;

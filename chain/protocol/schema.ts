@@ -7,7 +7,7 @@
 // and an IDL in Codama's format (chain/protocol/idl.json); the TypeScript
 // codecs (chain/client/accounts, chain/client/instruction-data.ts), the seed prefixes and
 // the error table read it directly. A deployed layout never moves: a field is
-// only ever appended, and test/protocol-generated.test.ts fails when a
+// only ever appended, and test/program/protocol-generated.test.ts fails when a
 // generated file is stale.
 //
 // This module is a leaf: it imports nothing, so the program's build, the

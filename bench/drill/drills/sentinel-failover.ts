@@ -1,6 +1,6 @@
 // Redis Sentinel: a private deployment (a master and two replicas,
 // appendonly with fsync on every write, `min-replicas-to-write 1`, three
-// sentinels with quorum 2; test/helpers/redis-sentinel.ts) behind a stack
+// sentinels with quorum 2; test/support/redis-sentinel.ts) behind a stack
 // whose config says `[redis] sentinels` and `name`. Mid-run the operator's
 // `SENTINEL FAILOVER` promotes a replica; later the master is SIGKILLed (a
 // host lost) and the sentinels elect another. Each is a burst of 4xx for
@@ -8,7 +8,7 @@
 // every acknowledged message is delivered exactly once, and serve and the
 // worker carry on without a restart.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startSentinelRedis } from '../../../test/helpers/redis-sentinel.ts';
+import { startSentinelRedis } from '../../../test/support/redis-sentinel.ts';
 import type { Drill } from '../drill.ts';
 import {
   account,

@@ -2,7 +2,7 @@
 // binary in the real runtime (litesvm): one scenario that runs each
 // instruction and each variant worth telling apart (a PDA created at an
 // address that already holds lamports, long names, every kind of send).
-// Shared by test/program-cu.test.ts (asserts the targets) and
+// Shared by test/program/program-cu.test.ts (asserts the targets) and
 // bench/program.ts (prints the table). Deterministic keys, so deterministic
 // costs. Node only (litesvm is a native module).
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';

@@ -1,5 +1,5 @@
 // Test probe for the mail program's own BLAKE3 and base58 (the headers
-// mail.c uses), built and deployed only by test/program-cu.test.ts: it
+// mail.c uses), built and deployed only by test/program/program-cu.test.ts: it
 // compares what the C code computes with an expected value sent in the data.
 //   [0] expected_hash[32] input...        BLAKE3-256(input) == expected
 //   [1] key[32] expected_text...          base58(key) == expected

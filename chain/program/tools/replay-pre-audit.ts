@@ -545,13 +545,13 @@ function finding7(old: Old): Outcome {
 }
 
 const FINDINGS: { id: string; test: string; replay: (old: Old) => Outcome }[] = [
-  { id: '1a', test: 'test/program-audit-relay.test.ts', replay: finding1a },
-  { id: '1b', test: 'test/program-audit-relay.test.ts', replay: finding1b },
-  { id: '2', test: 'test/program-audit-stamps.test.ts', replay: finding2 },
-  { id: '3', test: 'test/program-audit-bounty.test.ts', replay: finding3 },
-  { id: '4', test: 'test/program-audit-init.test.ts', replay: finding4 },
-  { id: '6', test: 'test/program-audit-lease.test.ts', replay: finding6 },
-  { id: '7', test: 'test/program-audit-auction.test.ts', replay: finding7 },
+  { id: '1a', test: 'test/program/program-audit-relay.test.ts', replay: finding1a },
+  { id: '1b', test: 'test/program/program-audit-relay.test.ts', replay: finding1b },
+  { id: '2', test: 'test/program/program-audit-stamps.test.ts', replay: finding2 },
+  { id: '3', test: 'test/program/program-audit-bounty.test.ts', replay: finding3 },
+  { id: '4', test: 'test/program/program-audit-init.test.ts', replay: finding4 },
+  { id: '6', test: 'test/program/program-audit-lease.test.ts', replay: finding6 },
+  { id: '7', test: 'test/program/program-audit-auction.test.ts', replay: finding7 },
 ];
 
 const NOT_REPLAYED: { id: string; note: string }[] = [

@@ -1,7 +1,7 @@
 // `npm run gen:protocol`: writes what the schema (../schema.ts) renders into:
 // the program's C header, the tables of docs/protocol.md and the Codama IDL.
 // With `--check` it writes nothing and exits 1, naming each stale file (the
-// freshness test, test/protocol-generated.test.ts, runs the same check).
+// freshness test, test/program/protocol-generated.test.ts, runs the same check).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { generatedFiles } from './files.ts';

@@ -2,7 +2,7 @@
 // types, NXDOMAIN vs NODATA, CNAME chains, truncation, SERVFAIL, timeouts
 // and the AD bit.
 import { afterEach, describe, expect, it } from 'vitest';
-import { type DnsDouble, startDnsDouble } from '../../../test/doubles/dns-server.ts';
+import { type DnsDouble, startDnsDouble } from '../../../test/support/doubles/dns-server.ts';
 import { createDnsResolver, DnsLookupError } from './resolver.ts';
 import { wireQuery } from './wire-query.ts';
 

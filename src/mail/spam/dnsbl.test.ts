@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type DnsDouble, type DnsZone, startDnsDouble } from '../../../test/doubles/dns-server.ts';
+import { type DnsDouble, type DnsZone, startDnsDouble } from '../../../test/support/doubles/dns-server.ts';
 import { DEFAULT_DNSBL_SKIP_NETWORKS } from '../../core/config/sections/spam.ts';
 import { createDnsResolver } from '../../core/dns/resolver.ts';
 import { SealpostMetrics } from '../../core/metrics/index.ts';
