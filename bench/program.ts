@@ -2,7 +2,10 @@
 // and variant, and the program's size, against the targets (SendMail
 // ≤ 20,000 CU, every instruction ≤ 50,000 CU, the program ≤ 100 KB).
 //
-//   npm run bench:program -- [--runs 12] [--json]
+//   npm run bench:program -- [--runs 12] [--json] [--write-baseline]
+//
+// --write-baseline rewrites chain/program/compute-units.json (the table
+// test/program/program-cu.test.ts holds every row to within 5 %) from this run.
 //
 // Measured on the committed chain/program/mail_program.so, deployed through
 // the upgradeable loader into litesvm (Agave's runtime, compute metering as a
@@ -10,17 +13,22 @@
 // `runs` times: each address has its own PDA bump search, so the table shows
 // the spread (min, median, max); the verdict is on the max. Costs are
 // deterministic (deterministic keys). Exits 1 when a target is missed.
-import { statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import {
   type ComputeUnitsRow,
+  CU_BASELINE,
   measureComputeUnits,
   PROGRAM_SIZE_TARGET,
 } from '../chain/program/host/compute-units.ts';
 import { SO_PATH } from '../chain/program/host/world.ts';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '12' }, json: { type: 'boolean', default: false } },
+  options: {
+    runs: { type: 'string', default: '12' },
+    json: { type: 'boolean', default: false },
+    'write-baseline': { type: 'boolean', default: false },
+  },
 });
 const RUNS = Math.max(1, Number(values.runs));
 
@@ -56,6 +64,12 @@ const results = rows.map((r) => {
   };
 });
 const sizePass = size <= PROGRAM_SIZE_TARGET;
+if (values['write-baseline']) {
+  const previous = JSON.parse(readFileSync(CU_BASELINE, 'utf8')) as { about: string };
+  const table = Object.fromEntries(results.map((r) => [r.name, r.max]));
+  writeFileSync(CU_BASELINE, `${JSON.stringify({ about: previous.about, rows: table }, null, 2)}\n`);
+  console.error(`wrote ${results.length} rows to ${CU_BASELINE}`);
+}
 const failed = results.filter((r) => !r.pass).length + (sizePass ? 0 : 1);
 
 if (values.json) {

@@ -19,6 +19,7 @@ import { blake3Text } from '../../chain/client/hash.ts';
 import { createAliasInstruction, createDomainInstruction } from '../../chain/client/instructions.ts';
 import { aliasAddress } from '../../chain/client/pda.ts';
 import {
+  CU_BASELINE,
   measureComputeUnits,
   PROGRAM_SIZE_TARGET,
   SEND_MAIL_TARGET,
@@ -167,6 +168,16 @@ describe('compute units', () => {
     expect(new Set(rows.map((r) => r.instruction)).size).toBe(48);
     expect(rows.find((r) => r.instruction === 'SendMail')?.target).toBe(SEND_MAIL_TARGET);
     expect(programSo().length).toBeLessThanOrEqual(PROGRAM_SIZE_TARGET);
+    // Within 5 % of the committed table, row by row: a refactor may not cost (or hide) compute.
+    const baseline = JSON.parse(readFileSync(CU_BASELINE, 'utf8')) as { rows: Record<string, number> };
+    expect(rows.map((r) => r.name).sort()).toEqual(Object.keys(baseline.rows).sort());
+    const drifted = rows
+      .map((r) => ({ name: r.name, was: baseline.rows[r.name] ?? 0, now: Math.max(...r.computeUnits) }))
+      .filter((r) => Math.abs(r.now - r.was) > r.was * 0.05);
+    expect(
+      drifted,
+      'rewrite chain/program/compute-units.json (npm run bench:program -- --write-baseline) only for a deliberate change',
+    ).toEqual([]);
     // About 9 s of CPU in one go: on a loaded 2-core machine it has come within a few seconds of vitest's 30 s default.
   }, 120_000);
 });

@@ -5,6 +5,7 @@
 // Shared by test/program/program-cu.test.ts (asserts the targets) and
 // bench/program.ts (prints the table). Deterministic keys, so deterministic
 // costs. Node only (litesvm is a native module).
+import { fileURLToPath } from 'node:url';
 import type { PublicKey, TransactionInstruction } from '@solana/web3.js';
 import { fromHash, replyToHash } from '../../client/hash.ts';
 import {
@@ -89,6 +90,9 @@ export const DOMAIN_253 = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}
  * each variant, in the order run. `runs` is how many times the variants that
  * derive a new address per run are repeated (each address its own bump search).
  */
+/** The committed table of compute units the test keeps every row within 5 % of. */
+export const CU_BASELINE = fileURLToPath(new URL('../compute-units.json', import.meta.url));
+
 export function measureComputeUnits(opts: { runs?: number; seed?: number } = {}): ComputeUnitsRow[] {
   const runs = opts.runs ?? 12;
   const rows = new Map<string, ComputeUnitsRow>();
