@@ -14,7 +14,7 @@ import {
   sealMessage,
   sealMessageStream,
   wrapContentKey,
-} from '../../src/mail/seal/index.ts';
+} from './index.ts';
 
 const ENVELOPE: SealEnvelope = {
   version: 1,

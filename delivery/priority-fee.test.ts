@@ -4,9 +4,9 @@
 import { Connection, Keypair } from '@solana/web3.js';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { resolvePriorityFee } from '../../chain/client/compute-budget.ts';
-import { reportingCaps } from '../../delivery/priority-fee.ts';
-import { MetricsRegistry } from '../../src/core/limits/metrics.ts';
+import { resolvePriorityFee } from '../chain/client/compute-budget.ts';
+import { MetricsRegistry } from '../src/core/limits/metrics.ts';
+import { reportingCaps } from './priority-fee.ts';
 
 describe('reportingCaps', () => {
   it('counts every capped price and warns once a minute', async () => {

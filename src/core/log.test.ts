@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, newMessageId, newSortableId, withContext } from '../../src/core/log.ts';
+import { createLogger, newMessageId, newSortableId, withContext } from './log.ts';
 
 function collector() {
   const lines: string[] = [];

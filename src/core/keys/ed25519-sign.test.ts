@@ -1,7 +1,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { describe, expect, it } from 'vitest';
-import { KeypairMismatchError, signDetached } from '../../src/core/keys/ed25519-sign.ts';
-import { generateKeypair } from '../../src/core/keys/keypair-file.ts';
+import { KeypairMismatchError, signDetached } from './ed25519-sign.ts';
+import { generateKeypair } from './keypair-file.ts';
 
 describe('signDetached', () => {
   const message = new TextEncoder().encode('SendMail batch');

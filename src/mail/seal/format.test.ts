@@ -20,7 +20,7 @@ import {
   walletEncryptionKeypair,
   walletEncryptionPublicKey,
   wrapContentKey,
-} from '../../src/mail/seal/index.ts';
+} from './index.ts';
 
 const ENVELOPE: SealEnvelope = {
   version: 1,
