@@ -169,6 +169,21 @@ describe('instruction data', () => {
     expect(() => decodeInstruction(Uint8Array.of(2, 2, 0))).toThrow(/option flag/);
     expect(() => decodeInstruction(Uint8Array.of(2, 1, 2, 0))).toThrow(/invalid bool/);
     expect(() => decodeInstruction(Uint8Array.of(8, 5, 0, 0, 0, 97))).toThrow(/too short/);
+    // ListAlias's mode is 0 or 1 (the schema bounds it, as the program does).
+    const listAlias = new Uint8Array(26);
+    listAlias[0] = 34;
+    listAlias[1] = 1;
+    expect(decodeInstruction(listAlias)).toMatchObject({ kind: 'ListAlias', mode: 1 });
+    listAlias[1] = 2;
+    expect(() => decodeInstruction(listAlias)).toThrow(/ListAlias.mode: 2 is above 1/);
+    expect(() =>
+      encodeInstructionOf('ListAlias', {
+        mode: 2,
+        priceLamports: 1n,
+        expiresAt: 0n,
+        antisnipeWindowSecs: 0n,
+      }),
+    ).toThrow(DecodeError);
   });
 });
 

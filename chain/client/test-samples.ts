@@ -34,6 +34,10 @@ export function sampleValue(t: FieldType, seed: number): unknown {
 export function sampleOf<T extends { kind: string }>(layout: Layout<T>, seed = 1): T {
   const out: Record<string, unknown> = { kind: layout.kind };
   let i = seed;
-  for (const [k, t] of Object.entries(layout.fields) as [string, FieldType][]) out[k] = sampleValue(t, i++);
+  for (const [k, t] of Object.entries(layout.fields) as [string, FieldType][]) {
+    const v = sampleValue(t, i++);
+    const max = layout.max?.[k];
+    out[k] = max !== undefined && typeof v === 'number' ? v % (max + 1) : v;
+  }
   return out as T;
 }

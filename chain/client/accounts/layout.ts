@@ -56,6 +56,8 @@ export interface Layout<T extends { kind: string }> {
   readonly fixedSize: number;
   /** True when every field has a fixed size. */
   readonly isFixed: boolean;
+  /** Upper bounds of bounded u8 fields (enumerations), by field. */
+  readonly max?: Readonly<Record<string, number>>;
   encode(value: Input<T>): Uint8Array;
   decode(bytes: Uint8Array): T;
 }
@@ -244,7 +246,35 @@ export function schemaLayout<T extends { kind: string }>(
   kind: T['kind'],
   spec: { readonly tag: number; readonly fields?: object; readonly args?: object },
 ): Layout<T> {
-  const fields = (spec.fields ?? spec.args ?? {}) as Record<string, { readonly type: FieldType }>;
+  const fields = (spec.fields ?? spec.args ?? {}) as Record<
+    string,
+    { readonly type: FieldType; readonly max?: number }
+  >;
   const types = Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, f.type]));
-  return defineLayout<T>(kind, spec.tag, types as Fields<Omit<T, 'kind'>>);
+  const layout = defineLayout<T>(kind, spec.tag, types as Fields<Omit<T, 'kind'>>);
+  // A bounded u8 (an enumeration such as ListAlias's mode): the program refuses a larger value, so do the codecs.
+  const bounded = Object.entries(fields).filter(([, f]) => f.max !== undefined) as [
+    string,
+    { max: number },
+  ][];
+  if (bounded.length === 0) return layout;
+  const check = (value: object): void => {
+    for (const [name, { max }] of bounded) {
+      const v = (value as Record<string, unknown>)[name];
+      if (typeof v === 'number' && v > max) throw new DecodeError(`${kind}.${name}: ${v} is above ${max}`);
+    }
+  };
+  return {
+    ...layout,
+    max: Object.fromEntries(bounded.map(([name, { max }]) => [name, max])),
+    encode(value) {
+      check(value);
+      return layout.encode(value);
+    },
+    decode(bytes) {
+      const value = layout.decode(bytes);
+      check(value);
+      return value;
+    },
+  };
 }
