@@ -260,7 +260,10 @@ export function renderAccountsHeader(): string {
     "/* Each instruction's accounts by name, and the binder that checks their count, signers, writability and the System program. */",
     '',
   ];
-  for (const [kind, spec] of Object.entries(INSTRUCTIONS) as [string, { accounts: AccountListLike }][]) {
+  for (const [kind, spec] of Object.entries(INSTRUCTIONS) as [
+    string,
+    { accounts: AccountListLike; handler?: string },
+  ][]) {
     const fixed = spec.accounts.filter((a) => a.when === undefined);
     const optional = spec.accounts.length - fixed.length;
     const fn = lowerSnake(kind);
@@ -271,7 +274,9 @@ export function renderAccountsHeader(): string {
         `  u64 more; /* conditional trailing accounts given (0..${optional}), from acc[${fixed.length}] */`,
       );
     out.push(`} ${accountsStructName(kind)};`, '');
-    out.push(`static u64 bind_${fn}(Ctx *c, ${accountsStructName(kind)} *k) {`);
+    // A handler several instructions share binds with one of their binders; the others go unused.
+    const unused = spec.handler ? '__attribute__((unused)) ' : '';
+    out.push(`static ${unused}u64 bind_${fn}(Ctx *c, ${accountsStructName(kind)} *k) {`);
     out.push(
       optional > 0
         ? `  if (c->n < ${fixed.length} || c->n > ${spec.accounts.length}) return E_INVALID_INSTRUCTION;`

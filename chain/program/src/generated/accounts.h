@@ -220,7 +220,7 @@ typedef struct {
   Acc *system_program;
 } AddStampsAccounts;
 
-static u64 bind_add_stamps(Ctx *c, AddStampsAccounts *k) {
+static __attribute__((unused)) u64 bind_add_stamps(Ctx *c, AddStampsAccounts *k) {
   if (c->n != 5) return E_INVALID_INSTRUCTION;
   k->payer = &c->acc[0];
   k->mailbox = &c->acc[1];
@@ -242,7 +242,7 @@ typedef struct {
   Acc *system_program;
 } BuyStampsAccounts;
 
-static u64 bind_buy_stamps(Ctx *c, BuyStampsAccounts *k) {
+static __attribute__((unused)) u64 bind_buy_stamps(Ctx *c, BuyStampsAccounts *k) {
   if (c->n != 5) return E_INVALID_INSTRUCTION;
   k->buyer = &c->acc[0];
   k->mailbox = &c->acc[1];
@@ -264,7 +264,7 @@ typedef struct {
   Acc *system_program;
 } TopUpStampsAccounts;
 
-static u64 bind_top_up_stamps(Ctx *c, TopUpStampsAccounts *k) {
+static __attribute__((unused)) u64 bind_top_up_stamps(Ctx *c, TopUpStampsAccounts *k) {
   if (c->n != 5) return E_INVALID_INSTRUCTION;
   k->buyer = &c->acc[0];
   k->mailbox = &c->acc[1];
