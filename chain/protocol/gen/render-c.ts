@@ -228,16 +228,32 @@ export function renderDecodeHeader(): string {
   return out.join('\n');
 }
 
-/** generated/dispatch.h: the instruction tag → handler switch (after every handler). */
+/**
+ * generated/dispatch.h: the instruction tag → handler switch (after every
+ * handler). A handler of its own is called as (ctx, typed arguments, bound
+ * accounts); a handler several instructions share binds their accounts itself.
+ */
 export function renderDispatchHeader(): string {
   const out = [
     `/* ${GENERATED_NOTE} */`,
-    '/* Runs the decoded instruction: each tag calls its handler in ix/. */',
+    '/* Runs the decoded instruction: binds its accounts, then calls its handler in ix/ with its arguments. */',
     'static u64 dispatch(Ctx *c) {',
     '  switch (c->tag) {',
   ];
-  for (const [kind, spec] of Object.entries(INSTRUCTIONS) as [string, { handler?: string }][]) {
-    out.push(`  case IX_${upperSnake(kind)}:`, `    return ${spec.handler ?? lowerSnake(kind)}(c);`);
+  for (const [kind, spec] of Object.entries(INSTRUCTIONS) as [string, { handler?: string; args: object }][]) {
+    const fn = lowerSnake(kind);
+    out.push(`  case IX_${upperSnake(kind)}: {`);
+    if (spec.handler) {
+      out.push(`    return ${spec.handler}(c);`, '  }');
+      continue;
+    }
+    const args = Object.keys(spec.args).length > 0 ? `&c->a.${fn}, ` : '';
+    out.push(
+      `    ${accountsStructName(kind)} k;`,
+      `    TRY(bind_${fn}(c, &k));`,
+      `    return ${fn}(c, ${args}&k);`,
+      '  }',
+    );
   }
   out.push('  default:', '    return E_INVALID_INSTRUCTION;', '  }', '}', '');
   return out.join('\n');

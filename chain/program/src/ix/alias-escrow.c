@@ -1,11 +1,8 @@
 /* Part of mail.c (one translation unit). The alias marketplace's escrow: OfferAlias, AcceptAlias, ReclaimAlias. */
 
 /* OfferAlias: holder (s,w), alias (w), escrow (w), System. */
-static u64 offer_alias(Ctx *c) {
-  OfferAliasAccounts k;
-  TRY(bind_offer_alias(c, &k));
-  Acc *holder = k.holder, *al = k.alias, *es = k.alias_escrow;
-  const OfferAliasArgs *a = &c->a.offer_alias;
+HANDLER offer_alias(Ctx *c, const OfferAliasArgs *a, OfferAliasAccounts *k) {
+  Acc *holder = k->holder, *al = k->alias, *es = k->alias_escrow;
   TRY(require_alias(c, al));
   TRY(check_alias_owner(c, al, holder->key));
   if (is_zero32(a->recipient) || eq32(a->recipient, holder->key)) return E_INVALID_ARGUMENT;
@@ -32,10 +29,8 @@ static u64 offer_alias(Ctx *c) {
 }
 
 /* AcceptAlias: recipient (s,w), escrow (w), alias (w), holder (w), System; before expiry. */
-static u64 accept_alias(Ctx *c) {
-  AcceptAliasAccounts k;
-  TRY(bind_accept_alias(c, &k));
-  Acc *recipient = k.recipient, *es = k.alias_escrow, *al = k.alias, *holder = k.holder;
+HANDLER accept_alias(Ctx *c, AcceptAliasAccounts *k) {
+  Acc *recipient = k->recipient, *es = k->alias_escrow, *al = k->alias, *holder = k->holder;
   TRY(require_alias_record(c, es, TAG_ALIAS_ESCROW));
   TRY(check_custody(c, es, al, holder, ES_HOLDER));
   if (!eq32(es->data + ES_RECIPIENT, recipient->key)) return E_UNAUTHORIZED;
@@ -51,10 +46,8 @@ static u64 accept_alias(Ctx *c) {
 }
 
 /* ReclaimAlias: signer (s), escrow (w), alias (w), holder (w); the holder any time, anyone after expiry. */
-static u64 reclaim_alias(Ctx *c) {
-  ReclaimAliasAccounts k;
-  TRY(bind_reclaim_alias(c, &k));
-  Acc *signer = k.signer, *es = k.alias_escrow, *al = k.alias, *holder = k.holder;
+HANDLER reclaim_alias(Ctx *c, ReclaimAliasAccounts *k) {
+  Acc *signer = k->signer, *es = k->alias_escrow, *al = k->alias, *holder = k->holder;
   TRY(require_alias_record(c, es, TAG_ALIAS_ESCROW));
   TRY(check_custody(c, es, al, holder, ES_HOLDER));
   if (!eq32(signer->key, holder->key) && now(c) < (i64)rd64(es->data + ES_EXPIRES_AT))

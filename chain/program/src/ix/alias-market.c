@@ -78,11 +78,8 @@ static void release_alias(Acc *al, const u8 *to, int sold) {
   if (sold) cp32(al->data + AL_ADDRESS, to);
 }
 
-static u64 list_alias(Ctx *c) {
-  ListAliasAccounts k;
-  TRY(bind_list_alias(c, &k));
-  Acc *holder = k.holder, *al = k.alias, *ls = k.alias_listing;
-  const ListAliasArgs *a = &c->a.list_alias;
+HANDLER list_alias(Ctx *c, const ListAliasArgs *a, ListAliasAccounts *k) {
+  Acc *holder = k->holder, *al = k->alias, *ls = k->alias_listing;
   TRY(require_alias(c, al));
   TRY(check_alias_owner(c, al, holder->key));
   i64 t = now(c);
@@ -120,12 +117,9 @@ static u64 list_alias(Ctx *c) {
  * BidAlias: bidder (s,w), listing (w), bid (w), System, and when another
  * wallet holds the high bid: its bid (w) and that wallet (w), refunded here.
  */
-static u64 bid_alias(Ctx *c) {
+HANDLER bid_alias(Ctx *c, const BidAliasArgs *a, BidAliasAccounts *k) {
   if (c->n != 4 && c->n != 6) return E_INVALID_INSTRUCTION;
-  BidAliasAccounts k;
-  TRY(bind_bid_alias(c, &k));
-  Acc *bidder = k.bidder, *ls = k.alias_listing, *bid = k.alias_bid;
-  const BidAliasArgs *a = &c->a.bid_alias;
+  Acc *bidder = k->bidder, *ls = k->alias_listing, *bid = k->alias_bid;
   TRY(require_alias_record(c, ls, TAG_ALIAS_LISTING));
   u8 *d = ls->data;
   if (d[LS_MODE] != 1) return E_WRONG_LISTING_MODE;
@@ -195,10 +189,8 @@ static u64 bid_alias(Ctx *c) {
 }
 
 /* BuyAlias: buyer (s,w), listing (w), alias (w), holder (w), System. Fixed price only. */
-static u64 buy_alias(Ctx *c) {
-  BuyAliasAccounts k;
-  TRY(bind_buy_alias(c, &k));
-  Acc *buyer = k.buyer, *ls = k.alias_listing, *al = k.alias, *holder = k.holder;
+HANDLER buy_alias(Ctx *c, BuyAliasAccounts *k) {
+  Acc *buyer = k->buyer, *ls = k->alias_listing, *al = k->alias, *holder = k->holder;
   TRY(require_alias_record(c, ls, TAG_ALIAS_LISTING));
   TRY(check_custody(c, ls, al, holder, LS_HOLDER));
   if (ls->data[LS_MODE] != 0) return E_WRONG_LISTING_MODE;
@@ -217,11 +209,9 @@ static u64 buy_alias(Ctx *c) {
  * SettleAuction (anyone, after the end): listing (w), alias (w), holder (w),
  * and when there is a high bid: its bid (w) and the bidder (w).
  */
-static u64 settle_auction(Ctx *c) {
+HANDLER settle_auction(Ctx *c, SettleAuctionAccounts *k) {
   if (c->n != 3 && c->n != 5) return E_INVALID_INSTRUCTION;
-  SettleAuctionAccounts k;
-  TRY(bind_settle_auction(c, &k));
-  Acc *ls = k.alias_listing, *al = k.alias, *holder = k.holder;
+  Acc *ls = k->alias_listing, *al = k->alias, *holder = k->holder;
   TRY(require_alias_record(c, ls, TAG_ALIAS_LISTING));
   TRY(check_custody(c, ls, al, holder, LS_HOLDER));
   u8 *d = ls->data;
@@ -254,10 +244,8 @@ static u64 settle_auction(Ctx *c) {
 }
 
 /* CancelListing: holder (s,w), listing (w), alias (w); only while nobody has bid. */
-static u64 cancel_listing(Ctx *c) {
-  CancelListingAccounts k;
-  TRY(bind_cancel_listing(c, &k));
-  Acc *holder = k.holder, *ls = k.alias_listing, *al = k.alias;
+HANDLER cancel_listing(Ctx *c, CancelListingAccounts *k) {
+  Acc *holder = k->holder, *ls = k->alias_listing, *al = k->alias;
   TRY(require_alias_record(c, ls, TAG_ALIAS_LISTING));
   if (!eq32(ls->data + LS_HOLDER, holder->key)) return E_UNAUTHORIZED;
   TRY(check_custody(c, ls, al, holder, LS_HOLDER));

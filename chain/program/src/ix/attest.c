@@ -23,11 +23,8 @@ static void seeds_recipient_rule(Ctx *c, const u8 *owner) {
  * its domain. Anyone else signing is a forged attestation (NotDomainAuthority);
  * an inactive domain attests nobody. One record per (domain, wallet).
  */
-static u64 attest_sender(Ctx *c) {
-  AttestSenderAccounts k;
-  TRY(bind_attest_sender(c, &k));
-  Acc *authority = k.authority, *payer = k.payer, *dom = k.mail_domain, *att = k.attestation;
-  const AttestSenderArgs *a = &c->a.attest_sender;
+HANDLER attest_sender(Ctx *c, const AttestSenderArgs *a, AttestSenderAccounts *k) {
+  Acc *authority = k->authority, *payer = k->payer, *dom = k->mail_domain, *att = k->attestation;
   TRY(require_domain(c, dom));
   if (!eq32(dom->data + MD_AUTHORITY, authority->key)) return E_NOT_DOMAIN_AUTHORITY;
   if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
@@ -54,10 +51,8 @@ static u64 attest_sender(Ctx *c) {
  * RevokeAttestation: the domain's current authority, or the attested wallet
  * itself, closes the record; its rent goes back to the rent payer.
  */
-static u64 revoke_attestation(Ctx *c) {
-  RevokeAttestationAccounts k;
-  TRY(bind_revoke_attestation(c, &k));
-  Acc *signer = k.signer, *att = k.attestation, *payer = k.rent_payer, *dom = k.mail_domain;
+HANDLER revoke_attestation(Ctx *c, RevokeAttestationAccounts *k) {
+  Acc *signer = k->signer, *att = k->attestation, *payer = k->rent_payer, *dom = k->mail_domain;
   TRY(require_kind(c, att, TAG_ATTESTATION));
   seeds_attestation(c, att->data + SA_DOMAIN, att->data + SA_WALLET);
   if (!pda_with_bump(c, att->data[SA_BUMP], att->key)) return E_INVALID_PDA;
@@ -73,11 +68,8 @@ static u64 revoke_attestation(Ctx *c) {
 }
 
 /* SetRecipientRule: creates or replaces the owner's rule (a Mailbox is needed). */
-static u64 set_recipient_rule(Ctx *c) {
-  SetRecipientRuleAccounts k;
-  TRY(bind_set_recipient_rule(c, &k));
-  Acc *owner = k.owner, *mb = k.mailbox, *rule = k.recipient_rule;
-  const SetRecipientRuleArgs *a = &c->a.set_recipient_rule;
+HANDLER set_recipient_rule(Ctx *c, const SetRecipientRuleArgs *a, SetRecipientRuleAccounts *k) {
+  Acc *owner = k->owner, *mb = k->mailbox, *rule = k->recipient_rule;
   TRY(require_own_mailbox(c, mb, owner->key));
   if (a->min_reputation_lamports == 0) return E_INVALID_ARGUMENT;
   seeds_recipient_rule(c, owner->key);
@@ -100,10 +92,8 @@ static u64 set_recipient_rule(Ctx *c) {
 }
 
 /* CloseRecipientRule: the owner's own rule; its rent back to the owner. */
-static u64 close_recipient_rule(Ctx *c) {
-  CloseRecipientRuleAccounts k;
-  TRY(bind_close_recipient_rule(c, &k));
-  Acc *owner = k.owner, *rule = k.recipient_rule;
+HANDLER close_recipient_rule(Ctx *c, CloseRecipientRuleAccounts *k) {
+  Acc *owner = k->owner, *rule = k->recipient_rule;
   seeds_recipient_rule(c, owner->key);
   TRY(expect_pda(c, rule, TAG_RECIPIENT_RULE, RR_BUMP));
   TRY(require_kind(c, rule, TAG_RECIPIENT_RULE));

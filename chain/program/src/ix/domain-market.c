@@ -39,16 +39,13 @@ static u64 no_pending(Ctx *c, const Acc *p, const char *prefix, u64 len, const u
  * ListDomain: holder (s,w), mail_domain (w), domain_listing (w),
  * pending_deactivation, pending_reclaim, System.
  */
-static u64 list_domain(Ctx *c) {
-  ListDomainAccounts k;
-  TRY(bind_list_domain(c, &k));
-  Acc *holder = k.holder, *dom = k.mail_domain, *ls = k.domain_listing;
-  const ListDomainArgs *a = &c->a.list_domain;
+HANDLER list_domain(Ctx *c, const ListDomainArgs *a, ListDomainAccounts *k) {
+  Acc *holder = k->holder, *dom = k->mail_domain, *ls = k->domain_listing;
   TRY(require_domain(c, dom));
   if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
   if (!eq32(dom->data + MD_AUTHORITY, holder->key)) return domain_listed(c, dom) ? E_DOMAIN_LOCKED : E_UNAUTHORIZED;
-  TRY(NO_PENDING(c, k.pending_deactivation, SEED_PENDING_DEACTIVATION, dom->key));
-  TRY(NO_PENDING(c, k.pending_reclaim, SEED_PENDING_RECLAIM, dom->key));
+  TRY(NO_PENDING(c, k->pending_deactivation, SEED_PENDING_DEACTIVATION, dom->key));
+  TRY(NO_PENDING(c, k->pending_reclaim, SEED_PENDING_RECLAIM, dom->key));
   if (eq32(a->buyer, holder->key)) return E_INVALID_ARGUMENT;
   if (a->price_lamports == 0 && is_zero32(a->buyer)) return E_INVALID_ARGUMENT;
   i64 t = now(c), ends = a->expires_at;
@@ -90,17 +87,15 @@ static u64 check_domain_custody(Ctx *c, const Acc *ls, const Acc *dom, const Acc
 }
 
 /* BuyDomain: buyer (s,w), mail_domain (w), domain_listing (w), holder (w), pending_reclaim, System. */
-static u64 buy_domain(Ctx *c) {
-  BuyDomainAccounts k;
-  TRY(bind_buy_domain(c, &k));
-  Acc *buyer = k.buyer, *dom = k.mail_domain, *ls = k.domain_listing, *holder = k.holder;
+HANDLER buy_domain(Ctx *c, BuyDomainAccounts *k) {
+  Acc *buyer = k->buyer, *dom = k->mail_domain, *ls = k->domain_listing, *holder = k->holder;
   TRY(check_domain_custody(c, ls, dom, holder));
   if (eq32(buyer->key, holder->key)) return E_OWN_LISTING;
   const u8 *named = ls->data + DL_BUYER;
   if (!is_zero32(named) && !eq32(named, buyer->key)) return E_UNAUTHORIZED;
   if (now(c) >= (i64)rd64(ls->data + DL_EXPIRES_AT)) return E_LISTING_EXPIRED;
   if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
-  TRY(NO_PENDING(c, k.pending_reclaim, SEED_PENDING_RECLAIM, dom->key));
+  TRY(NO_PENDING(c, k->pending_reclaim, SEED_PENDING_RECLAIM, dom->key));
   u64 price = rd64(ls->data + DL_PRICE), credit;
   TRY(add(price, *ls->lamports, &credit));
   TRY(check_payer(buyer, price, 0));
@@ -116,10 +111,8 @@ static u64 buy_domain(Ctx *c) {
  * holder (w). The holder at any time, anyone from expires_at on; the domain
  * and the listing's rent go back to the holder.
  */
-static u64 cancel_domain_listing(Ctx *c) {
-  CancelDomainListingAccounts k;
-  TRY(bind_cancel_domain_listing(c, &k));
-  Acc *signer = k.signer, *dom = k.mail_domain, *ls = k.domain_listing, *holder = k.holder;
+HANDLER cancel_domain_listing(Ctx *c, CancelDomainListingAccounts *k) {
+  Acc *signer = k->signer, *dom = k->mail_domain, *ls = k->domain_listing, *holder = k->holder;
   TRY(check_domain_custody(c, ls, dom, holder));
   if (!eq32(signer->key, holder->key) && now(c) < (i64)rd64(ls->data + DL_EXPIRES_AT))
     return E_LISTING_NOT_EXPIRED;

@@ -15,13 +15,10 @@ static u64 check_joined_domain(Ctx *c, const Acc *dom, const u8 *domain) {
   return dom->data[MD_IS_ACTIVE] ? OK : E_DOMAIN_INACTIVE;
 }
 
-static u64 create_mailbox(Ctx *c) {
-  const CreateMailboxArgs *a = &c->a.create_mailbox;
+HANDLER create_mailbox(Ctx *c, const CreateMailboxArgs *a, CreateMailboxAccounts *k) {
   int with_domain = !is_zero32(a->domain);
   ACCOUNTS(c, with_domain ? 5 : 4);
-  CreateMailboxAccounts k;
-  TRY(bind_create_mailbox(c, &k));
-  Acc *payer = k.payer, *owner = k.owner, *mb = k.mailbox;
+  Acc *payer = k->payer, *owner = k->owner, *mb = k->mailbox;
   seeds_mailbox(c, owner->key);
   TRY(pda_find(c, mb->key));
   u8 bump = c->bump;
@@ -43,11 +40,8 @@ static u64 create_mailbox(Ctx *c) {
   return OK;
 }
 
-static u64 set_mailbox_flags(Ctx *c) {
-  SetMailboxFlagsAccounts k;
-  TRY(bind_set_mailbox_flags(c, &k));
-  Acc *owner = k.owner, *mb = k.mailbox;
-  const SetMailboxFlagsArgs *a = &c->a.set_mailbox_flags;
+HANDLER set_mailbox_flags(Ctx *c, const SetMailboxFlagsArgs *a, SetMailboxFlagsAccounts *k) {
+  Acc *owner = k->owner, *mb = k->mailbox;
   TRY(require_mailbox(c, mb));
   if (!eq32(mb->data + MB_OWNER, owner->key)) return E_UNAUTHORIZED;
   if (a->has_no_ipfs) mb->data[MB_NO_IPFS] = a->no_ipfs;
@@ -60,13 +54,10 @@ static u64 set_mailbox_flags(Ctx *c) {
  * set]. Moves the mailbox to another domain, or out of every domain (the zero
  * key): from then on only that domain's authority relays mail into it.
  */
-static u64 set_mailbox_domain(Ctx *c) {
-  const SetMailboxDomainArgs *a = &c->a.set_mailbox_domain;
+HANDLER set_mailbox_domain(Ctx *c, const SetMailboxDomainArgs *a, SetMailboxDomainAccounts *k) {
   int with_domain = !is_zero32(a->domain);
   ACCOUNTS(c, with_domain ? 3 : 2);
-  SetMailboxDomainAccounts k;
-  TRY(bind_set_mailbox_domain(c, &k));
-  Acc *owner = k.owner, *mb = k.mailbox;
+  Acc *owner = k->owner, *mb = k->mailbox;
   TRY(require_mailbox(c, mb));
   if (!eq32(mb->data + MB_OWNER, owner->key)) return E_UNAUTHORIZED;
   if (with_domain) TRY(check_joined_domain(c, &c->acc[2], a->domain));
@@ -74,11 +65,8 @@ static u64 set_mailbox_domain(Ctx *c) {
   return OK;
 }
 
-static u64 publish_key(Ctx *c) {
-  PublishKeyAccounts k;
-  TRY(bind_publish_key(c, &k));
-  Acc *owner = k.owner, *mb = k.mailbox, *key = k.mailbox_key;
-  const PublishKeyArgs *a = &c->a.publish_key;
+HANDLER publish_key(Ctx *c, const PublishKeyArgs *a, PublishKeyAccounts *k) {
+  Acc *owner = k->owner, *mb = k->mailbox, *key = k->mailbox_key;
   TRY(require_own_mailbox(c, mb, owner->key));
   seeds_mailbox_key(c, owner->key);
   TRY(expect_pda(c, key, TAG_MAILBOX_KEY, MK_BUMP));
@@ -98,10 +86,8 @@ static u64 publish_key(Ctx *c) {
   return OK;
 }
 
-static u64 remove_key(Ctx *c) {
-  RemoveKeyAccounts k;
-  TRY(bind_remove_key(c, &k));
-  Acc *owner = k.owner, *key = k.mailbox_key;
+HANDLER remove_key(Ctx *c, RemoveKeyAccounts *k) {
+  Acc *owner = k->owner, *key = k->mailbox_key;
   seeds_mailbox_key(c, owner->key);
   TRY(expect_pda(c, key, TAG_MAILBOX_KEY, MK_BUMP));
   TRY(require_kind(c, key, TAG_MAILBOX_KEY));
@@ -110,11 +96,8 @@ static u64 remove_key(Ctx *c) {
   return OK;
 }
 
-static u64 create_alias(Ctx *c) {
-  CreateAliasAccounts k;
-  TRY(bind_create_alias(c, &k));
-  Acc *owner = k.owner, *mb = k.mailbox, *alias = k.alias;
-  const CreateAliasArgs *a = &c->a.create_alias;
+HANDLER create_alias(Ctx *c, const CreateAliasArgs *a, CreateAliasAccounts *k) {
+  Acc *owner = k->owner, *mb = k->mailbox, *alias = k->alias;
   TRY(require_own_mailbox(c, mb, owner->key));
   if (!alias_ok(a->name, a->name_len)) return E_INVALID_ARGUMENT;
   blake3(a->name, a->name_len, c->hash, &c->b3);

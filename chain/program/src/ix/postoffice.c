@@ -36,11 +36,9 @@ static u64 need_upgrade_authority(Ctx *c, const Acc *pd, const Acc *signer) {
  * System, the program's ProgramData, its upgrade authority (s; may be the
  * admin itself). Once; nobody but the deployer can be first.
  */
-static u64 init_postoffice(Ctx *c) {
-  InitPostofficeAccounts k;
-  TRY(bind_init_postoffice(c, &k));
-  Acc *admin = k.admin, *po = k.postoffice;
-  TRY(need_upgrade_authority(c, k.program_data, k.upgrade_authority));
+HANDLER init_postoffice(Ctx *c, const InitPostofficeArgs *a, InitPostofficeAccounts *k) {
+  Acc *admin = k->admin, *po = k->postoffice;
+  TRY(need_upgrade_authority(c, k->program_data, k->upgrade_authority));
   seeds_postoffice(c);
   TRY(pda_find(c, po->key));
   if (!is_absent(po)) return E_ALREADY_EXISTS;
@@ -48,7 +46,6 @@ static u64 init_postoffice(Ctx *c) {
   TRY(check_payer(admin, lamports, 0));
   TRY(create_pda(c, admin, po, POSTOFFICE_SIZE, lamports));
   u8 *d = po->data;
-  const InitPostofficeArgs *a = &c->a.init_postoffice;
   d[0] = TAG_POSTOFFICE;
   cp32(d + PO_ADMIN, admin->key);
   cp32(d + PO_ROOT_KSK, a->root_ksk);
@@ -76,11 +73,8 @@ static u64 require_admin(Ctx *c, const Acc *admin, const Acc *po) {
  * the root KSK digest. Stamps already bought keep what they were sold at:
  * their postage and surcharge are held in their frombox.
  */
-static u64 update_postoffice(Ctx *c) {
-  UpdatePostofficeAccounts k;
-  TRY(bind_update_postoffice(c, &k));
-  Acc *admin = k.admin, *po = k.postoffice;
-  const UpdatePostofficeArgs *a = &c->a.update_postoffice;
+HANDLER update_postoffice(Ctx *c, const UpdatePostofficeArgs *a, UpdatePostofficeAccounts *k) {
+  Acc *admin = k->admin, *po = k->postoffice;
   TRY(require_admin(c, admin, po));
   if (a->has_delegate_address && is_zero32(a->delegate_address)) return E_INVALID_ARGUMENT;
   u8 *d = po->data;
@@ -96,11 +90,9 @@ static u64 update_postoffice(Ctx *c) {
  * fees_collected) of the collected protocol fees to `to`; the postoffice
  * never goes below its rent-exempt minimum.
  */
-static u64 withdraw_fees(Ctx *c) {
-  WithdrawFeesAccounts k;
-  TRY(bind_withdraw_fees(c, &k));
-  Acc *admin = k.admin, *po = k.postoffice, *to = k.to;
-  u64 amount = c->a.withdraw_fees.amount_lamports;
+HANDLER withdraw_fees(Ctx *c, const WithdrawFeesArgs *a, WithdrawFeesAccounts *k) {
+  Acc *admin = k->admin, *po = k->postoffice, *to = k->to;
+  u64 amount = a->amount_lamports;
   TRY(require_admin(c, admin, po));
   if (eq32(to->key, po->key)) return E_INVALID_ACCOUNT;
   if (amount == 0) return E_INVALID_ARGUMENT;
@@ -118,21 +110,17 @@ static u64 withdraw_fees(Ctx *c) {
  * admin role with AcceptAdmin (the zero key withdraws a proposal); the role
  * moves only when that key signs, so a mistyped address never locks it.
  */
-static u64 propose_admin(Ctx *c) {
-  ProposeAdminAccounts k;
-  TRY(bind_propose_admin(c, &k));
-  Acc *admin = k.admin, *po = k.postoffice;
+HANDLER propose_admin(Ctx *c, const ProposeAdminArgs *a, ProposeAdminAccounts *k) {
+  Acc *admin = k->admin, *po = k->postoffice;
   TRY(require_admin(c, admin, po));
-  if (eq32(c->a.propose_admin.new_admin, admin->key)) return E_INVALID_ARGUMENT;
-  cp32(po->data + PO_PENDING_ADMIN, c->a.propose_admin.new_admin);
+  if (eq32(a->new_admin, admin->key)) return E_INVALID_ARGUMENT;
+  cp32(po->data + PO_PENDING_ADMIN, a->new_admin);
   return OK;
 }
 
 /* AcceptAdmin: the proposed admin (s), postoffice (w): it becomes admin, the proposal is cleared. */
-static u64 accept_admin(Ctx *c) {
-  AcceptAdminAccounts k;
-  TRY(bind_accept_admin(c, &k));
-  Acc *next = k.new_admin, *po = k.postoffice;
+HANDLER accept_admin(Ctx *c, AcceptAdminAccounts *k) {
+  Acc *next = k->new_admin, *po = k->postoffice;
   TRY(require_postoffice(c, po));
   const u8 *pending = po->data + PO_PENDING_ADMIN;
   if (is_zero32(pending) || !eq32(pending, next->key)) return E_UNAUTHORIZED;
@@ -141,11 +129,8 @@ static u64 accept_admin(Ctx *c) {
   return OK;
 }
 
-static u64 create_domain(Ctx *c) {
-  CreateDomainAccounts k;
-  TRY(bind_create_domain(c, &k));
-  Acc *delegate = k.delegate, *po = k.postoffice, *dom = k.mail_domain;
-  const CreateDomainArgs *a = &c->a.create_domain;
+HANDLER create_domain(Ctx *c, const CreateDomainArgs *a, CreateDomainAccounts *k) {
+  Acc *delegate = k->delegate, *po = k->postoffice, *dom = k->mail_domain;
   TRY(require_postoffice(c, po));
   if (!eq32(po->data + PO_DELEGATE, delegate->key)) return E_UNAUTHORIZED;
   if (!domain_ok(a->domain, a->domain_len)) return E_INVALID_ARGUMENT;

@@ -8,11 +8,8 @@
  * blake3(cid), holder, operator, the term and the fee. Paying oneself is not
  * paying (LeaseUnpaid); a term already over is LeaseExpired.
  */
-static u64 create_pin_lease(Ctx *c) {
-  CreatePinLeaseAccounts k;
-  TRY(bind_create_pin_lease(c, &k));
-  Acc *holder = k.holder, *op = k.operator, *lease = k.pin_lease;
-  const CreatePinLeaseArgs *a = &c->a.create_pin_lease;
+HANDLER create_pin_lease(Ctx *c, const CreatePinLeaseArgs *a, CreatePinLeaseAccounts *k) {
+  Acc *holder = k->holder, *op = k->operator, *lease = k->pin_lease;
   if (is_zero32(a->cid_hash)) return E_INVALID_ARGUMENT;
   /*
    * The fee must leave the holder for good: not to itself, and not to a
@@ -46,10 +43,8 @@ static u64 create_pin_lease(Ctx *c) {
 }
 
 /* ClosePinLease: the holder only; all the lease's lamports back to the holder. */
-static u64 close_pin_lease(Ctx *c) {
-  ClosePinLeaseAccounts k;
-  TRY(bind_close_pin_lease(c, &k));
-  Acc *holder = k.holder, *lease = k.pin_lease;
+HANDLER close_pin_lease(Ctx *c, ClosePinLeaseAccounts *k) {
+  Acc *holder = k->holder, *lease = k->pin_lease;
   TRY(require_kind(c, lease, TAG_PIN_LEASE));
   if (!eq32(lease->data + PL_HOLDER, holder->key)) return E_UNAUTHORIZED;
   seeds_pin_lease(c, lease->data + PL_CID_HASH, holder->key);
@@ -70,11 +65,8 @@ static int beacon_cid_ok(const u8 *s, u64 n) {
 }
 
 /* PublishBeacon: creates the owner's beacon or replaces its tags and CID. */
-static u64 publish_beacon(Ctx *c) {
-  PublishBeaconAccounts k;
-  TRY(bind_publish_beacon(c, &k));
-  Acc *owner = k.owner, *bc = k.beacon;
-  const PublishBeaconArgs *a = &c->a.publish_beacon;
+HANDLER publish_beacon(Ctx *c, const PublishBeaconArgs *a, PublishBeaconAccounts *k) {
+  Acc *owner = k->owner, *bc = k->beacon;
   if (!beacon_cid_ok(a->detail_cid, a->detail_cid_len)) return E_INVALID_ARGUMENT;
   seeds_beacon(c, owner->key);
   TRY(expect_pda(c, bc, TAG_BEACON, BC_BUMP));
@@ -101,10 +93,8 @@ static u64 publish_beacon(Ctx *c) {
 }
 
 /* CloseBeacon: the owner's own beacon; its rent back to the owner. */
-static u64 close_beacon(Ctx *c) {
-  CloseBeaconAccounts k;
-  TRY(bind_close_beacon(c, &k));
-  Acc *owner = k.owner, *bc = k.beacon;
+HANDLER close_beacon(Ctx *c, CloseBeaconAccounts *k) {
+  Acc *owner = k->owner, *bc = k->beacon;
   seeds_beacon(c, owner->key);
   TRY(expect_pda(c, bc, TAG_BEACON, BC_BUMP));
   TRY(require_kind(c, bc, TAG_BEACON));

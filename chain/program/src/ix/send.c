@@ -44,13 +44,10 @@ static u64 check_send_frombox(Ctx *c, const Acc *fb, const u8 *recipient, int *p
   return pda_find(c, fb->key);
 }
 
-static u64 send_mail(Ctx *c) {
+HANDLER send_mail(Ctx *c, const SendMailArgs *a, SendMailAccounts *k) {
   if (c->n < 7 || c->n > 9) return E_INVALID_INSTRUCTION;
-  SendMailAccounts k;
-  TRY(bind_send_mail(c, &k));
-  Acc *sender = k.sender, *mb = k.mailbox, *em = k.email, *fb = k.frombox;
-  Acc *wallet = k.recipient_wallet, *po = k.postoffice;
-  const SendMailArgs *a = &c->a.send_mail;
+  Acc *sender = k->sender, *mb = k->mailbox, *em = k->email, *fb = k->frombox;
+  Acc *wallet = k->recipient_wallet, *po = k->postoffice;
   TRY(require_mailbox(c, mb));
   const u8 *recipient = mb->data + MB_OWNER;
   if (!eq32(wallet->key, recipient)) return E_INVALID_ACCOUNT;
@@ -137,10 +134,8 @@ static u64 send_mail(Ctx *c) {
   return send_extras_pay(c, sender, wallet);
 }
 
-static u64 delete_mail(Ctx *c) {
-  DeleteMailAccounts k;
-  TRY(bind_delete_mail(c, &k));
-  Acc *signer = k.signer, *em = k.email, *payer = k.rent_payer;
+HANDLER delete_mail(Ctx *c, DeleteMailAccounts *k) {
+  Acc *signer = k->signer, *em = k->email, *payer = k->rent_payer;
   TRY(require_email(c, em));
   int by_recipient = eq32(em->data + EM_RECIPIENT, signer->key);
   if (!by_recipient && !eq32(em->data + EM_SENDER, signer->key)) return E_UNAUTHORIZED;
@@ -153,10 +148,8 @@ static u64 delete_mail(Ctx *c) {
   return OK;
 }
 
-static u64 claim_bounty(Ctx *c) {
-  ClaimBountyAccounts k;
-  TRY(bind_claim_bounty(c, &k));
-  Acc *recipient = k.recipient, *em = k.email;
+HANDLER claim_bounty(Ctx *c, ClaimBountyAccounts *k) {
+  Acc *recipient = k->recipient, *em = k->email;
   TRY(require_email(c, em));
   if (!eq32(em->data + EM_RECIPIENT, recipient->key)) return E_UNAUTHORIZED;
   u64 bounty = rd64(em->data + EM_BOUNTY);

@@ -2,11 +2,8 @@
 
 /* ---- fromboxes and stamps --------------------------------------------------- */
 
-static u64 create_frombox(Ctx *c) {
-  CreateFromboxAccounts k;
-  TRY(bind_create_frombox(c, &k));
-  Acc *owner = k.owner, *mb = k.mailbox, *fb = k.frombox;
-  const CreateFromboxArgs *a = &c->a.create_frombox;
+HANDLER create_frombox(Ctx *c, const CreateFromboxArgs *a, CreateFromboxAccounts *k) {
+  Acc *owner = k->owner, *mb = k->mailbox, *fb = k->frombox;
   TRY(require_own_mailbox(c, mb, owner->key));
   seeds_frombox(c, a->from_hash, owner->key);
   TRY(pda_find(c, fb->key));
@@ -26,15 +23,13 @@ static u64 create_frombox(Ctx *c) {
   return OK;
 }
 
-static u64 update_frombox(Ctx *c) {
-  UpdateFromboxAccounts k;
-  TRY(bind_update_frombox(c, &k));
-  Acc *owner = k.owner, *mb = k.mailbox, *fb = k.frombox;
+HANDLER update_frombox(Ctx *c, const UpdateFromboxArgs *a, UpdateFromboxAccounts *k) {
+  Acc *owner = k->owner, *mb = k->mailbox, *fb = k->frombox;
   TRY(require_own_mailbox(c, mb, owner->key));
-  seeds_frombox(c, c->a.update_frombox.from_hash, owner->key);
+  seeds_frombox(c, a->from_hash, owner->key);
   TRY(expect_pda(c, fb, TAG_FROMBOX, FB_BUMP));
   TRY(require_kind(c, fb, TAG_FROMBOX));
-  wr64(fb->data + FB_REQUIRED, c->a.update_frombox.required_postage);
+  wr64(fb->data + FB_REQUIRED, a->required_postage);
   return OK;
 }
 
@@ -132,10 +127,8 @@ static u64 purchase_stamps(Ctx *c) {
   return OK;
 }
 
-static u64 reclaim_frombox_stamps(Ctx *c) {
-  ReclaimFromboxStampsAccounts k;
-  TRY(bind_reclaim_frombox_stamps(c, &k));
-  Acc *sender = k.sender, *mb = k.mailbox, *fb = k.frombox;
+HANDLER reclaim_frombox_stamps(Ctx *c, ReclaimFromboxStampsAccounts *k) {
+  Acc *sender = k->sender, *mb = k->mailbox, *fb = k->frombox;
   TRY(require_mailbox(c, mb));
   wallet_hash(c, sender->key);
   seeds_frombox(c, c->hash, mb->data + MB_OWNER);

@@ -36,10 +36,8 @@ static u64 require_pending(Ctx *c, const Acc *p, u8 tag) {
 }
 
 /* RequestMailboxClose: the owner of a mailbox starts its close window. */
-static u64 request_mailbox_close(Ctx *c) {
-  RequestMailboxCloseAccounts k;
-  TRY(bind_request_mailbox_close(c, &k));
-  Acc *owner = k.owner, *mb = k.mailbox, *pc = k.pending_close;
+HANDLER request_mailbox_close(Ctx *c, RequestMailboxCloseAccounts *k) {
+  Acc *owner = k->owner, *mb = k->mailbox, *pc = k->pending_close;
   TRY(require_own_mailbox(c, mb, owner->key));
   SEEDS_PENDING(c, SEED_PENDING_CLOSE, owner->key);
   TRY(create_pending(c, owner, pc, PENDING_CLOSE_SIZE));
@@ -59,10 +57,8 @@ static u64 require_own_pending_close(Ctx *c, const Acc *pc, const Acc *owner) {
 }
 
 /* CancelMailboxClose: the owner, at any time before CloseMailbox; the record's rent back to the owner. */
-static u64 cancel_mailbox_close(Ctx *c) {
-  CancelMailboxCloseAccounts k;
-  TRY(bind_cancel_mailbox_close(c, &k));
-  Acc *owner = k.owner, *pc = k.pending_close;
+HANDLER cancel_mailbox_close(Ctx *c, CancelMailboxCloseAccounts *k) {
+  Acc *owner = k->owner, *pc = k->pending_close;
   TRY(require_own_pending_close(c, pc, owner));
   TRY(check_credit(owner, *pc->lamports));
   close_account(pc, owner);
@@ -70,10 +66,8 @@ static u64 cancel_mailbox_close(Ctx *c) {
 }
 
 /* CloseMailbox: after the window, the Mailbox and the pending record close; both rents go to the owner. */
-static u64 close_mailbox(Ctx *c) {
-  CloseMailboxAccounts k;
-  TRY(bind_close_mailbox(c, &k));
-  Acc *owner = k.owner, *mb = k.mailbox, *pc = k.pending_close;
+HANDLER close_mailbox(Ctx *c, CloseMailboxAccounts *k) {
+  Acc *owner = k->owner, *mb = k->mailbox, *pc = k->pending_close;
   TRY(require_own_pending_close(c, pc, owner));
   TRY(require_own_mailbox(c, mb, owner->key));
   TRY(window_elapsed(c, pc->data + PC_REQUESTED_AT, MAILBOX_CLOSE_WINDOW));
@@ -91,10 +85,8 @@ static u64 require_authority(const Acc *dom, const Acc *signer) {
 }
 
 /* RequestDeactivation: the authority of an active domain starts its notice window. */
-static u64 request_deactivation(Ctx *c) {
-  RequestDeactivationAccounts k;
-  TRY(bind_request_deactivation(c, &k));
-  Acc *auth = k.authority, *dom = k.mail_domain, *pd = k.pending_deactivation;
+HANDLER request_deactivation(Ctx *c, RequestDeactivationAccounts *k) {
+  Acc *auth = k->authority, *dom = k->mail_domain, *pd = k->pending_deactivation;
   TRY(require_domain(c, dom));
   if (!dom->data[MD_IS_ACTIVE]) return E_DOMAIN_INACTIVE;
   TRY(require_authority(dom, auth));
@@ -115,10 +107,8 @@ static u64 require_domain_pending(Ctx *c, const Acc *dom, const Acc *p, u8 tag) 
 }
 
 /* CancelDeactivation: the domain's current authority, until the deactivation is settled; rent to it. */
-static u64 cancel_deactivation(Ctx *c) {
-  CancelDeactivationAccounts k;
-  TRY(bind_cancel_deactivation(c, &k));
-  Acc *auth = k.authority, *dom = k.mail_domain, *pd = k.pending_deactivation;
+HANDLER cancel_deactivation(Ctx *c, CancelDeactivationAccounts *k) {
+  Acc *auth = k->authority, *dom = k->mail_domain, *pd = k->pending_deactivation;
   TRY(require_domain(c, dom));
   TRY(require_domain_pending(c, dom, pd, TAG_PENDING_DEACTIVATION));
   TRY(require_authority(dom, auth));
@@ -131,10 +121,8 @@ static u64 cancel_deactivation(Ctx *c) {
  * RequestReclaim: the domain service (the postoffice's delegate, which has
  * checked the DNSSEC proof off chain) names a new authority, which co-signs.
  */
-static u64 request_reclaim(Ctx *c) {
-  RequestReclaimAccounts k;
-  TRY(bind_request_reclaim(c, &k));
-  Acc *delegate = k.delegate, *next = k.new_authority, *po = k.postoffice, *dom = k.mail_domain, *pr = k.pending_reclaim;
+HANDLER request_reclaim(Ctx *c, RequestReclaimAccounts *k) {
+  Acc *delegate = k->delegate, *next = k->new_authority, *po = k->postoffice, *dom = k->mail_domain, *pr = k->pending_reclaim;
   TRY(require_postoffice(c, po));
   if (!eq32(po->data + PO_DELEGATE, delegate->key)) return E_UNAUTHORIZED;
   TRY(require_domain(c, dom));
@@ -154,10 +142,8 @@ static u64 request_reclaim(Ctx *c) {
 }
 
 /* CancelReclaim: the current authority (or the payer withdrawing), until settled; rent to the payer. */
-static u64 cancel_reclaim(Ctx *c) {
-  CancelReclaimAccounts k;
-  TRY(bind_cancel_reclaim(c, &k));
-  Acc *signer = k.signer, *dom = k.mail_domain, *pr = k.pending_reclaim, *payer = k.payer;
+HANDLER cancel_reclaim(Ctx *c, CancelReclaimAccounts *k) {
+  Acc *signer = k->signer, *dom = k->mail_domain, *pr = k->pending_reclaim, *payer = k->payer;
   TRY(require_domain(c, dom));
   TRY(require_domain_pending(c, dom, pr, TAG_PENDING_RECLAIM));
   if (!eq32(dom->data + MD_AUTHORITY, signer->key) && !eq32(pr->data + PR_PAYER, signer->key))
@@ -174,10 +160,8 @@ static u64 cancel_reclaim(Ctx *c) {
  * domain's authority); a PendingReclaim makes its authority the domain's
  * (rent to the reclaim's payer).
  */
-static u64 settle_domain_timelock(Ctx *c) {
-  SettleDomainTimelockAccounts k;
-  TRY(bind_settle_domain_timelock(c, &k));
-  Acc *dom = k.mail_domain, *p = k.pending, *to = k.rent_to;
+HANDLER settle_domain_timelock(Ctx *c, SettleDomainTimelockAccounts *k) {
+  Acc *dom = k->mail_domain, *p = k->pending, *to = k->rent_to;
   TRY(require_domain(c, dom));
   if (is_absent(p)) return E_NOT_FOUND;
   if (!eq32(p->owner, c->program_id) || *p->len < 1) return E_INVALID_ACCOUNT;
