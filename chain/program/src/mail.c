@@ -32,9 +32,9 @@
 // - PDAs are derived with sol_sha256 + sol_curve_validate_point (what
 //   create_program_address computes, at a fifth of the cost); BLAKE3 and
 //   base58 are the program's own (blake3.h, base58.h).
-#include "base58.h"
-#include "blake3.h"
-#include "sol.h"
+#include "../include/base58.h"
+#include "../include/blake3.h"
+#include "../include/sol.h"
 
 /* Error codes, account layouts, limits, instruction tags, seed prefixes. */
 #include "generated/interface.h"

@@ -5,9 +5,9 @@
 //   [1] key[32] expected_text...          base58(key) == expected
 //   [2] expected_bool[1] text...          b58_is_key(text) == expected
 // Returns 0 when equal, Custom(1) when not, Custom(2) on malformed data.
-#include "base58.h"
-#include "blake3.h"
-#include "sol.h"
+#include "../include/base58.h"
+#include "../include/blake3.h"
+#include "../include/sol.h"
 
 u64 entrypoint(u8 *input);
 
