@@ -90,7 +90,7 @@ export const chainSchema = z.strictObject({
     .default(Number(DEFAULT_MAX_PRIORITY_FEE_LAMPORTS))
     .meta({
       description:
-        'The most one transaction pays in priority fee, 0–10⁹ lamports; the price is lowered to fit. A transaction of one relayed SendMail (limit 12,217 CU: 7,847 measured × 1.2 + 2,500 = 11,917 for the SendMail, plus 150 for each of the two budget instructions) reaches it at 8,185,315 µlamports/CU; a batch of four (47,968 CU) at 2,084,723.',
+        'The most one transaction pays in priority fee, 0–10⁹ lamports; the price is lowered to fit. A transaction of one relayed SendMail (limit 12,226 CU: 7,855 measured × 1.2 + 2,500 = 11,926 for the SendMail, plus 150 for each of the two budget instructions) reaches it at 8,179,290 µlamports/CU; a batch of four (48,004 CU) at 2,083,159.',
       default: '`100000` (0.0001 SOL)',
     }),
   // JSON-RPC calls per second to rpc_url from each process (0 = no limit); unset: none for a node on this host, else 10.
