@@ -25,6 +25,7 @@ import {
 } from '../../chain/client/accounts/index.ts';
 import { MAIL_ERRORS, type MailErrorName } from '../../chain/client/errors.ts';
 import { fromHash } from '../../chain/client/hash.ts';
+import { decodeInstruction } from '../../chain/client/instruction-data.ts';
 import {
   acceptAdminInstruction,
   acceptAliasInstruction,
@@ -80,6 +81,7 @@ import {
 } from '../../chain/client/instructions.ts';
 import { mailboxKeyAddress } from '../../chain/client/pda.ts';
 import type { RunResult } from '../../chain/program/host/runtime.ts';
+import { INSTRUCTIONS } from '../../chain/protocol/schema.ts';
 import { DOMAIN, expectErr, expectOk, prng, World } from '../support/program-world.ts';
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
@@ -955,6 +957,46 @@ describe('account checks of every instruction', () => {
         });
       }
     }
+  });
+
+  it('refuses each signer and writable account the schema lists, in a transaction with another instruction, and nothing moves', () => {
+    // The binder (chain/program/src/generated/accounts.h) checks every flag the schema gives, not only
+    // the ones a handler used to check by hand: every fixed account of every instruction is attacked
+    // here, behind a System transfer in the same transaction that must be undone with it.
+    const { w } = f;
+    const from = w.wallet();
+    const to = w.address();
+    let attacked = 0;
+    for (const c of all) {
+      const kind = decodeInstruction(c.make().data).kind;
+      const fixed = INSTRUCTIONS[kind].accounts.filter((a) => !('when' in a));
+      fixed.forEach((spec, i) => {
+        if (spec.name === 'systemProgram' || (!spec.signer && !spec.writable)) return;
+        const ix = c.make();
+        const meta = ix.keys[i] as AccountMeta;
+        // The same key elsewhere in the list keeps the flag in the message: nothing to attack there.
+        if (ix.keys.some((k, j) => j !== i && k.pubkey.equals(meta.pubkey))) return;
+        if (spec.writable) meta.isWritable = false;
+        else meta.isSigner = false;
+        const keys = [...new Set(ix.keys.map((k) => k.pubkey.toBase58()))].map((k) => new PublicKey(k));
+        const before = keys.map((k) => [w.balance(k), w.data(k)] as const);
+        const toBefore = w.balance(to);
+        const r = w.run(SystemProgram.transfer({ fromPubkey: from, toPubkey: to, lamports: 1_000_000 }), ix);
+        const want = spec.writable ? MAIL_ERRORS.NotWritable : MAIL_ERRORS.MissingSigner;
+        expect({ case: c.name, account: spec.name, code: r.err?.customCode }).toEqual({
+          case: c.name,
+          account: spec.name,
+          code: want,
+        });
+        expect(
+          keys.map((k) => [w.balance(k), w.data(k)] as const),
+          `${c.name} ${spec.name}`,
+        ).toEqual(before);
+        expect(w.balance(to)).toBe(toBefore);
+        attacked++;
+      });
+    }
+    expect(attacked).toBe(139);
   });
 
   it('refuses a fake System program and unrelated addresses', () => {
