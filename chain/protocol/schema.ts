@@ -17,6 +17,24 @@
 export type ScalarType = 'u8' | 'u64' | 'i64' | 'bool' | 'key' | 'hash' | 'string' | { bytes: number };
 export type FieldType = ScalarType | { option: 'u64' | 'bool' | 'key' | 'hash' };
 
+/** Bytes a field takes, or null when its size varies (string, option). */
+export function fixedSizeOf(t: FieldType): number | null {
+  if (typeof t === 'object') return 'bytes' in t ? t.bytes : null;
+  switch (t) {
+    case 'u8':
+    case 'bool':
+      return 1;
+    case 'u64':
+    case 'i64':
+      return 8;
+    case 'key':
+    case 'hash':
+      return 32;
+    case 'string':
+      return null;
+  }
+}
+
 /** One field of an account: its type, the suffix of its C offset macro (`<prefix>_<c>`), and a note. */
 export interface FieldSpec {
   readonly type: FieldType;

@@ -60,7 +60,6 @@ export function createConnection(
 }
 
 /** The status poll interval: about one slot. */
-export { SLOT_POLL_MS };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -4,7 +4,7 @@
 // order is the wire order.
 import { PublicKey } from '@solana/web3.js';
 import { deserialize, type Schema, serialize } from 'borsh';
-import type { FieldType } from '../../protocol/schema.ts';
+import { type FieldType, fixedSizeOf } from '../../protocol/schema.ts';
 import { I64_MAX, I64_MIN, U64_MAX } from '../bytes.ts';
 
 export type { FieldType, ScalarType } from '../../protocol/schema.ts';
@@ -63,23 +63,6 @@ export interface Layout<T extends { kind: string }> {
 }
 
 const utf8Strict = new TextDecoder('utf-8', { fatal: true });
-
-function fixedSizeOf(t: FieldType): number | null {
-  if (typeof t === 'object') return 'bytes' in t ? t.bytes : null;
-  switch (t) {
-    case 'u8':
-    case 'bool':
-      return 1;
-    case 'u64':
-    case 'i64':
-      return 8;
-    case 'key':
-    case 'hash':
-      return 32;
-    case 'string':
-      return null;
-  }
-}
 
 function borshType(t: FieldType): Schema {
   if (typeof t === 'object') {

@@ -10,6 +10,7 @@ import {
   ERRORS,
   type ErrorSpec,
   type FieldType,
+  fixedSizeOf,
   INSTRUCTIONS,
   SEEDS,
   type SeedSpec,
@@ -20,24 +21,6 @@ export const GENERATED_NOTE =
 
 /** Width of each IX_NAMES entry (bytes, NUL included): part of the deployed binary's rodata. */
 export const IX_NAME_WIDTH = 36;
-
-/** Bytes a field takes, or null when its size varies (string, option). */
-export function fixedSizeOf(t: FieldType): number | null {
-  if (typeof t === 'object') return 'bytes' in t ? t.bytes : null;
-  switch (t) {
-    case 'u8':
-    case 'bool':
-      return 1;
-    case 'u64':
-    case 'i64':
-      return 8;
-    case 'key':
-    case 'hash':
-      return 32;
-    case 'string':
-      return null;
-  }
-}
 
 /** Field offsets (tag at 0) up to and including the first variable-size field, and the fixed size. */
 export function accountOffsets(spec: AccountSpec): {
@@ -136,7 +119,7 @@ export function renderHeader(): string {
 }
 
 /** `sendMail` → `send_mail`. */
-const lowerSnake = (camel: string): string => upperSnake(camel).toLowerCase();
+export const lowerSnake = (camel: string): string => upperSnake(camel).toLowerCase();
 
 /** The C name of an instruction's argument struct: `SendMail` → `SendMailArgs`. */
 export const argsStructName = (kind: string): string => `${kind}Args`;

@@ -16,12 +16,7 @@ import {
   SEEDS,
   type SeedSpec,
 } from '../schema.ts';
-import { accountOffsets } from './render-c.ts';
-
-/** `mailCount` → `mail_count`: the docs and the IDL's wire names. */
-export function snake(camel: string): string {
-  return camel.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
-}
+import { accountOffsets, lowerSnake } from './render-c.ts';
 
 const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
@@ -44,7 +39,7 @@ function argTypeText(t: FieldType): string {
 }
 
 export function seedsText(seed: SeedSpec): string {
-  const parts = seed.parts.map((p) => p.doc ?? snake(p.name));
+  const parts = seed.parts.map((p) => p.doc ?? lowerSnake(p.name));
   return `\`[${[`"${seed.prefix}"`, ...parts].join(', ')}]\``;
 }
 
@@ -67,7 +62,7 @@ function rentTable(): string {
       const { offsets, fixed, variable } = accountOffsets(spec);
       if (!variable) return [kind, String(fixed), thousands(rentOf(fixed))];
       // A trailing borsh string: its 4-byte length, then its bytes.
-      const field = snake((offsets.at(-1) as [string, number])[0]);
+      const field = lowerSnake((offsets.at(-1) as [string, number])[0]);
       return [kind, `${fixed + 4} + len(${field})`, `${thousands(rentOf(fixed + 4))} + 6960 × len(${field})`];
     });
   return table(['account', 'size', 'rent-exempt lamports'], rows);
@@ -79,7 +74,7 @@ function accountTable(kind: string): string {
   const rows = [['0', 'tag', `u8 = ${spec.tag}`, '']];
   for (const [name, off] of offsets) {
     const field = spec.fields[name] as AccountSpec['fields'][string];
-    rows.push([String(off), snake(name), fieldTypeText(field.type), field.doc ?? '']);
+    rows.push([String(off), lowerSnake(name), fieldTypeText(field.type), field.doc ?? '']);
   }
   return table(['off', 'field', 'type', 'notes'], rows);
 }
@@ -87,7 +82,7 @@ function accountTable(kind: string): string {
 function accountMetaText(a: AccountMetaSpec): string {
   const flags = [a.signer ? 's' : '', a.writable ? 'w' : ''].filter(Boolean).join(',');
   const note = [flags, a.doc].filter(Boolean).join('; ');
-  const name = a.name === 'systemProgram' ? 'System' : snake(a.name);
+  const name = a.name === 'systemProgram' ? 'System' : lowerSnake(a.name);
   const text = note ? `${name} (${note})` : name;
   return a.when ? `[${text} — ${a.when}]` : text;
 }
@@ -95,7 +90,7 @@ function accountMetaText(a: AccountMetaSpec): string {
 function instructionTable(): string {
   const rows = (Object.entries(INSTRUCTIONS) as [string, InstructionSpec][]).map(([kind, spec]) => {
     const args = Object.entries(spec.args).map(
-      ([name, arg]) => `${snake(name)} ${argTypeText(arg.type)}${arg.doc ? ` (${arg.doc})` : ''}`,
+      ([name, arg]) => `${lowerSnake(name)} ${argTypeText(arg.type)}${arg.doc ? ` (${arg.doc})` : ''}`,
     );
     return [String(spec.tag), kind, args.join(', ') || '—', spec.accounts.map(accountMetaText).join(', ')];
   });

@@ -16,6 +16,7 @@ import Fastify, {
 import type { Redis } from 'ioredis';
 import type { Config } from '../../core/config/types.ts';
 import { CredentialSealer, deriveSubkey, loadCredentialKey } from '../../core/crypto/credential-seal.ts';
+import { readAdminTokenFile } from '../../core/keys/admin-token.ts';
 import { type Logger, newRequestId } from '../../core/log.ts';
 import { type DependencyCheck, Readiness } from '../../core/metrics/health.ts';
 import { pipelineChecks } from '../../core/metrics/health-checks.ts';
@@ -23,7 +24,7 @@ import { AccountsRepo } from '../../core/store/accounts-repo.ts';
 import type { Store } from '../../core/store/open-store.ts';
 import { SettingsRepo } from '../../core/store/settings-repo.ts';
 import { AccountStateCache } from './account-state-cache.ts';
-import { AdminAuth, readAdminTokenFile } from './auth/admin-auth.ts';
+import { AdminAuth } from './auth/admin-auth.ts';
 import { ChallengeStore } from './auth/challenges.ts';
 import { SessionTokens } from './auth/session-tokens.ts';
 import type { ApiContext, ApiRateLimits } from './context.ts';

@@ -10,6 +10,7 @@
 // serve restarts. docs/config.md "Reload" lists both sets.
 
 import type { Config } from '../../core/config/index.ts';
+import { readAdminTokenFile } from '../../core/keys/admin-token.ts';
 import type { MetricsRegistry } from '../../core/limits/metrics.ts';
 import type { Logger } from '../../core/log.ts';
 import {
@@ -18,7 +19,7 @@ import {
   type ServerCertificate,
   type TlsPem,
 } from '../../core/tls/server-certificate.ts';
-import { type AdminAuth, readAdminTokenFile } from '../../edge/api/auth/admin-auth.ts';
+import type { AdminAuth } from '../../edge/api/auth/admin-auth.ts';
 
 /** Config keys a reload applies (docs/config.md "Reload"); every other key needs a restart. */
 export const RELOADABLE_KEYS: readonly string[] = [

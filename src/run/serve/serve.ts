@@ -24,6 +24,7 @@ import { createConnection } from '../../core/chain-rpc.ts';
 import type { Config, SmtpListener } from '../../core/config/index.ts';
 import { loadCredentialKey } from '../../core/crypto/credential-seal.ts';
 import { createDnsResolver } from '../../core/dns/resolver.ts';
+import { readAdminTokenFile } from '../../core/keys/admin-token.ts';
 import { readKeypairFile } from '../../core/keys/keypair-file.ts';
 import { publicationLimitsFromConfig } from '../../core/limits/cost-guard.ts';
 import { MetricsRegistry } from '../../core/limits/metrics.ts';
@@ -51,7 +52,7 @@ import {
 import { setMailChangeSink } from '../../core/store/mail-events.ts';
 import { OutboundLedger } from '../../core/store/outbound-ledger.ts';
 import { readExtraCa } from '../../core/tls/extra-ca.ts';
-import { AdminAuth, readAdminTokenFile } from '../../edge/api/auth/admin-auth.ts';
+import { AdminAuth } from '../../edge/api/auth/admin-auth.ts';
 import type { ApiRateLimits } from '../../edge/api/context.ts';
 import { mailRoutesFromConfig } from '../../edge/api/routes/mail.ts';
 import { marketRoutes } from '../../edge/api/routes/market.ts';

@@ -4,8 +4,6 @@
 import { AdminToken } from '../../../core/keys/admin-token.ts';
 import { ApiError } from '../errors.ts';
 
-export { readAdminTokenFile } from '../../../core/keys/admin-token.ts';
-
 export class AdminAuth extends AdminToken {
   /** Throws a 401 ApiError unless the header carries the admin token. */
   check(authorization: string | undefined): void {
