@@ -459,7 +459,9 @@ describe('the CLI connection', () => {
     } finally {
       console.error = original;
     }
-    expect(printed).toEqual([]);
+    // web3.js's own retry prints "Server responded with 429 Too Many Requests. Retrying after …";
+    // other files' tests share this process (vitest isolate: false), so only that kind of line counts.
+    expect(printed.filter((l) => /429|too many requests|retrying/i.test(l))).toEqual([]);
     expect((hits[1] as Hit).at - (hits[0] as Hit).at).toBeGreaterThanOrEqual(1000);
   });
 });
